@@ -1,0 +1,45 @@
+# how2review — the two commands of the README are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+PORT   ?= 8000
+export DJANGO_SETTINGS_MODULE := config.settings
+
+# PostgreSQL and Redis for the test suite (override to point elsewhere).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/how2review
+TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test migrate services perf clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+migrate: setup
+	$(PY) manage.py migrate --noinput
+
+# Embedded default: SQLite + a real Celery worker on kombu's filesystem broker.
+demo: migrate
+	$(PY) manage.py load_demo
+	$(PY) manage.py ensure_demo_admin
+	$(PY) manage.py run_demo --port $(PORT)
+
+services:
+	bash .ci/services.sh
+
+# Whole suite on PostgreSQL + Redis (+ Debian chromium for the browser tests).
+test: setup services
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) \
+	  $(PY) -m pytest $(PYTEST_ARGS)
+
+perf: setup services
+	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) tests/perf/run_all.py
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache

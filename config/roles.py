@@ -1,0 +1,68 @@
+"""The three roles of how2review, as Django groups with permissions.
+
+- ``annotator``: labels items in the annotator flow; no access to data, reports or the admin.
+- ``researcher``: reads everything (datasets, generations, judgments, studies, reports),
+  creates and manages studies, adjudicates and exports.
+- ``admin``: everything a researcher can do plus launching runs and changing any data.
+
+``ensure_roles()`` is idempotent; it runs after every ``migrate``.
+"""
+from __future__ import annotations
+
+ANNOTATOR = "annotator"
+RESEARCHER = "researcher"
+ADMIN = "admin"
+ROLES = (ANNOTATOR, RESEARCHER, ADMIN)
+
+PROJECT_APPS = ("benchmarks", "annotation", "judging")
+
+# Models a researcher may change as well as view (app_label.model_name).
+RESEARCHER_WRITES = {
+    "annotation.study",
+    "annotation.studyitem",
+    "annotation.adjudication",
+}
+
+
+def _wanted_codenames(role: str, perms) -> set[int]:
+    wanted: set[int] = set()
+    for perm in perms:
+        label = f"{perm.content_type.app_label}.{perm.content_type.model}"
+        action = perm.codename.split("_", 1)[0]
+        if role == ADMIN:
+            wanted.add(perm.pk)
+        elif role == RESEARCHER and (action == "view" or label in RESEARCHER_WRITES):
+            wanted.add(perm.pk)
+    return wanted
+
+
+def ensure_roles(**_kwargs) -> None:
+    from django.contrib.auth.models import Group, Permission
+
+    perms = list(
+        Permission.objects.filter(content_type__app_label__in=PROJECT_APPS).select_related("content_type")
+    )
+    for role in ROLES:
+        group, _ = Group.objects.get_or_create(name=role)
+        group.permissions.set(_wanted_codenames(role, perms))
+
+
+def user_roles(user) -> set[str]:
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    cached = getattr(user, "_how2review_roles", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        if user.is_superuser:
+            cached |= {ADMIN}
+        user._how2review_roles = cached
+    return cached
+
+
+def is_researcher(user) -> bool:
+    """Researchers and admins may read research data."""
+    return bool(user_roles(user) & {RESEARCHER, ADMIN})
+
+
+def is_admin(user) -> bool:
+    return ADMIN in user_roles(user)

@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from benchmarks import views as benchmark_views
+
+urlpatterns = [
+    path("", benchmark_views.home, name="home"),
+    path("healthz", benchmark_views.healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("data/", include("benchmarks.urls")),
+    path("api/", include("benchmarks.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+]

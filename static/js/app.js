@@ -1,0 +1,1 @@
+// Small progressive enhancements; pages work without it.
