@@ -12,6 +12,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("data/", include("benchmarks.urls")),
+    path("study/", include("annotation.urls")),
+    path("judging/", include("judging.urls")),
     path("api/", include("benchmarks.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
