@@ -15,6 +15,8 @@ urlpatterns = [
     path("study/", include("annotation.urls")),
     path("judging/", include("judging.urls")),
     path("api/", include("benchmarks.api.urls")),
+    path("api/", include("annotation.api.urls")),
+    path("api/", include("judging.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
