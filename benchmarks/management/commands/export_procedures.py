@@ -1,0 +1,28 @@
+"""python manage.py export_procedures --dataset NAME [--version V] [-o FILE]"""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks import formats
+from benchmarks.exports import procedure_records
+from benchmarks.management.commands.export_generations import write_output
+from benchmarks.models import Dataset
+from benchmarks.services import resolve_dataset
+
+
+class Command(BaseCommand):
+    help = "Export a dataset's procedures as how2bench.example.v1 JSONL (stdout by default)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="NAME or NAME@VERSION")
+        parser.add_argument("--version", default=None, help="dataset version (default: its only version)")
+        parser.add_argument("-o", "--output", default=None, help="file to write (default stdout)")
+
+    def handle(self, *args, **opts):
+        name, version = formats.split_dataset_spec(opts["dataset"])
+        try:
+            dataset = resolve_dataset(name=name, version=opts["version"] or version)
+        except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
+            raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
+        n = write_output(self, procedure_records(dataset=dataset), opts["output"])
+        self.stderr.write(f"exported {n} procedures of {dataset}")

@@ -1,0 +1,41 @@
+"""python manage.py import_generations FILE --generator NAME [--dataset NAME[@V]] [--update]"""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmarks import formats
+from benchmarks.models import Dataset
+from benchmarks.services import ImportRefused, generations_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import generations from a how2bench.generation.v1 JSONL file for a generator (created if absent), "
+        "matched to procedures by source_example_id. The whole file is validated first; any error refuses it."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--generator", required=True, help="generator name")
+        parser.add_argument("--dataset", default=None, help="NAME or NAME@VERSION to match procedures in")
+        parser.add_argument("--update", action="store_true", help="replace generations whose content differs")
+        parser.add_argument("--max-errors", type=int, default=formats.DEFAULT_MAX_ERRORS)
+
+    def handle(self, *args, **opts):
+        name, version = formats.split_dataset_spec(opts["dataset"]) if opts["dataset"] else (None, None)
+        try:
+            report = generations_import(
+                generator=opts["generator"],
+                dataset=name,
+                version=version,
+                path=opts["file"],
+                update=opts["update"],
+                max_errors=opts["max_errors"],
+            )
+        except ImportRefused as exc:
+            raise CommandError(str(exc)) from exc
+        except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
+            raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
+        except OSError as exc:
+            raise CommandError(f"cannot read {opts['file']}: {exc.strerror or exc}") from exc
+        self.stdout.write(f"generations of {opts['generator']}: {report}")
