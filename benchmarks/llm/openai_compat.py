@@ -1,0 +1,251 @@
+"""OpenAI-compatible HTTP backend (the official ``openai`` client): the OpenAI API, vLLM
+servers and any other server speaking ``/v1/chat/completions`` or ``/v1/completions``.
+
+Config keys (all but ``model`` optional)::
+
+    {"backend": "openai", "base_url": "http://127.0.0.1:8001/v1", "model": "gpt-4.1",
+     "api_key_env": "OPENAI_API_KEY",       # the NAME of the env variable; the key is never stored
+     "endpoint": "chat" | "completions",    # chat for instruct models, completions for base models
+     "concurrency": 16, "requests_per_minute": 500, "tokens_per_minute": 200000,
+     "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
+     "structured_output": true}             # send response_format json_schema when asked
+
+Concurrency is a thread pool per ``complete_many``/``complete_iter`` call; the rate limiter
+is shared by every thread of the backend. Retries (exponential backoff with jitter, honouring
+Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malformed replies.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Iterable, Iterator, Sequence
+
+import openai
+
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.ratelimit import RateLimiter
+from benchmarks.llm.retry import RetryPolicy, parse_retry_after
+
+logger = logging.getLogger(__name__)
+
+NO_KEY = "EMPTY"  # what vLLM servers accept when no key is configured
+
+
+class OpenAICompatBackend:
+    name = "openai"
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        if not config.get("model"):
+            raise ValueError("openai backend config: 'model' is required")
+        self.config = dict(config)
+        self.model: str = config["model"]
+        self.base_url: str | None = config.get("base_url") or None
+        self.api_key_env: str = config.get("api_key_env") or ""
+        self.endpoint: str = config.get("endpoint") or "chat"
+        if self.endpoint not in ("chat", "completions"):
+            raise ValueError(f"openai backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}")
+        self.concurrency: int = max(1, int(config.get("concurrency") or 8))
+        self.structured_output: bool = bool(config.get("structured_output", True))
+        self.timeout_s: float = float(config.get("timeout_s") or 120)
+        self.retry = RetryPolicy(
+            max_retries=int(config.get("max_retries", 5)),
+            base_s=float(config.get("backoff_base_s", 0.5)),
+            max_s=float(config.get("backoff_max_s", 30.0)),
+        )
+        self.limiter = RateLimiter(
+            requests_per_minute=config.get("requests_per_minute") or None,
+            tokens_per_minute=config.get("tokens_per_minute") or None,
+        )
+        self._client: openai.OpenAI | None = None
+        self._client_lock = threading.Lock()
+
+    # -- client --------------------------------------------------------------------------
+    def _api_key(self) -> str:
+        if not self.api_key_env:
+            return NO_KEY
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise LLMError(
+                f"environment variable {self.api_key_env!r} (the judge's api_key_env) is not set",
+                retryable=False,
+            )
+        return value
+
+    @property
+    def client(self) -> openai.OpenAI:
+        with self._client_lock:
+            if self._client is None:
+                self._client = openai.OpenAI(
+                    api_key=self._api_key(),
+                    base_url=self.base_url,
+                    timeout=self.timeout_s,
+                    max_retries=0,  # retries are ours: backoff + jitter + Retry-After
+                )
+            return self._client
+
+    def close(self) -> None:
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # -- one request ---------------------------------------------------------------------
+    def _kwargs(self, request: LLMRequest) -> dict[str, Any]:
+        kw: dict[str, Any] = {"model": self.model, "temperature": request.temperature}
+        if request.max_tokens is not None:
+            kw["max_tokens"] = request.max_tokens
+        if request.top_p is not None:
+            kw["top_p"] = request.top_p
+        if request.stop:
+            kw["stop"] = list(request.stop)
+        extra = dict(request.extra)
+        if request.json_schema is not None and self.structured_output:
+            if self.endpoint == "chat":
+                kw["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": request.json_schema_name, "schema": request.json_schema, "strict": True},
+                }
+            else:  # vLLM's completions endpoint takes structured outputs in the body
+                extra.setdefault("structured_outputs", {"json": request.json_schema})
+        if extra:
+            kw["extra_body"] = extra
+        return kw
+
+    def _call(self, request: LLMRequest) -> LLMResponse:
+        kw = self._kwargs(request)
+        started = time.perf_counter()
+        if self.endpoint == "chat":
+            messages = request.messages
+            if messages is None:
+                if request.prompt is None:
+                    raise LLMError("request has neither messages nor prompt", retryable=False)
+                messages = [{"role": "user", "content": request.prompt}]
+            resp = self.client.chat.completions.create(messages=messages, **kw)
+            choice = resp.choices[0]
+            text = choice.message.content or ""
+        else:
+            prompt = request.prompt
+            if prompt is None:
+                if not request.messages:
+                    raise LLMError("request has neither prompt nor messages", retryable=False)
+                prompt = "\n\n".join(m.get("content", "") for m in request.messages)
+            resp = self.client.completions.create(prompt=prompt, **kw)
+            choice = resp.choices[0]
+            text = choice.text or ""
+        usage = getattr(resp, "usage", None)
+        return LLMResponse(
+            text=text,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=getattr(choice, "finish_reason", None),
+            latency_s=time.perf_counter() - started,
+            model=getattr(resp, "model", "") or self.model,
+        )
+
+    def _estimate_tokens(self, request: LLMRequest) -> int:
+        chars = len(request.prompt or "") + sum(len(m.get("content", "")) for m in (request.messages or []))
+        return chars // 4 + (request.max_tokens or 0)
+
+    @staticmethod
+    def _retry_after(exc: Exception) -> float | None:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        if not headers:
+            return None
+        ms = headers.get("retry-after-ms")
+        if ms:
+            try:
+                return max(0.0, float(ms) / 1000.0)
+            except ValueError:
+                pass
+        return parse_retry_after(headers.get("retry-after"))
+
+    @staticmethod
+    def _classify(exc: Exception) -> tuple[bool, int | None]:
+        """(retryable, status) for an exception from the client."""
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            return (status == 429 or status == 408 or status >= 500), status
+        if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+            return True, None
+        if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+            return True, None  # malformed body (bad JSON): a server fault, try again
+        return False, None
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        """One request with retries; raises ``LLMError`` when it fails for good."""
+        attempt = 0
+        tokens = self._estimate_tokens(request) if self.limiter.enabled else 0
+        while True:
+            self.limiter.acquire(tokens=tokens)
+            try:
+                return self._call(request)
+            except LLMError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - classified below
+                retryable, status = self._classify(exc)
+                if not retryable or attempt >= self.retry.max_retries:
+                    label = f"HTTP {status}" if status else type(exc).__name__
+                    raise LLMError(
+                        f"{self.model}: {label} after {attempt + 1} attempt(s): {exc}",
+                        retryable=retryable,
+                        status=status,
+                    ) from exc
+                delay = self.retry.delay(attempt, retry_after=self._retry_after(exc))
+                logger.info("retrying %s in %.2fs after %s (attempt %d)", self.model, delay, type(exc).__name__, attempt + 1)
+                time.sleep(delay)
+                attempt += 1
+
+    def _safe(self, request: LLMRequest) -> LLMResponse | LLMError:
+        try:
+            return self.complete(request)
+        except LLMError as exc:
+            return exc
+        except Exception as exc:  # noqa: BLE001 - complete_many never raises per item
+            return LLMError(f"{type(exc).__name__}: {exc}", retryable=False)
+
+    # -- many requests -------------------------------------------------------------------
+    def complete_iter(
+        self,
+        requests: Iterable[LLMRequest],
+        *,
+        concurrency: int | None = None,
+        should_stop: Any = None,
+    ) -> Iterator[tuple[int, LLMResponse | LLMError]]:
+        """Yield ``(index, result)`` as requests finish, keeping ``concurrency`` in flight.
+
+        ``requests`` is consumed lazily. ``should_stop()`` (optional) is polled between
+        submissions: when it returns true no new request is sent; those in flight finish.
+        """
+        width = max(1, int(concurrency or self.concurrency))
+        iterator = iter(enumerate(requests))
+        in_flight: dict[Future, int] = {}
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm") as pool:
+            exhausted = False
+            while True:
+                while not exhausted and len(in_flight) < width:
+                    if should_stop is not None and should_stop():
+                        exhausted = True
+                        break
+                    try:
+                        index, request = next(iterator)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    in_flight[pool.submit(self._safe, request)] = index
+                if not in_flight:
+                    return
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield in_flight.pop(future), future.result()
+
+    def complete_many(
+        self, requests: Sequence[LLMRequest], *, concurrency: int | None = None
+    ) -> list[LLMResponse | LLMError]:
+        results: list[LLMResponse | LLMError | None] = [None] * len(requests)
+        for index, result in self.complete_iter(requests, concurrency=concurrency):
+            results[index] = result
+        return results  # type: ignore[return-value]
