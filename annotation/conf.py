@@ -1,0 +1,33 @@
+"""Settings of the annotation app, read from django.conf.settings with defaults.
+
+- ``ANNOTATION_IDLE_TIMEOUT_SECONDS`` (60): no input for this long, or a hidden tab, stops the
+  active-time clock of an item.
+- ``ANNOTATION_HEARTBEAT_SECONDS`` (15): how often an open item page reports to the server.
+- ``ANNOTATION_ASSIGNMENT_TIMEOUT_MINUTES`` (30): default for new studies; an assignment not
+  seen for this long goes back to the pool.
+- ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+
+
+def _get(name: str, default):
+    return getattr(settings, name, default)
+
+
+def idle_timeout_seconds() -> int:
+    return int(_get("ANNOTATION_IDLE_TIMEOUT_SECONDS", 60))
+
+
+def heartbeat_seconds() -> int:
+    return int(_get("ANNOTATION_HEARTBEAT_SECONDS", 15))
+
+
+def default_assignment_timeout_minutes() -> int:
+    return int(_get("ANNOTATION_ASSIGNMENT_TIMEOUT_MINUTES", 30))
+
+
+def prolific_completion_url(code: str) -> str:
+    template = _get("ANNOTATION_PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete?cc={code}")
+    return template.format(code=code)

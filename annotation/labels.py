@@ -1,0 +1,120 @@
+"""Parse and validate an item page's form into a label (pure Python, no Django).
+
+The form's fields: ``goal_ack`` ("1"), ``read`` (L2 step numbers confirmed as read, repeated),
+``choice`` ("none" | "failure"), for each failure i: ``f-i-desc``, ``f-i-l1`` and ``f-i-l2``
+(step numbers, repeated), and ``comments``. Step numbers are 1-based, as on the page.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+MAX_DESCRIPTION = 2_000
+MAX_COMMENTS = 5_000
+MAX_FAILURES = 30
+_FAILURE_KEY = re.compile(r"^f-(\d{1,3})-(desc|l1|l2)$")
+
+
+@dataclass
+class ParsedLabel:
+    goal_ack: bool = False
+    read_steps: list[int] = field(default_factory=list)
+    choice: str = ""
+    failures: list[dict] = field(default_factory=list)
+    comments: str = ""
+
+    @property
+    def has_failure(self) -> bool | None:
+        return {"none": False, "failure": True}.get(self.choice)
+
+    def as_draft(self) -> dict:
+        return {
+            "goal_ack": self.goal_ack,
+            "read_steps": self.read_steps,
+            "choice": self.choice,
+            "failures": self.failures,
+            "comments": self.comments,
+        }
+
+
+def _ints(values: Sequence[str], *, upper: int) -> list[int]:
+    out: set[int] = set()
+    for raw in values:
+        raw = (raw or "").strip()
+        if raw.isdigit() and 1 <= int(raw) <= upper:
+            out.add(int(raw))
+    return sorted(out)
+
+
+def parse_label(data: Mapping[str, Sequence[str]], *, n_l1: int, n_l2: int) -> ParsedLabel:
+    """Read the form leniently (a draft may be half done); out-of-range steps are dropped."""
+
+    def first(name: str) -> str:
+        values = data.get(name) or []
+        return values[0] if values else ""
+
+    label = ParsedLabel(
+        goal_ack=first("goal_ack") in {"1", "on", "true"},
+        read_steps=_ints(data.get("read") or [], upper=n_l2),
+        choice=first("choice") if first("choice") in {"none", "failure"} else "",
+        comments=first("comments")[:MAX_COMMENTS],
+    )
+    indices = sorted({int(m.group(1)) for key in data for m in [_FAILURE_KEY.match(key)] if m})
+    for index in indices[:MAX_FAILURES]:
+        label.failures.append(
+            {
+                "description": first(f"f-{index}-desc").strip()[:MAX_DESCRIPTION],
+                "l1_steps": _ints(data.get(f"f-{index}-l1") or [], upper=n_l1),
+                "l2_steps": _ints(data.get(f"f-{index}-l2") or [], upper=n_l2),
+            }
+        )
+    return label
+
+
+def submission_errors(label: ParsedLabel, *, n_l2: int) -> list[str]:
+    """What stops this label from being submitted, each naming the field; empty when complete."""
+    errors: list[str] = []
+    if not label.goal_ack:
+        errors.append("Goal: tick “I've read the goal…” before submitting.")
+    unread = [i for i in range(1, n_l2 + 1) if i not in label.read_steps]
+    if unread:
+        shown = ", ".join(f"L2.{i}" for i in unread[:6]) + ("…" if len(unread) > 6 else "")
+        errors.append(f"L2 steps: click every step to confirm you read it ({len(unread)} left: {shown}).")
+    if label.choice == "":
+        errors.append("Choice: select “No critical failures identified” or “Critical failures identified”.")
+    elif label.choice == "failure":
+        if not label.failures:
+            errors.append("Critical failures: add at least one failure, or choose “No critical failures identified”.")
+        for number, failure in enumerate(label.failures, start=1):
+            if not failure["description"]:
+                errors.append(f"Failure {number}: write a short description.")
+            if not failure["l1_steps"] and not failure["l2_steps"]:
+                errors.append(f"Failure {number}: link at least one L1 or L2 step.")
+    return errors
+
+
+def cleaned_failures(label: ParsedLabel) -> list[dict]:
+    """The failures to store: none when the choice is "no critical failures"."""
+    return list(label.failures) if label.choice == "failure" else []
+
+
+def first_failure_step(failures: Sequence[Mapping]) -> int | None:
+    """The earliest L2 step linked to any failure (for first-failure-location agreement)."""
+    steps = [s for f in failures for s in (f.get("l2_steps") or [])]
+    return min(steps) if steps else None
+
+
+def attention_interval(rate: float) -> int:
+    """Regular items between two planted attention items (0 = none planted)."""
+    if rate <= 0:
+        return 0
+    return max(1, round(1 / rate))
+
+
+def attention_due(*, rate: float, regular_done: int, attention_served: int) -> bool:
+    """Whether the next item should be a planted attention check."""
+    interval = attention_interval(rate)
+    if interval == 0 or regular_done == 0:
+        return False
+    return attention_served < regular_done // interval

@@ -1,0 +1,484 @@
+"""Writes of the annotation app: studies, entry, the participant's stages, assignment,
+drafts, heartbeats and submissions. Every rule of the study lives here, enforced by the server."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Iterable
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation import conf
+from annotation.labels import ParsedLabel, attention_due, cleaned_failures, submission_errors
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheckResult,
+    Draft,
+    Participant,
+    Study,
+    StudyItem,
+)
+from benchmarks.models import Generation
+
+Kind = StudyItem.Kind
+Stage = Participant.Stage
+
+_PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class EntryRefused(Exception):
+    """Why a participant cannot enter; ``reason`` picks the page shown."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class SubmissionRefused(Exception):
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+
+
+# --- studies --------------------------------------------------------------------------
+
+
+STUDY_SETTINGS = (
+    "description", "status", "entry", "prolific_study_id", "overlap", "items_per_participant",
+    "min_seconds_per_item", "attention_rate", "attention_warn_after", "attention_screen_after",
+    "qualification_pass_threshold", "completion_code", "screened_out_code", "assignment_timeout_minutes",
+)
+
+
+@transaction.atomic
+def study_create(
+    *,
+    name: str,
+    generation_ids: Iterable[int],
+    known_items: Iterable[dict] = (),
+    created_by=None,
+    **settings,
+) -> Study:
+    """Create a study over generations (regular items) plus known-answer items.
+
+    ``known_items``: ``{generation_id, kind: attention|training|qualification,
+    expected_has_failure: bool, explanation?}``.
+    """
+    unknown = set(settings) - set(STUDY_SETTINGS)
+    if unknown:
+        raise ValidationError(f"unknown study setting(s): {', '.join(sorted(unknown))}")
+    settings.setdefault("assignment_timeout_minutes", conf.default_assignment_timeout_minutes())
+    study = Study(name=name, created_by=created_by, **settings)
+    study.full_clean()
+    study.save()
+    study_items_add(study=study, generation_ids=generation_ids, kind=Kind.REGULAR)
+    for position, spec in enumerate(known_items):
+        kind = spec.get("kind")
+        if kind not in (Kind.ATTENTION, Kind.TRAINING, Kind.QUALIFICATION):
+            raise ValidationError(f"known item {position + 1}: kind must be attention, training or qualification, not {kind!r}")
+        if not isinstance(spec.get("expected_has_failure"), bool):
+            raise ValidationError(f"known item {position + 1}: expected_has_failure must be true or false")
+        study_items_add(
+            study=study,
+            generation_ids=[spec["generation_id"]],
+            kind=kind,
+            expected_has_failure=spec["expected_has_failure"],
+            explanation=spec.get("explanation", ""),
+            start=position,
+        )
+    return study
+
+
+def study_items_add(
+    *,
+    study: Study,
+    generation_ids: Iterable[int],
+    kind: str = Kind.REGULAR,
+    expected_has_failure: bool | None = None,
+    explanation: str = "",
+    start: int | None = None,
+) -> list[StudyItem]:
+    ids = list(dict.fromkeys(int(g) for g in generation_ids))
+    found = set(Generation.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    missing = [g for g in ids if g not in found]
+    if missing:
+        raise ValidationError(f"generation(s) not found: {', '.join(map(str, missing[:10]))}")
+    if start is None:
+        start = study.items.filter(kind=kind).count()
+    items = [
+        StudyItem(
+            study=study, generation_id=g, kind=kind, position=start + i,
+            expected_has_failure=expected_has_failure, explanation=explanation,
+        )
+        for i, g in enumerate(ids)
+    ]
+    try:
+        with transaction.atomic():
+            return StudyItem.objects.bulk_create(items)
+    except IntegrityError as exc:
+        raise ValidationError(f"a generation is already in this study as a {kind} item") from exc
+
+
+def study_set_status(*, study: Study, status: str) -> Study:
+    if status not in Study.Status.values:
+        raise ValidationError(f"status must be one of {', '.join(Study.Status.values)}")
+    study.status = status
+    study.save(update_fields=["status"])
+    return study
+
+
+# --- entry ----------------------------------------------------------------------------
+
+
+def _check_open(study: Study) -> None:
+    if study.status == Study.Status.CLOSED:
+        raise EntryRefused("closed", "This study is closed and no longer accepts participants.")
+    if study.status == Study.Status.PAUSED:
+        raise EntryRefused("paused", "This study is paused. Please come back a little later.")
+
+
+def _has_room(study: Study) -> bool:
+    return StudyItem.objects.filter(study=study, kind=Kind.REGULAR, n_assigned__lt=study.overlap).exists()
+
+
+def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
+    existing = Participant.objects.filter(study=study, **lookup).first()
+    if existing is not None:
+        if existing.stage not in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED):
+            _check_open(study)
+        return existing
+    _check_open(study)
+    if not _has_room(study):
+        raise EntryRefused("full", "This study is full: every item already has all the annotators it needs.")
+    try:
+        with transaction.atomic():
+            return Participant.objects.create(study=study, **lookup, **defaults)
+    except IntegrityError:  # the same person arriving twice at once
+        return Participant.objects.get(study=study, **lookup)
+
+
+def participant_enter_prolific(*, study: Study, params: dict[str, str]) -> Participant:
+    """Create or resume a participant from a Prolific link's query parameters."""
+    if not study.accepts_prolific:
+        raise EntryRefused("bad_link", "This study is not run through Prolific; please log in with your account.")
+    problems = []
+    values = {}
+    for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
+        value = (params.get(name) or "").strip()
+        if not value:
+            problems.append(f"{name} is missing")
+        elif not _PROLIFIC_ID.match(value):
+            problems.append(f"{name} is malformed (letters, digits, - and _ only, at most 64)")
+        values[name] = value
+    if not problems and study.prolific_study_id and values["STUDY_ID"] != study.prolific_study_id:
+        problems.append("STUDY_ID does not match this study")
+    if problems:
+        raise EntryRefused("bad_link", "This study link is incomplete or wrong: " + "; ".join(problems) + ".")
+    participant = _enter(study, {"prolific_pid": values["PROLIFIC_PID"]}, {"prolific_session_id": values["SESSION_ID"]})
+    if participant.prolific_session_id != values["SESSION_ID"]:
+        Participant.objects.filter(pk=participant.pk).update(prolific_session_id=values["SESSION_ID"])
+        participant.prolific_session_id = values["SESSION_ID"]
+    return participant
+
+
+def participant_enter_account(*, study: Study, user) -> Participant:
+    if not study.accepts_accounts:
+        raise EntryRefused("bad_link", "This study is run through Prolific; please use the link from Prolific.")
+    return _enter(study, {"user": user}, {})
+
+
+# --- stages ---------------------------------------------------------------------------
+
+
+def participant_consent(*, participant: Participant, agree: bool) -> Participant:
+    if participant.stage != Stage.CONSENT:
+        return participant
+    participant.stage = Stage.TRAINING if agree else Stage.DECLINED
+    participant.consented_at = timezone.now() if agree else None
+    participant.finished_at = None if agree else timezone.now()
+    participant.save(update_fields=["stage", "consented_at", "finished_at"])
+    return participant
+
+
+def participant_finish_training(*, participant: Participant) -> Participant:
+    if participant.stage != Stage.TRAINING:
+        return participant
+    has_qualification = participant.study.items.filter(kind=Kind.QUALIFICATION).exists()
+    participant.stage = Stage.QUALIFICATION if has_qualification else Stage.WORKING
+    participant.save(update_fields=["stage"])
+    return participant
+
+
+def _finish(participant: Participant, stage: str) -> None:
+    participant.stage = stage
+    participant.finished_at = timezone.now()
+    participant.save(update_fields=["stage", "finished_at"])
+
+
+# --- assignment -----------------------------------------------------------------------
+
+
+def assignments_release_stale(*, study: Study, now: datetime | None = None) -> int:
+    """Return assignments not seen for the study's timeout to the pool; returns how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=study.assignment_timeout_minutes)
+    released = 0
+    with transaction.atomic():
+        stale = list(
+            Assignment.objects.select_for_update(skip_locked=True)
+            .filter(item__study=study, state=Assignment.State.ACTIVE, last_seen_at__lt=cutoff)
+            .values_list("pk", "item_id")
+        )
+        if stale:
+            released = Assignment.objects.filter(pk__in=[pk for pk, _ in stale]).update(state=Assignment.State.EXPIRED)
+            for _, item_id in stale:
+                StudyItem.objects.filter(pk=item_id, n_assigned__gt=0).update(n_assigned=F("n_assigned") - 1)
+    return released
+
+
+def _take_slot(item_id: int, overlap: int) -> bool:
+    """Atomically count one more live assignment on an item, never past k."""
+    return StudyItem.objects.filter(pk=item_id, n_assigned__lt=overlap).update(n_assigned=F("n_assigned") + 1) == 1
+
+
+def _new_assignment(participant: Participant, item: StudyItem, now: datetime) -> Assignment:
+    return Assignment.objects.create(participant=participant, item=item, served_at=now, last_seen_at=now)
+
+
+def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
+    study = participant.study
+    base = (
+        StudyItem.objects.filter(study_id=study.pk, kind=Kind.REGULAR, n_assigned__lt=study.overlap)
+        .exclude(assignments__participant_id=participant.pk)
+        .order_by("n_assigned", "position", "id")
+    )
+    for skip_locked in (True, False):
+        for _ in range(5):
+            item = base.select_for_update(skip_locked=skip_locked).first()
+            if item is None:
+                break
+            if _take_slot(item.pk, study.overlap):
+                return _new_assignment(participant, item, now)
+    return None
+
+
+def _resume_expired(participant: Participant, now: datetime) -> Assignment | None:
+    """A participant back after their assignment timed out gets it again if it still has room."""
+    expired = (
+        participant.assignments.filter(state=Assignment.State.EXPIRED, annotation__isnull=True)
+        .select_related("item").order_by("-served_at").first()
+    )
+    if expired is None:
+        return None
+    if expired.item.kind == Kind.REGULAR and not _take_slot(expired.item_id, participant.study.overlap):
+        return None
+    expired.state = Assignment.State.ACTIVE
+    expired.last_seen_at = now
+    expired.save(update_fields=["state", "last_seen_at"])
+    return expired
+
+
+def _finish_qualification(participant: Participant) -> None:
+    answers = list(
+        Annotation.objects.filter(participant=participant, item__kind=Kind.QUALIFICATION)
+        .values_list("has_failure", "item__expected_has_failure")
+    )
+    score = sum(1 for got, want in answers if got == want) / len(answers) if answers else 1.0
+    participant.qualification_score = score
+    participant.save(update_fields=["qualification_score"])
+    if score + 1e-9 >= participant.study.qualification_pass_threshold:
+        participant.stage = Stage.WORKING
+        participant.save(update_fields=["stage"])
+    else:
+        _finish(participant, Stage.SCREENED_OUT)
+
+
+def participant_current_assignment(*, participant: Participant, now: datetime | None = None) -> Assignment | None:
+    """The item this participant works on now: the open one, or a newly claimed one.
+
+    Returns None when the participant has no item to do; their ``stage`` then says why
+    (done, screened out). Called on every item page load, so a refresh or a second device
+    lands on exactly the same assignment.
+    """
+    now = now or timezone.now()
+    study = participant.study
+    if participant.stage == Stage.WORKING:
+        assignments_release_stale(study=study, now=now)
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        study = participant.study
+        current = (
+            participant.assignments.filter(state=Assignment.State.ACTIVE)
+            .select_related("item__generation__procedure").order_by("served_at").first()
+        )
+        if current is not None:
+            return current
+        if participant.stage == Stage.QUALIFICATION:
+            item = (
+                study.items.filter(kind=Kind.QUALIFICATION).exclude(assignments__participant=participant)
+                .order_by("position", "id").first()
+            )
+            if item is not None:
+                return _new_assignment(participant, item, now)
+            _finish_qualification(participant)
+        if participant.stage != Stage.WORKING:
+            return None
+        if study.status != Study.Status.OPEN:
+            return None
+        resumed = _resume_expired(participant, now)
+        if resumed is not None:
+            return resumed
+        if participant.n_done >= study.items_per_participant:
+            _finish(participant, Stage.DONE)
+            return None
+        if attention_due(rate=study.attention_rate, regular_done=participant.n_done,
+                         attention_served=participant.n_attention_served):
+            item = (
+                study.items.filter(kind=Kind.ATTENTION).exclude(assignments__participant=participant)
+                .order_by("position", "id").first()
+            )
+            if item is not None:
+                participant.n_attention_served += 1
+                participant.save(update_fields=["n_attention_served"])
+                return _new_assignment(participant, item, now)
+        assignment = _claim_regular(participant, now)
+        if assignment is None:
+            _finish(participant, Stage.DONE)
+        return assignment
+
+
+# --- drafts, heartbeats, submissions --------------------------------------------------
+
+
+def _clamped_active(assignment: Assignment, delta_ms: int, now: datetime) -> int:
+    cap = conf.heartbeat_seconds() * 2_000
+    delta = max(0, min(int(delta_ms or 0), cap))
+    wall = int((now - assignment.served_at).total_seconds() * 1000)
+    return max(0, min(assignment.active_ms + delta, wall))
+
+
+def assignment_heartbeat(*, assignment: Assignment, active_ms: int, now: datetime | None = None) -> Assignment:
+    """Record that the page is open; ``active_ms``: active time since the page's last beat."""
+    now = now or timezone.now()
+    if assignment.state != Assignment.State.ACTIVE:
+        return assignment
+    assignment.active_ms = _clamped_active(assignment, active_ms, now)
+    assignment.last_seen_at = now
+    Assignment.objects.filter(pk=assignment.pk, state=Assignment.State.ACTIVE).update(
+        active_ms=assignment.active_ms, last_seen_at=now
+    )
+    return assignment
+
+
+def draft_save(*, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None) -> bool:
+    """Autosave; ignored (returns False) once the assignment is submitted."""
+    now = now or timezone.now()
+    if assignment.state == Assignment.State.SUBMITTED:
+        return False
+    with transaction.atomic():
+        Draft.objects.update_or_create(assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now})
+        assignment_heartbeat(assignment=assignment, active_ms=active_ms, now=now)
+    return True
+
+
+@dataclass
+class SubmitResult:
+    annotation: Annotation
+    created: bool
+    notices: list[str] = field(default_factory=list)
+
+
+def annotation_submit(
+    *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
+) -> SubmitResult:
+    """Store the label once. Refuses (SubmissionRefused) an early or incomplete submission;
+    a repeated submit returns the stored annotation unchanged."""
+    now = now or timezone.now()
+    item = assignment.item
+    study = assignment.participant.study
+    existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
+    if existing is not None:
+        return SubmitResult(existing, False)
+    n_l2 = len(item.generation.predicted_steps)
+    problems: list[str] = []
+    waited = (now - assignment.served_at).total_seconds()
+    if waited < study.min_seconds_per_item:
+        left = int(study.min_seconds_per_item - waited + 0.999)
+        problems.append(
+            f"Too early: please spend at least {study.min_seconds_per_item} s on each item "
+            f"({left} s left). Your answers are kept."
+        )
+    errors = submission_errors(label, n_l2=n_l2)
+    problems.extend(errors)
+    interface_ok = label.goal_ack and len(label.read_steps) == n_l2
+    if problems:
+        if not interface_ok:
+            AttentionCheckResult.objects.create(
+                participant_id=assignment.participant_id, assignment=assignment,
+                kind=AttentionCheckResult.Kind.INTERFACE, passed=False,
+                detail=f"goal_ack={label.goal_ack}, steps read {len(label.read_steps)}/{n_l2}",
+            )
+        draft_save(assignment=assignment, label=label, active_ms=active_ms, now=now)
+        raise SubmissionRefused(problems)
+
+    notices: list[str] = []
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        existing = Annotation.objects.filter(assignment_id=locked.pk).first()
+        if existing is not None:
+            return SubmitResult(existing, False)
+        if locked.state == Assignment.State.EXPIRED:
+            if item.kind == Kind.REGULAR and not _take_slot(item.pk, study.overlap):
+                raise SubmissionRefused([
+                    "This item was returned to the pool after a long pause and others have since "
+                    "completed it. Please continue with the next item."
+                ])
+        active = _clamped_active(locked, active_ms, now)
+        wall_ms = int((now - locked.served_at).total_seconds() * 1000)
+        annotation = Annotation.objects.create(
+            assignment=locked, participant_id=locked.participant_id, item=item,
+            has_failure=bool(label.has_failure), failures=cleaned_failures(label),
+            comments=label.comments.strip(), wall_ms=wall_ms, active_ms=min(active, wall_ms),
+            interface_checks={"goal_ack": label.goal_ack, "steps_read": len(label.read_steps), "n_steps": n_l2},
+            submitted_at=now,
+        )
+        Assignment.objects.filter(pk=locked.pk).update(
+            state=Assignment.State.SUBMITTED, submitted_at=now, last_seen_at=now, active_ms=active
+        )
+        Draft.objects.filter(assignment_id=locked.pk).delete()
+        participant = Participant.objects.select_for_update().select_related("study").get(pk=locked.participant_id)
+        if item.kind == Kind.REGULAR:
+            participant.n_done += 1
+            participant.save(update_fields=["n_done"])
+        elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
+            passed = annotation.has_failure == item.expected_has_failure
+            kind = AttentionCheckResult.Kind.PLANTED if item.kind == Kind.ATTENTION else AttentionCheckResult.Kind.QUALIFICATION
+            AttentionCheckResult.objects.create(
+                participant=participant, assignment=locked, kind=kind, passed=passed,
+                detail=f"answered has_failure={annotation.has_failure}, expected {item.expected_has_failure}",
+            )
+            if item.kind == Kind.ATTENTION and not passed:
+                participant.attention_failures += 1
+                participant.save(update_fields=["attention_failures"])
+                if study.attention_screen_after and participant.attention_failures >= study.attention_screen_after:
+                    _finish(participant, Stage.SCREENED_OUT)
+                elif study.attention_warn_after and participant.attention_failures >= study.attention_warn_after:
+                    notices.append(attention_warning(participant=participant))
+    return SubmitResult(annotation, True, notices)
+
+
+def attention_warning(*, participant: Participant) -> str:
+    study = participant.study
+    text = (
+        f"Heads up: you have missed {participant.attention_failures} attention check"
+        f"{'s' if participant.attention_failures != 1 else ''}. Please read every item carefully."
+    )
+    if study.attention_screen_after:
+        text += f" After {study.attention_screen_after} missed checks the session ends."
+    return text
