@@ -119,3 +119,9 @@ class Generation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.generator.name} on {self.procedure.source_example_id}"
+
+
+# Per-generation scorer results (benchmarks.scorers), filled by generation runs.
+Generation.add_to_class("scores", models.JSONField(default=dict, blank=True))
+
+from benchmarks.generation_models import GenerationRun  # noqa: E402,F401  (generation runs)
