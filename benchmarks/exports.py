@@ -1,6 +1,9 @@
 """Export of procedures and generations as reference-compatible JSONL records (reads only)."""
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 from benchmarks import formats
@@ -71,4 +74,21 @@ def write_jsonl(records: Iterator[dict[str, Any]], out: TextIO) -> int:
     for record in records:
         out.write(formats.dumps_line(record))
         n += 1
+    return n
+
+
+def write_output(records: Iterator[dict[str, Any]], *, stdout: TextIO, output: str | None) -> int:
+    """Write records to ``stdout``, or to ``output`` through a temporary file renamed at the end
+    (an interrupted export never leaves a half-written file)."""
+    if not output:
+        return write_jsonl(records, stdout)
+    target = Path(output)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            n = write_jsonl(records, out)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return n

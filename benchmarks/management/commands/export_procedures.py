@@ -4,14 +4,18 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import formats
-from benchmarks.exports import procedure_records
-from benchmarks.management.commands.export_generations import write_output
+from benchmarks.exports import procedure_records, write_output
 from benchmarks.models import Dataset
 from benchmarks.services import resolve_dataset
 
 
 class Command(BaseCommand):
     help = "Export a dataset's procedures as how2bench.example.v1 JSONL (stdout by default)."
+
+    def add_base_argument(self, parser, *args, **kwargs):
+        # --version names the dataset version here, not Django's version.
+        if "--version" not in args:
+            super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="NAME or NAME@VERSION")
@@ -24,5 +28,5 @@ class Command(BaseCommand):
             dataset = resolve_dataset(name=name, version=opts["version"] or version)
         except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
             raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
-        n = write_output(self, procedure_records(dataset=dataset), opts["output"])
+        n = write_output(procedure_records(dataset=dataset), stdout=self.stdout, output=opts["output"])
         self.stderr.write(f"exported {n} procedures of {dataset}")

@@ -13,6 +13,11 @@ class Command(BaseCommand):
         "created if absent. The whole file is validated first; any error refuses it and nothing is written."
     )
 
+    def add_base_argument(self, parser, *args, **kwargs):
+        # --version names the dataset version here, not Django's version.
+        if "--version" not in args:
+            super().add_base_argument(parser, *args, **kwargs)
+
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--dataset", required=True, help="dataset name (NAME or NAME@VERSION)")
