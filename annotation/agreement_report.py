@@ -1,0 +1,444 @@
+"""The agreement report: long-format label rows in, a JSON-ready dict out. Pure Python + numpy.
+
+Rows come from a CSV (:func:`parse_label_csv`, used by ``manage.py agreement_report``) or from
+the study models (a later service builds :class:`LabelRow` objects); both give the same report.
+:func:`report_to_text` renders the dict for a terminal. The statistics live in
+:mod:`annotation.agreement`; every one appears here as ``{"value": x}`` or
+``{"value": null, "undefined": "reason"}``.
+"""
+from __future__ import annotations
+
+import csv
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+import numpy as np
+
+from annotation import agreement as ag
+
+REQUIRED_COLUMNS = ("item_id", "annotator_id", "label")
+STEP_COLUMN = "first_failure_step"
+MAX_TIES_LISTED = 200
+BOOTSTRAP_METHOD = (
+    "percentile bootstrap over items (units resampled with replacement, fixed seed)"
+)
+
+
+class LabelFileError(ValueError):
+    """A malformed label file; the message names the line and the field."""
+
+    def __init__(self, message: str, *, line: int | None = None):
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One annotator's label for one item (long format)."""
+
+    item_id: str
+    annotator_id: str
+    label: Hashable
+    first_failure_step: int | None = None
+    groups: Mapping[str, str] = field(default_factory=dict)
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class LabelFile:
+    rows: list[LabelRow]
+    has_location: bool  # the file has a first_failure_step column
+    columns: tuple[str, ...]
+
+
+# --- CSV parsing ----------------------------------------------------------------------------
+
+
+def parse_label_csv(stream: IO[str], *, group_columns: Sequence[str] = ()) -> LabelFile:
+    """Parse ``item_id,annotator_id,label[,first_failure_step][,<group columns>...]``.
+
+    Other columns are ignored. ``first_failure_step``, when present, is empty (no failure
+    located) or a whole number ≥ 1. Every problem is a :class:`LabelFileError` naming the line
+    (1 = the header) and the field; a repeated (item, annotator) pair names both lines; an
+    item given two different group values names both lines. Nothing is returned half-read.
+    """
+    reader = csv.reader(stream)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise LabelFileError(f"not a readable CSV header ({exc})", line=1) from None
+    if header is None:
+        raise LabelFileError(
+            "the file is empty; expected a header line: " + ",".join(REQUIRED_COLUMNS)
+        )
+    columns = tuple(h.strip().lstrip("\ufeff").lower() for h in header)
+    wanted = tuple(REQUIRED_COLUMNS) + tuple(c.lower() for c in group_columns)
+    missing = [c for c in wanted if c not in columns]
+    if missing:
+        raise LabelFileError(
+            f"missing column(s) {', '.join(repr(c) for c in missing)} in the header "
+            f"(found: {', '.join(columns) or 'nothing'})",
+            line=1,
+        )
+    duplicated = sorted({c for c in columns if c and columns.count(c) > 1})
+    if duplicated:
+        raise LabelFileError(f"column(s) {', '.join(map(repr, duplicated))} appear twice", line=1)
+    index = {c: i for i, c in enumerate(columns)}
+    has_location = STEP_COLUMN in index
+    group_keys = [c.lower() for c in group_columns]
+
+    rows: list[LabelRow] = []
+    seen_pairs: dict[tuple[str, str], int] = {}
+    item_groups: dict[tuple[str, str], tuple[str, int]] = {}
+    line = 1
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader, None)
+        except csv.Error as exc:
+            raise LabelFileError(f"not valid CSV ({exc})", line=start) from None
+        if record is None:
+            break
+        line = start
+        if not any(cell.strip() for cell in record):
+            continue  # blank line
+        if len(record) != len(columns):
+            raise LabelFileError(
+                f"expected {len(columns)} fields like the header, found {len(record)}", line=line
+            )
+        values = {c: record[i].strip() for c, i in index.items()}
+        for column in (*REQUIRED_COLUMNS, *group_keys):
+            if not values[column]:
+                raise LabelFileError(f"empty field {column!r}", line=line)
+        item, annotator = values["item_id"], values["annotator_id"]
+        step = _parse_step(values[STEP_COLUMN], line) if has_location else None
+        earlier = seen_pairs.setdefault((item, annotator), line)
+        if earlier != line:
+            raise LabelFileError(
+                f"item {item!r} is labelled twice by annotator {annotator!r} "
+                f"(lines {earlier} and {line})",
+                line=line,
+            )
+        groups = {}
+        for column in group_keys:
+            value = values[column]
+            first, first_line = item_groups.setdefault((column, item), (value, line))
+            if first != value:
+                raise LabelFileError(
+                    f"item {item!r} has {column} {value!r} but line {first_line} gave {first!r}",
+                    line=line,
+                )
+            groups[column] = value
+        rows.append(LabelRow(item, annotator, values["label"], step, groups, line))
+    return LabelFile(rows=rows, has_location=has_location, columns=columns)
+
+
+def _parse_step(raw: str, line: int) -> int | None:
+    if raw == "":
+        return None
+    try:
+        step = int(raw)
+    except ValueError:
+        step = None
+    if step is None or step < 1:
+        raise LabelFileError(
+            f"bad {STEP_COLUMN} {raw!r}: expected a whole number ≥ 1 (the 1-based step) or empty",
+            line=line,
+        )
+    return step
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def location_label(label: Hashable, step: int | None) -> str:
+    """The first-failure variable: the label, plus the step when a first failure was located.
+
+    Two annotators agree on it only if they gave the same label *and* the same first failing
+    step, as in seed 000 §4.3's "agreement on the location of the first failure".
+    """
+    return str(label) if step is None else f"{label} @ step {step}"
+
+
+def build_report(
+    rows: Iterable[LabelRow],
+    *,
+    level: ag.Level = "nominal",
+    categories: Sequence[Hashable] | None = None,
+    group_columns: Sequence[str] = (),
+    with_location: bool = False,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict:
+    """The full agreement report as a JSON-ready dict (see the README, "## Agreement").
+
+    ``level`` applies to the label (nominal for ``has_failure``); ``categories`` orders
+    ordinal labels that are words. ``with_location`` adds α on the first-failure location
+    (always nominal). ``group_columns`` (e.g. topic, generator) add a per-group breakdown.
+    A ``ValueError`` names what is wrong (an unknown level, ordinal words without an order).
+    """
+    rows = list(rows)
+    matrix = ag.LabelMatrix.from_triples(
+        ((r.item_id, r.annotator_id, r.label) for r in rows),
+        categories=_category_order(rows, level=level, categories=categories),
+    )
+    names = [str(c) for c in matrix.categories]
+    counts = matrix.value_counts()
+    per_item = counts.sum(axis=1)
+    report: dict = {
+        "n_rows": len(rows),
+        "n_items": len(matrix.items),
+        "n_annotators": len(matrix.annotators),
+        "n_items_labelled_twice": int((per_item >= 2).sum()),
+        "categories": names,
+        "level": level,
+        "alpha": _alpha_with_ci(matrix, level, n_resamples, confidence, seed),
+        "percent_agreement": ag.stat_json(ag.percent_agreement(matrix)),
+        "fleiss_kappa": {
+            **ag.stat_json(ag.fleiss_kappa(matrix)),
+            "n_items": int((per_item >= 2).sum()),
+            "n_items_excluded": int((per_item == 1).sum()),
+            "excluded_reason": "labelled by one annotator only",
+            "varying_raters": bool(len(set(per_item[per_item >= 2].tolist())) > 1),
+        },
+        "cohen_kappa": _pairs_json(matrix),
+        "majority": _majority_json(matrix),
+        "leave_one_out": _leave_one_out_json(matrix),
+        "label_distribution": _distribution_json(matrix),
+        "first_failure": None,
+        "groups": {},
+    }
+    if with_location:
+        location = ag.LabelMatrix.from_triples(
+            (r.item_id, r.annotator_id, location_label(r.label, r.first_failure_step)) for r in rows
+        )
+        report["first_failure"] = {
+            "alpha": _alpha_with_ci(location, "nominal", n_resamples, confidence, seed),
+            "percent_agreement": ag.stat_json(ag.percent_agreement(location)),
+            "n_categories": location.n_categories,
+        }
+    item_position = {item: i for i, item in enumerate(matrix.items)}
+    for column in group_columns:
+        group_of_item = np.empty(len(matrix.items), dtype=object)
+        for r in rows:
+            group_of_item[item_position[r.item_id]] = r.groups.get(column, "")
+        breakdown = []
+        for value in sorted(set(group_of_item.tolist()), key=str):
+            sub = matrix.subset(group_of_item == value)
+            breakdown.append(
+                {
+                    "group": value,
+                    "n_items": len(sub.items),
+                    "n_labels": int((sub.codes >= 0).sum()),
+                    "alpha": _alpha_with_ci(sub, level, n_resamples, confidence, seed),
+                    "percent_agreement": ag.stat_json(ag.percent_agreement(sub)),
+                }
+            )
+        report["groups"][column] = breakdown
+    return report
+
+
+def _category_order(
+    rows: list[LabelRow], *, level: str, categories: Sequence[Hashable] | None
+) -> tuple[Hashable, ...] | None:
+    if level not in ag.LEVELS:
+        raise ValueError(f"level must be one of {', '.join(ag.LEVELS)}, not {level!r}")
+    if categories is not None:
+        given = [str(c) for c in categories]
+        labels = {str(r.label) for r in rows}
+        unknown = sorted(labels - set(given))
+        if unknown:
+            raise ValueError(f"labels missing from the category order: {', '.join(unknown)}")
+        by_text = {str(r.label): r.label for r in rows}
+        return tuple(by_text.get(c, c) for c in given)
+    labels = {r.label for r in rows}
+    numbers = {}
+    for label in labels:
+        try:
+            numbers[label] = float(label)
+        except (TypeError, ValueError):
+            break
+    else:
+        return tuple(sorted(labels, key=lambda x: (numbers[x], str(x))))
+    if level != "nominal":
+        raise ValueError(
+            f"{level} level needs numeric labels or an explicit category order "
+            "(--categories low,mid,high)"
+        )
+    return tuple(sorted(labels, key=str))
+
+
+def _alpha_with_ci(
+    matrix: ag.LabelMatrix, level: str, n_resamples: int, confidence: float, seed: int
+) -> dict:
+    value = ag.krippendorff_alpha(matrix, level=level)
+    out = ag.stat_json(value)
+    if isinstance(value, ag.Undefined) or n_resamples <= 0:
+        return out
+    ci = ag.alpha_bootstrap_ci(
+        matrix, level=level, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )
+    if isinstance(ci, ag.Undefined):
+        out["ci"] = ci.to_json()
+    else:
+        out["ci"] = {
+            "low": ci.low,
+            "high": ci.high,
+            "confidence": ci.confidence,
+            "n_resamples": ci.n_resamples,
+            "n_degenerate": ci.n_degenerate,
+            "seed": ci.seed,
+            "method": BOOTSTRAP_METHOD,
+        }
+    return out
+
+
+def _pairs_json(matrix: ag.LabelMatrix) -> dict:
+    pairs = ag.pairwise_cohen_kappa(matrix)
+    kappas = [p.kappa for p in pairs if not isinstance(p.kappa, ag.Undefined)]
+    mean: ag.Stat = (
+        float(np.mean(kappas)) if kappas else ag.Undefined("no pair of annotators has a defined κ")
+    )
+    return {
+        "mean": ag.stat_json(mean),
+        "pairs": [
+            {
+                "annotator_a": str(p.annotator_a),
+                "annotator_b": str(p.annotator_b),
+                "n_items": p.n_items,
+                "percent_agreement": ag.stat_json(p.percent_agreement),
+                "kappa": ag.stat_json(p.kappa),
+                "confusion": p.confusion.tolist(),
+            }
+            for p in pairs
+        ],
+    }
+
+
+def _majority_json(matrix: ag.LabelMatrix) -> dict:
+    names = [str(c) for c in matrix.categories]
+    majority = ag.majority_labels(matrix)
+    decided = majority.codes[majority.codes >= 0]
+    distribution = np.bincount(decided, minlength=len(names))[: len(names)] if names else []
+    tied = np.flatnonzero(majority.tie)
+    return {
+        "distribution": {name: int(n) for name, n in zip(names, distribution)},
+        "n_items": int((majority.n_labels > 0).sum()),
+        "n_ties": int(len(tied)),
+        "ties": [
+            {
+                "item_id": str(matrix.items[i]),
+                "counts": {names[c]: int(majority.counts[i, c]) for c in majority.tied_categories(i)},
+            }
+            for i in tied[:MAX_TIES_LISTED]
+        ],
+        "ties_truncated": bool(len(tied) > MAX_TIES_LISTED),
+    }
+
+
+def _leave_one_out_json(matrix: ag.LabelMatrix) -> dict:
+    rows = ag.leave_one_out(matrix)
+    values = [r.agreement for r in rows if not isinstance(r.agreement, ag.Undefined)]
+    return {
+        "min": ag.stat_json(min(values) if values else ag.Undefined(ag.NO_ITEM_TWICE)),
+        "max": ag.stat_json(max(values) if values else ag.Undefined(ag.NO_ITEM_TWICE)),
+        "annotators": [
+            {
+                "annotator_id": str(r.annotator),
+                "n_items": r.n_items,
+                "n_compared": r.n_compared,
+                "n_agree": r.n_agree,
+                "n_others_tied": r.n_others_tied,
+                "n_no_others": r.n_no_others,
+                "agreement": ag.stat_json(r.agreement),
+            }
+            for r in rows
+        ],
+    }
+
+
+def _distribution_json(matrix: ag.LabelMatrix) -> dict:
+    names = [str(c) for c in matrix.categories]
+    dist = ag.label_distribution(matrix)
+    return {
+        "overall": {n: int(x) for n, x in zip(names, dist["overall"])},
+        "by_annotator": {
+            str(a): {n: int(x) for n, x in zip(names, row)}
+            for a, row in zip(matrix.annotators, dist["by_annotator"])
+        },
+    }
+
+
+# --- text rendering --------------------------------------------------------------------------
+
+
+def _fmt(stat: Mapping, *, percent: bool = False) -> str:
+    if stat.get("value") is None:
+        return f"undefined ({stat.get('undefined', 'no value')})"
+    value = stat["value"]
+    text = f"{value:.1%}" if percent else f"{value:.3f}"
+    ci = stat.get("ci")
+    if ci and ci.get("low") is not None:
+        text += f"  [{ci['confidence']:.0%} CI {ci['low']:.3f} – {ci['high']:.3f}]"
+    elif ci:
+        text += f"  [CI undefined: {ci.get('undefined')}]"
+    return text
+
+
+def report_to_text(report: Mapping) -> str:
+    """A plain-text rendering of :func:`build_report`'s dict."""
+    out = [
+        f"Items: {report['n_items']}  annotators: {report['n_annotators']}  labels: {report['n_rows']}"
+        f"  items labelled twice or more: {report['n_items_labelled_twice']}",
+        f"Categories: {', '.join(report['categories']) or '(none)'}",
+        "",
+        f"Krippendorff's alpha ({report['level']}): {_fmt(report['alpha'])}",
+    ]
+    if report.get("first_failure"):
+        out.append(f"Krippendorff's alpha, first-failure location: {_fmt(report['first_failure']['alpha'])}")
+    fleiss = report["fleiss_kappa"]
+    out += [
+        f"Percent agreement (pairwise): {_fmt(report['percent_agreement'], percent=True)}",
+        f"Fleiss' kappa: {_fmt(fleiss)}"
+        + (f"  ({fleiss['n_items_excluded']} items labelled once left out)" if fleiss["n_items_excluded"] else ""),
+        f"Cohen's kappa, mean over pairs: {_fmt(report['cohen_kappa']['mean'])}",
+    ]
+    for pair in report["cohen_kappa"]["pairs"]:
+        out.append(
+            f"  {pair['annotator_a']} × {pair['annotator_b']}: kappa {_fmt(pair['kappa'])}, "
+            f"agreement {_fmt(pair['percent_agreement'], percent=True)} on {pair['n_items']} items"
+        )
+    out += ["", "Leave-one-out agreement with the others' majority:"]
+    for row in report["leave_one_out"]["annotators"]:
+        out.append(
+            f"  {row['annotator_id']}: {_fmt(row['agreement'], percent=True)} "
+            f"({row['n_agree']}/{row['n_compared']}; others tied on {row['n_others_tied']}, "
+            f"no others on {row['n_no_others']})"
+        )
+    majority = report["majority"]
+    out += [
+        "",
+        "Majority label per item: "
+        + ", ".join(f"{k} {v}" for k, v in majority["distribution"].items())
+        + f"; ties {majority['n_ties']}",
+    ]
+    for tie in majority["ties"][:20]:
+        out.append(
+            f"  tie on {tie['item_id']}: " + ", ".join(f"{k} {v}" for k, v in tie["counts"].items())
+        )
+    if majority["n_ties"] > 20:
+        out.append(f"  … and {majority['n_ties'] - 20} more (see --format json)")
+    dist = report["label_distribution"]
+    out += ["", "Label distribution: " + ", ".join(f"{k} {v}" for k, v in dist["overall"].items())]
+    for annotator, row in dist["by_annotator"].items():
+        out.append(f"  {annotator}: " + ", ".join(f"{k} {v}" for k, v in row.items()))
+    for column, groups in report["groups"].items():
+        out += ["", f"By {column}:"]
+        for g in groups:
+            out.append(
+                f"  {g['group']} ({g['n_items']} items): alpha {_fmt(g['alpha'])}, "
+                f"agreement {_fmt(g['percent_agreement'], percent=True)}"
+            )
+    return "\n".join(out) + "\n"
