@@ -1,4 +1,10 @@
 from django.urls import path
 
+from benchmarks import views
+
 app_name = "benchmarks"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.dataset_list, name="dataset_list"),
+    path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
+    path("procedures/<int:pk>/", views.procedure_detail, name="procedure_detail"),
+]
