@@ -1,1 +1,195 @@
-"""Models arrive with their issue."""
+"""Judges, judge runs, run items and judgments (seed 000 §4, H.3)."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from judging import prompting
+
+
+class Judge(models.Model):
+    """An LLM judge: backend + model + prompt + decoding. Keys are never stored: only the name
+    of the environment variable holding one (``api_key_env``)."""
+
+    class Backend(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible HTTP"
+        VLLM = "vllm", "vLLM offline (gpu queue)"
+        IMPORTED = "imported", "Imported judgments"
+
+    class Endpoint(models.TextChoices):
+        CHAT = "chat", "chat/completions"
+        COMPLETIONS = "completions", "completions"
+
+    name = models.CharField(max_length=128, unique=True)
+    backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.OPENAI)
+    base_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://api.openai.com/v1 or a vLLM server")
+    model = models.CharField(max_length=255, blank=True)
+    api_key_env = models.CharField(
+        max_length=128, blank=True, help_text="NAME of the environment variable holding the API key (never the key)"
+    )
+    endpoint = models.CharField(max_length=16, choices=Endpoint.choices, default=Endpoint.CHAT)
+    prompt_template = models.CharField(max_length=64, default=prompting.DEFAULT_TEMPLATE)
+    decoding = models.JSONField(
+        default=dict, blank=True, help_text='e.g. {"temperature": 0, "max_tokens": 4096, "reasoning_effort": "low"}'
+    )
+    structured_output = models.BooleanField(default=True, help_text="ask for the H.3 JSON schema")
+    concurrency = models.PositiveIntegerField(default=16, validators=[MinValueValidator(1)])
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    timeout_s = models.FloatField(default=120.0)
+    max_retries = models.PositiveSmallIntegerField(default=5)
+    price_input_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=Decimal("0"))
+    price_output_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=Decimal("0"))
+    expected_output_tokens = models.PositiveIntegerField(default=800, help_text="for cost estimates")
+    judge_id = models.CharField(max_length=64, db_index=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    # what decides the verdicts: part of judge_id (limits, prices, names are not)
+    def identity_config(self) -> dict:
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "base_url": self.base_url if self.backend == self.Backend.IMPORTED else "",
+            "name": self.name if self.backend == self.Backend.IMPORTED else "",
+            "prompt_template": self.prompt_template,
+            "decoding": self.decoding or {},
+            "structured_output": self.structured_output,
+        }
+
+    def compute_judge_id(self) -> str:
+        try:
+            text = prompting.load_template(self.prompt_template)
+        except ValueError:
+            text = ""
+        return prompting.canonical_judge_id(config=self.identity_config(), prompt_text=text)
+
+    def save(self, *args, **kwargs):
+        self.judge_id = self.compute_judge_id()
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = set(kwargs["update_fields"]) | {"judge_id"}
+        super().save(*args, **kwargs)
+
+    def backend_config(self) -> dict:
+        """The config dict for :func:`benchmarks.llm.registry.build_backend`."""
+        return {
+            "backend": self.backend,
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "endpoint": self.endpoint,
+            "concurrency": self.concurrency,
+            "requests_per_minute": self.requests_per_minute,
+            "tokens_per_minute": self.tokens_per_minute,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "structured_output": self.structured_output,
+            **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm_")},
+        }
+
+
+class JudgeRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    ACTIVE = (Status.PENDING, Status.RUNNING)
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    selection = models.JSONField(default=dict, blank=True, help_text="dataset/topics/generators/generation ids")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    n_total = models.PositiveIntegerField(default=0)
+    n_done = models.PositiveIntegerField(default=0, help_text="items with a judgment (new or reused)")
+    n_reused = models.PositiveIntegerField(default=0)
+    n_errors = models.PositiveIntegerField(default=0, help_text="items whose request failed for good")
+    n_parse_failed = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    estimated_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    lease_owner = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.judge.name} ({self.status})"
+
+    @property
+    def progress(self) -> float:
+        return (self.n_done + self.n_errors) / self.n_total if self.n_total else 1.0
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class JudgeRunItem(models.Model):
+    """One generation in a run; ``judgment`` is set once judged (or reused)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
+    generation = models.ForeignKey("benchmarks.Generation", on_delete=models.CASCADE, related_name="judge_run_items")
+    content_hash = models.CharField(max_length=64)
+    judgment = models.ForeignKey("Judgment", null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["run", "generation"], name="judgerunitem_one_per_generation")]
+        indexes = [
+            models.Index(fields=["run", "judgment"], name="judgerunitem_pending_idx"),
+            models.Index(fields=["generation"], name="judgerunitem_generation_idx"),
+        ]
+
+
+class Judgment(models.Model):
+    """A judge's verdict on one content (goal + reference steps + candidate steps).
+    Unique per (judge_key, content_hash): the same judge never judges the same content twice."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
+    judge_key = models.CharField(max_length=64, help_text="the judge's judge_id (config + prompt hash) when judged")
+    content_hash = models.CharField(max_length=64)
+    source_example_id = models.CharField(max_length=255, blank=True)
+    reasoning = models.TextField(blank=True)
+    critical_failures = models.JSONField(default=list, blank=True)
+    has_failure = models.BooleanField(default=False)
+    n_failures = models.PositiveIntegerField(default=0)
+    parse_failed = models.BooleanField(default=False)
+    parse_error = models.CharField(max_length=500, blank=True)
+    parse_warnings = models.JSONField(default=list, blank=True)
+    raw_output = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_s = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge_key", "content_hash"], name="judgment_once_per_judge_content"),
+        ]
+
+    def __str__(self) -> str:
+        verdict = "parse failed" if self.parse_failed else f"{self.n_failures} failure(s)"
+        return f"{self.judge.name}: {self.source_example_id} ({verdict})"

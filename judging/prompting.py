@@ -1,0 +1,98 @@
+"""Judge prompt templates (files in ``judging/prompts/``), the H.3 output schema, and the
+rendering of one judge prompt. Pure Python (no Django).
+
+The H.3 template (seed 000 Figure 22) uses ``str.format`` fields ``{goal}``,
+``{reference_steps}`` and ``{steps}``; steps are numbered ``1. ...`` one per line, and the
+prompt ends with the reference implementation's JSON reminder, as ``h2e bench`` sends it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+DEFAULT_TEMPLATE = "judge_h3"
+JSON_REMINDER = "\n\nReturn only valid json."
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
+
+# The H.3 output: {"reasoning": str, "critical_failures": [{"failure", "L1_steps", "L2_steps"}]}
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "critical_failures": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "failure": {"type": "string"},
+                    "L1_steps": {"type": "array", "items": {"type": "integer"}},
+                    "L2_steps": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["failure", "L1_steps", "L2_steps"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["reasoning", "critical_failures"],
+    "additionalProperties": False,
+}
+JUDGE_SCHEMA_NAME = "judge_result"
+
+
+def template_names() -> list[str]:
+    return sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
+
+
+@lru_cache(maxsize=32)
+def load_template(name: str) -> str:
+    if not _NAME.match(name or ""):
+        raise ValueError(f"invalid prompt template name {name!r}")
+    path = PROMPTS_DIR / f"{name}.txt"
+    if not path.is_file():
+        raise ValueError(f"unknown prompt template {name!r}; known: {', '.join(template_names())}")
+    return path.read_text(encoding="utf-8")
+
+
+def template_sha256(name: str) -> str:
+    return hashlib.sha256(load_template(name).encode("utf-8")).hexdigest()
+
+
+def steps_text(steps: Sequence[str]) -> str:
+    return "\n".join(f"{i + 1}. {s}" for i, s in enumerate(steps))
+
+
+def clean_steps(steps: Sequence[Any]) -> list[str]:
+    return [str(s).strip() for s in steps if str(s).strip()]
+
+
+def render_judge_prompt(*, template: str, goal: str, reference_steps: Sequence[str], steps: Sequence[str]) -> str:
+    return template.format(
+        goal=goal.strip(),
+        reference_steps=steps_text(clean_steps(reference_steps)),
+        steps=steps_text(clean_steps(steps)),
+    ) + JSON_REMINDER
+
+
+def content_hash(*, goal: str, reference_steps: Sequence[str], steps: Sequence[str]) -> str:
+    """What a judge sees of one item: same hash, same prompt, same judgment (reused)."""
+    payload = json.dumps(
+        {"goal": goal.strip(), "reference_steps": clean_steps(reference_steps), "steps": clean_steps(steps)},
+        ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def canonical_judge_id(*, config: dict[str, Any], prompt_text: str) -> str:
+    """sha256 of the canonical JSON of the judge's configuration and its prompt's sha256."""
+    payload = {
+        "judge_id_version": "how2review.judge_id.v1",
+        "judge": config,
+        "judge_prompt_sha256": hashlib.sha256(prompt_text.encode("utf-8")).hexdigest(),
+    }
+    blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
