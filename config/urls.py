@@ -14,9 +14,11 @@ urlpatterns = [
     path("data/", include("benchmarks.urls")),
     path("study/", include("annotation.urls")),
     path("judging/", include("judging.urls")),
+    path("mining/", include("benchmarks.mining.urls")),
     path("api/", include("benchmarks.api.urls")),
     path("api/", include("annotation.api.urls")),
     path("api/", include("judging.api.urls")),
+    path("api/", include("benchmarks.mining.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -1,0 +1,2 @@
+app_name = "mining_api"
+urlpatterns: list = []

@@ -1,0 +1,90 @@
+"""The heuristics filter of How2Mine (seed 000 §3.2 stage 2, §B.3). Pure Python, no Django.
+
+Two checks in sequence:
+
+1. step count: ``min_steps <= len(steps) <= max_steps`` (defaults 5–15);
+2. n-gram repetition: every step is lower-cased and each character that is neither a word
+   character nor whitespace becomes a space; the words of each step give its n-grams (n-grams
+   never cross a step boundary), pooled over all steps. The repetition rate is the share of
+   n-grams that repeat an earlier one, ``sum(max(0, c_g - 1)) / total`` (which equals
+   ``1 - distinct / total``). A procedure with fewer than two steps, or with no n-gram of that
+   size, has rate 0. It is rejected when the 2-gram rate is >= 0.40, the 3-gram rate >= 0.35 or
+   the 4-gram rate >= 0.30 (the reference implementation's definition).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+DEFAULT_MIN_STEPS = 5
+DEFAULT_MAX_STEPS = 15
+DEFAULT_THRESHOLDS: dict[int, float] = {2: 0.40, 3: 0.35, 4: 0.30}
+
+_NON_WORD = re.compile(r"[^\w\s]")
+
+
+@dataclass(frozen=True)
+class HeuristicsConfig:
+    min_steps: int = DEFAULT_MIN_STEPS
+    max_steps: int = DEFAULT_MAX_STEPS
+    thresholds: dict[int, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+
+    def __post_init__(self) -> None:
+        if self.min_steps < 1:
+            raise ValueError(f"min_steps must be >= 1, got {self.min_steps}")
+        if self.max_steps < self.min_steps:
+            raise ValueError(f"max_steps ({self.max_steps}) must be >= min_steps ({self.min_steps})")
+        for n, t in self.thresholds.items():
+            if n < 1 or not 0.0 <= t <= 1.0:
+                raise ValueError(f"repetition threshold for {n}-grams must be in [0, 1], got {t}")
+
+
+@dataclass(frozen=True)
+class HeuristicsResult:
+    passed: bool
+    reason: str
+    rates: dict[int, float]
+
+
+def normalize_words(step: str) -> list[str]:
+    """Lower-case, punctuation to spaces, split on whitespace."""
+    return _NON_WORD.sub(" ", step.lower()).split()
+
+
+def repetition_rates(steps: Sequence[str], ns: Sequence[int] = (2, 3, 4)) -> dict[int, float]:
+    """Repetition rate of each n-gram size, pooled across the steps."""
+    if len(steps) < 2:
+        return {n: 0.0 for n in ns}
+    words = [normalize_words(s) for s in steps]
+    rates: dict[int, float] = {}
+    for n in ns:
+        grams: list[tuple[str, ...]] = []
+        for w in words:
+            if len(w) >= n:
+                grams.extend(zip(*(w[i:] for i in range(n))))
+        total = len(grams)
+        rates[n] = (total - len(set(grams))) / total if total else 0.0
+    return rates
+
+
+def apply_heuristics(steps: Sequence[str], config: HeuristicsConfig | None = None) -> HeuristicsResult:
+    cfg = config or _DEFAULT
+    n = len(steps)
+    if n < cfg.min_steps:
+        return HeuristicsResult(False, f"too few steps: {n} < {cfg.min_steps}", {})
+    if n > cfg.max_steps:
+        return HeuristicsResult(False, f"too many steps: {n} > {cfg.max_steps}", {})
+    ns = sorted(cfg.thresholds)
+    rates = repetition_rates(steps, ns)
+    for size in ns:
+        if rates[size] >= cfg.thresholds[size]:
+            return HeuristicsResult(
+                False,
+                f"high repetition: {size}-gram rate {rates[size]:.2f} >= {cfg.thresholds[size]:.2f}",
+                rates,
+            )
+    return HeuristicsResult(True, "", rates)
+
+
+_DEFAULT = HeuristicsConfig()

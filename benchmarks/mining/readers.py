@@ -1,0 +1,146 @@
+"""Streaming readers for uploaded mining inputs: JSONL (optionally .gz), CSV and Parquet.
+
+Pure Python (pyarrow for Parquet), no Django. Files are never loaded whole: JSONL and CSV are
+read line by line, Parquet batch by batch with ``ParquetFile.iter_batches``. Every record comes
+out as an :class:`InputRecord` carrying either its fields or an error message naming the line
+(or row) and what is wrong, so one bad record never stops a file.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator, Sequence
+
+FORMATS = ("jsonl", "csv", "parquet")
+DEFAULT_MAX_RECORD_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    line: int  # 1-based line (JSONL, CSV: the line the record ends on) or row (Parquet)
+    data: dict[str, Any] | None
+    error: str | None = None
+
+
+class UnsupportedFormat(ValueError):
+    pass
+
+
+def detect_format(name: str) -> str:
+    lower = name.lower()
+    if lower.endswith(".gz"):
+        lower = lower[:-3]
+    if lower.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    if lower.endswith(".csv"):
+        return "csv"
+    if lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    raise UnsupportedFormat(f"{name}: unknown file type (use .jsonl, .csv or .parquet)")
+
+
+def _open_binary(path: Path) -> BinaryIO:
+    if str(path).lower().endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def iter_jsonl(path: Path, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Iterator[InputRecord]:
+    with _open_binary(path) as fh:
+        line_no = 0
+        while True:
+            raw = fh.readline(max_record_bytes + 1)
+            if not raw:
+                return
+            line_no += 1
+            if len(raw) > max_record_bytes and not raw.endswith(b"\n"):
+                while True:  # skip the rest of the oversized line without holding it
+                    rest = fh.readline(1024 * 1024)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield InputRecord(line_no, None, f"line {line_no}: record larger than {max_record_bytes} bytes")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield InputRecord(line_no, None, f"line {line_no}: invalid UTF-8 at byte {exc.start}")
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield InputRecord(line_no, None, f"line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            if not isinstance(value, dict):
+                yield InputRecord(line_no, None, f"line {line_no}: expected a JSON object, got {type(value).__name__}")
+                continue
+            yield InputRecord(line_no, value)
+
+
+def _has_surrogates(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def iter_csv(path: Path) -> Iterator[InputRecord]:
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    with _open_binary(path) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+        reader = csv.DictReader(text)
+        header = reader.fieldnames
+        if header and any(_has_surrogates(h) for h in header):
+            yield InputRecord(1, None, "line 1: invalid UTF-8 in the header row")
+            return
+        for row in reader:
+            line_no = reader.line_num
+            if None in row:
+                yield InputRecord(line_no, None, f"line {line_no}: more fields than the header has columns")
+                continue
+            bad = [k for k, v in row.items() if isinstance(v, str) and _has_surrogates(v)]
+            if bad:
+                yield InputRecord(line_no, None, f"line {line_no}: invalid UTF-8 in column {bad[0]!r}")
+                continue
+            yield InputRecord(line_no, {k: v for k, v in row.items() if v is not None})
+
+
+def iter_parquet(path: Path, *, columns: Sequence[str] | None = None, batch_size: int = 512) -> Iterator[InputRecord]:
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    names = pf.schema_arrow.names
+    wanted = [c for c in names if columns is None or c in columns]
+    row = 0
+    for batch in pf.iter_batches(batch_size=batch_size, columns=wanted):
+        for item in batch.to_pylist():
+            row += 1
+            bad = None
+            for key, value in item.items():
+                if isinstance(value, bytes):
+                    try:
+                        item[key] = value.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        bad = f"row {row}: invalid UTF-8 in column {key!r} at byte {exc.start}"
+                        break
+            yield InputRecord(row, None, bad) if bad else InputRecord(row, item)
+
+
+def iter_records(path: Path | str, fmt: str | None = None, *, columns: Sequence[str] | None = None) -> Iterator[InputRecord]:
+    """Records of ``path`` in order; ``fmt`` defaults to what the file name says."""
+    path = Path(path)
+    fmt = fmt or detect_format(path.name)
+    if fmt == "jsonl":
+        return iter_jsonl(path)
+    if fmt == "csv":
+        return iter_csv(path)
+    if fmt == "parquet":
+        return iter_parquet(path, columns=columns)
+    raise UnsupportedFormat(f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
