@@ -15,7 +15,8 @@ Definitions (seed 000):
   the n-grams and compute ``sum_g max(0, c_g - 1) / total n-grams`` (0 when there are no
   n-grams); ``dup_ngram_rate`` is the unweighted mean over n = 1..4. Averaged over examples.
 - ``step_format`` (E.4): 1 when the final answer has explicitly numbered lines numbered
-  1, 2, …, k consecutively and, when the expected count n is known, k == n; else 0.
+  1, 2, …, k consecutively and, when the expected count n is known, k == n; else 0
+  (``None``, left out of the rate, when the raw completion is unknown).
 - ``length_reward`` (E.4): r = |gen| / |ref| in o200k_base tokens; 1 when |r - 1| <= tau,
   else exp(-alpha * (|r - 1| - tau) / (1 - tau)); tau = 0.2, alpha = 5.
 - ``gen_ref_ratio``: o200k_base tokens of the generated steps over those of the reference
@@ -40,7 +41,7 @@ Number = float | int | None
 class ScoreInput:
     predicted_steps: Sequence[str]
     reference_steps: Sequence[str]
-    completion: str = ""
+    completion: str | None = ""  # None: unknown (imported without model_completion)
     gen_tokens: int | None = None  # precomputed o200k_base counts (computed when None)
     ref_tokens: int | None = None
 
@@ -155,6 +156,8 @@ class StepFormat(BaseScorer):
     keys = ("step_format",)
 
     def score(self, item: ScoreInput) -> dict[str, Number]:
+        if item.completion is None:
+            return {"step_format": None}
         return {"step_format": step_format_ok(item.completion, item.expected_n)}
 
 
