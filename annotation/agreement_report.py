@@ -72,7 +72,7 @@ def parse_label_csv(stream: IO[str], *, group_columns: Sequence[str] = ()) -> La
         raise LabelFileError(
             "the file is empty; expected a header line: " + ",".join(REQUIRED_COLUMNS)
         )
-    columns = tuple(h.strip().lstrip("\ufeff").lower() for h in header)
+    columns = tuple(h.lstrip("\ufeff").strip().lower() for h in header)
     wanted = tuple(REQUIRED_COLUMNS) + tuple(c.lower() for c in group_columns)
     missing = [c for c in wanted if c not in columns]
     if missing:
