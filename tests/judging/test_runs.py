@@ -1,0 +1,165 @@
+"""Judge runs through the service layer against the local OpenAI-compatible test server."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from judging import selectors, services
+from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+from tests.judging.support import judge_responder, make_data
+from tests.support.llm_fixtures import llm_server  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def make_judge(llm_server, name="j1", **kw):
+    fields = dict(backend="openai", base_url=llm_server.base_url, model="judge-model", concurrency=8,
+                  max_retries=3, timeout_s=5, price_input_per_mtok=Decimal("2"), price_output_per_mtok=Decimal("8"),
+                  decoding={"temperature": 0, "max_tokens": 512})
+    fields.update(kw)
+    return services.judge_create(name=name, **fields)
+
+
+def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, monkeypatch):
+    monkeypatch.setattr("benchmarks.llm.retry.RetryPolicy.delay", lambda self, attempt, **kw: 0.01)
+    llm_server.responder = judge_responder
+    data = make_data(n=12, bad_every=3, garble_every=5)
+    judge = make_judge(llm_server)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    assert run.n_total == 12 and run.estimated_cost > 0
+    llm_server.add_fault("status", status=429, retry_after=0)
+    llm_server.add_fault("status", status=500)
+    outcome = services.judge_run_execute_chunk(run_id=run.pk)
+    assert outcome.status == "done"
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.SUCCEEDED
+    assert (run.n_done, run.n_errors, run.n_reused) == (12, 0, 0)
+    garbled = sum(1 for i in range(12) if i % 5 == 1)
+    assert run.n_parse_failed == garbled
+    assert Judgment.objects.count() == 12
+    bad = Judgment.objects.filter(parse_failed=False, has_failure=True)
+    assert bad.count() == sum(1 for i in range(12) if i % 3 == 0 and i % 5 != 1)
+    j = bad.first()
+    assert j.critical_failures == [{"failure": "step 2 is bad", "L1_steps": [1], "L2_steps": [2]}]
+    pf = Judgment.objects.filter(parse_failed=True).first()
+    assert pf.raw_output == "I cannot decide {not json" and pf.parse_error
+    assert run.prompt_tokens == sum(Judgment.objects.values_list("prompt_tokens", flat=True))
+    assert run.cost == (Decimal(run.prompt_tokens) * 2 + Decimal(run.completion_tokens) * 8) / Decimal(1_000_000)
+    # the request: H.3 prompt as chat, structured output with the schema, decoding
+    body = llm_server.requests[-1].body
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["reasoning", "critical_failures"]
+    assert body["max_tokens"] == 512 and body["model"] == "judge-model"
+    assert "You are given a goal and two lists of steps, L1 and L2." in body["messages"][0]["content"]
+    assert len(llm_server.requests) == 14  # 12 + the 429 + the 500
+
+
+def test_same_content_is_never_judged_twice(llm_server):
+    llm_server.responder = judge_responder
+    data = make_data(n=6)
+    judge = make_judge(llm_server)
+    run1 = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    services.judge_run_execute_chunk(run_id=run1.pk)
+    assert len(llm_server.requests) == 6
+    run2 = services.judge_run_create(judge=judge, selection={"generators": ["gen-a"]}, enqueue=False)
+    services.judge_run_execute_chunk(run_id=run2.pk)
+    run2.refresh_from_db()
+    assert len(llm_server.requests) == 6  # nothing asked again
+    assert (run2.n_done, run2.n_reused, run2.status) == (6, 6, "succeeded")
+    assert Judgment.objects.count() == 6
+    # a judge with another config (prompt/decoding) is another judge_id: judged anew
+    other = make_judge(llm_server, name="j2", decoding={"temperature": 0.7})
+    assert other.judge_id != judge.judge_id
+    run3 = services.judge_run_create(judge=other, selection={"generators": ["gen-a"]}, enqueue=False)
+    services.judge_run_execute_chunk(run_id=run3.pk)
+    assert len(llm_server.requests) == 12
+
+
+def test_identical_content_within_a_run_is_asked_once(llm_server):
+    llm_server.responder = judge_responder
+    data = make_data(n=3, generators=("gen-a", "gen-b"))
+    from benchmarks.models import Generation
+
+    # make gen-b's candidates identical to gen-a's
+    a = {g.procedure_id: g.predicted_steps for g in Generation.objects.filter(generator__name="gen-a")}
+    for g in Generation.objects.filter(generator__name="gen-b"):
+        g.predicted_steps = a[g.procedure_id]
+        g.save()
+    judge = make_judge(llm_server)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    services.judge_run_execute_chunk(run_id=run.pk)
+    run.refresh_from_db()
+    assert len(llm_server.requests) == 3
+    assert run.n_done == 6 and run.status == "succeeded"
+    assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 0
+
+
+def test_chunks_and_failures_after_retries(llm_server, monkeypatch):
+    monkeypatch.setattr("benchmarks.llm.retry.RetryPolicy.delay", lambda self, attempt, **kw: 0.0)
+    llm_server.responder = judge_responder
+    data = make_data(n=5)
+    judge = make_judge(llm_server, max_retries=0)
+    target = data["procedures"][2].goal
+    llm_server.add_fault("status", status=503, count=100, match=lambda r: target + "\n" in r.prompt_text)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    first = services.judge_run_execute_chunk(run_id=run.pk, max_items=2)
+    assert first.status == "more" and first.processed == 2
+    statuses = [services.judge_run_execute_chunk(run_id=run.pk, max_items=2).status for _ in range(4)]
+    assert statuses[-1] == "inactive" and "done" in statuses
+    run.refresh_from_db()
+    assert run.status == "failed" and run.n_done == 4 and run.n_errors == 1
+    assert "503" in run.error
+    assert JudgeRunItem.objects.get(run=run, judgment__isnull=True).attempts == 3
+
+
+def test_cancel_stops_new_requests(llm_server):
+    llm_server.responder = judge_responder
+    data = make_data(n=4)
+    judge = make_judge(llm_server)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    services.judge_run_cancel(run=run)
+    assert run.status == "cancelled" and run.cancel_requested
+    assert services.judge_run_execute_chunk(run_id=run.pk).status == "inactive"
+    assert llm_server.requests == []
+
+
+def test_busy_lease_is_respected(llm_server):
+    llm_server.responder = judge_responder
+    data = make_data(n=2)
+    judge = make_judge(llm_server)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    assert services._acquire_lease(run.pk, "worker-a")
+    outcome = services.judge_run_execute_chunk(run_id=run.pk, owner="worker-b")
+    assert outcome.status == "busy" and outcome.retry_in_s > 1
+    assert llm_server.requests == []
+
+
+def test_selection_errors_name_the_field(llm_server):
+    make_data(n=1)
+    judge = make_judge(llm_server)
+    with pytest.raises(ValidationError) as info:
+        services.judge_run_create(judge=judge, selection={"generators": ["nope"], "colour": 1}, enqueue=False)
+    assert "colour" in info.value.message_dict
+    with pytest.raises(ValidationError) as info:
+        services.judge_run_create(judge=judge, selection={"generators": ["nope"]}, enqueue=False)
+    assert info.value.message_dict["generators"] == ["unknown generators: nope"]
+    with pytest.raises(ValidationError):
+        services.judge_run_create(judge=judge, selection={}, enqueue=False)
+
+
+def test_how2score_report_by_generator_and_topic(llm_server):
+    llm_server.responder = judge_responder
+    data = make_data(n=8, generators=("gen-a", "gen-b"), bad_every=2, garble_every=4)
+    judge = make_judge(llm_server)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    services.judge_run_execute_chunk(run_id=run.pk)
+    report = selectors.how2score_report(judge=judge)
+    assert [g["generator"] for g in report["generators"]] == ["gen-a", "gen-b"]
+    a = report["generators"][0]
+    # items 0..7: bad at 0,2,4,6; garbled at 1,5 -> scored 6, with failures 4
+    assert a["n_parse_failed"] == 2 and a["n_examples"] == 6 and a["n_with_failures"] == 4
+    assert a["how2score"] == pytest.approx(2 / 6)
+    assert a["avg_generated_tokens"] == pytest.approx(sum(10 + i for i in range(8)) / 8)
+    assert {r["topic"] for r in a["by_topic"]} == {"food-dining", "health"}
+    assert sum(r["n_judged"] for r in a["by_topic"]) == 6
