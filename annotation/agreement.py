@@ -18,6 +18,7 @@ Statistics (each function's docstring says what it measures and how to read it):
 - :func:`majority_labels` — the majority label per item, with ties reported.
 - :func:`leave_one_out` — each annotator against the majority of the others.
 """
+
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
@@ -96,7 +97,9 @@ class LabelMatrix:
             categories = tuple(categories)
             unknown = set(labels) - set(categories)
             if unknown:
-                raise ValueError(f"labels not among the given categories: {sorted(map(str, unknown))}")
+                raise ValueError(
+                    f"labels not among the given categories: {sorted(map(str, unknown))}"
+                )
         category_index = {c: i for i, c in enumerate(categories)}
         codes = np.full((len(item_index), len(annotator_index)), MISSING, dtype=np.int64)
         r = np.asarray(rows, dtype=np.int64)
@@ -118,14 +121,17 @@ class LabelMatrix:
     def from_rows(cls, rows: Sequence[Sequence[Hashable | None]], **kwargs) -> LabelMatrix:
         """Build from a wide table: one row per item, one column per annotator, ``None`` = missing."""
         triples = [
-            (i, a, label) for i, row in enumerate(rows) for a, label in enumerate(row) if label is not None
+            (i, a, label)
+            for i, row in enumerate(rows)
+            for a, label in enumerate(row)
+            if label is not None
         ]
         matrix = cls.from_triples(triples, **kwargs)
         # Keep every item and annotator, even those without a single label.
         n_items = len(rows)
         n_annotators = max((len(r) for r in rows), default=0)
         codes = np.full((n_items, n_annotators), MISSING, dtype=np.int64)
-        for (i, a, label) in triples:
+        for i, a, label in triples:
             codes[i, a] = matrix.categories.index(label)
         return cls(tuple(range(n_items)), tuple(range(n_annotators)), matrix.categories, codes)
 
@@ -306,13 +312,15 @@ def _alpha_from_pattern_weights(
                 - patterns[:, :, None] * np.eye(patterns.shape[1])[None]
             ) / (m - 1)[:, None, None]
             o = np.einsum("bp,pij->bij", weights, per_unit)
-            e = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(n_v.shape[1])[None]) / (
-                n - 1
-            )[:, None, None]
+            e = (
+                n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(n_v.shape[1])[None]
+            ) / (n - 1)[:, None, None]
             if level == "interval":
                 d = ((domain[:, None] - domain[None, :]) ** 2)[None]
             else:  # ordinal: squared rank-sum distance that depends on the marginals
-                prefix = np.concatenate([np.zeros((n_v.shape[0], 1)), np.cumsum(n_v, axis=1)], axis=1)
+                prefix = np.concatenate(
+                    [np.zeros((n_v.shape[0], 1)), np.cumsum(n_v, axis=1)], axis=1
+                )
                 idx = np.arange(n_v.shape[1])
                 lo = np.minimum(idx[:, None], idx[None, :])
                 hi = np.maximum(idx[:, None], idx[None, :])
@@ -386,7 +394,9 @@ def confusion_matrix(a: np.ndarray, b: np.ndarray, n_categories: int) -> np.ndar
     b = np.asarray(b)
     both = (a >= 0) & (b >= 0)
     flat = a[both] * n_categories + b[both]
-    return np.bincount(flat, minlength=n_categories * n_categories).reshape(n_categories, n_categories)
+    return np.bincount(flat, minlength=n_categories * n_categories).reshape(
+        n_categories, n_categories
+    )
 
 
 def cohen_kappa_from_confusion(table: np.ndarray) -> Stat:

@@ -6,6 +6,7 @@ the study models (a later service builds :class:`LabelRow` objects); both give t
 :mod:`annotation.agreement`; every one appears here as ``{"value": x}`` or
 ``{"value": null, "undefined": "reason"}``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,9 +21,7 @@ from annotation import agreement as ag
 REQUIRED_COLUMNS = ("item_id", "annotator_id", "label")
 STEP_COLUMN = "first_failure_step"
 MAX_TIES_LISTED = 200
-BOOTSTRAP_METHOD = (
-    "percentile bootstrap over items (units resampled with replacement, fixed seed)"
-)
+BOOTSTRAP_METHOD = "percentile bootstrap over items (units resampled with replacement, fixed seed)"
 
 
 class LabelFileError(ValueError):
@@ -326,11 +325,13 @@ def _majority_json(matrix: ag.LabelMatrix) -> dict:
     return {
         "distribution": {name: int(n) for name, n in zip(names, distribution)},
         "n_items": int((majority.n_labels > 0).sum()),
-        "n_ties": int(len(tied)),
+        "n_ties": len(tied),
         "ties": [
             {
                 "item_id": str(matrix.items[i]),
-                "counts": {names[c]: int(majority.counts[i, c]) for c in majority.tied_categories(i)},
+                "counts": {
+                    names[c]: int(majority.counts[i, c]) for c in majority.tied_categories(i)
+                },
             }
             for i in tied[:MAX_TIES_LISTED]
         ],
@@ -390,19 +391,28 @@ def _fmt(stat: Mapping, *, percent: bool = False) -> str:
 def report_to_text(report: Mapping) -> str:
     """A plain-text rendering of :func:`build_report`'s dict."""
     out = [
-        f"Items: {report['n_items']}  annotators: {report['n_annotators']}  labels: {report['n_rows']}"
-        f"  items labelled twice or more: {report['n_items_labelled_twice']}",
+        (
+            f"Items: {report['n_items']}  annotators: {report['n_annotators']}"
+            f"  labels: {report['n_rows']}"
+            f"  items labelled twice or more: {report['n_items_labelled_twice']}"
+        ),
         f"Categories: {', '.join(report['categories']) or '(none)'}",
         "",
         f"Krippendorff's alpha ({report['level']}): {_fmt(report['alpha'])}",
     ]
     if report.get("first_failure"):
-        out.append(f"Krippendorff's alpha, first-failure location: {_fmt(report['first_failure']['alpha'])}")
+        out.append(
+            f"Krippendorff's alpha, first-failure location: {_fmt(report['first_failure']['alpha'])}"
+        )
     fleiss = report["fleiss_kappa"]
     out += [
         f"Percent agreement (pairwise): {_fmt(report['percent_agreement'], percent=True)}",
         f"Fleiss' kappa: {_fmt(fleiss)}"
-        + (f"  ({fleiss['n_items_excluded']} items labelled once left out)" if fleiss["n_items_excluded"] else ""),
+        + (
+            f"  ({fleiss['n_items_excluded']} items labelled once left out)"
+            if fleiss["n_items_excluded"]
+            else ""
+        ),
         f"Cohen's kappa, mean over pairs: {_fmt(report['cohen_kappa']['mean'])}",
     ]
     for pair in report["cohen_kappa"]["pairs"]:

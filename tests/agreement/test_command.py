@@ -1,4 +1,5 @@
 """``manage.py agreement_report`` end to end: a real file, the real command, its real output."""
+
 import json
 import subprocess
 import sys
@@ -27,8 +28,20 @@ def label_csv(tmp_path):
 
 
 def test_json(label_csv):
-    report = json.loads(run("--input", str(label_csv), "--format", "json", "--group-by", "topic",
-                            "--bootstrap", "300", "--seed", "3"))
+    report = json.loads(
+        run(
+            "--input",
+            str(label_csv),
+            "--format",
+            "json",
+            "--group-by",
+            "topic",
+            "--bootstrap",
+            "300",
+            "--seed",
+            "3",
+        )
+    )
     assert report["n_items"] == 4
     assert report["alpha"]["value"] == pytest.approx(1 - 4 / 6)
     assert report["alpha"]["ci"]["seed"] == 3 and report["alpha"]["ci"]["n_resamples"] == 300
@@ -53,7 +66,9 @@ def test_json_with_undefined_statistics(tmp_path):
 def test_malformed_file_names_the_file_and_line(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("item_id,annotator_id,label\ni1,a,x\ni1,a,y\n")
-    with pytest.raises(CommandError, match=r"bad\.csv line 3: item 'i1' is labelled twice .*lines 2 and 3"):
+    with pytest.raises(
+        CommandError, match=r"bad\.csv line 3: item 'i1' is labelled twice .*lines 2 and 3"
+    ):
         run("--input", str(path))
 
 
@@ -71,15 +86,31 @@ def test_ordinal_words_need_categories(tmp_path):
     path.write_text("item_id,annotator_id,label\ni1,a,low\ni1,b,high\ni2,a,mid\ni2,b,mid\n")
     with pytest.raises(CommandError, match="explicit category order"):
         run("--input", str(path), "--level", "ordinal")
-    report = json.loads(run("--input", str(path), "--level", "ordinal", "--categories", "low,mid,high",
-                            "--format", "json"))
+    report = json.loads(
+        run(
+            "--input",
+            str(path),
+            "--level",
+            "ordinal",
+            "--categories",
+            "low,mid,high",
+            "--format",
+            "json",
+        )
+    )
     assert report["level"] == "ordinal" and report["categories"] == ["low", "mid", "high"]
 
 
 def test_exit_status_and_stderr_from_a_real_process(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("item_id,annotator_id,label,first_failure_step\ni1,a,x,-2\n")
-    proc = subprocess.run([sys.executable, "manage.py", "agreement_report", "--input", str(path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "agreement_report", "--input", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode != 0
     assert "line 2: bad first_failure_step '-2'" in proc.stderr

@@ -1,4 +1,5 @@
 """Server-rendered SVG plots: well-formed XML, accessible names, every value as text."""
+
 import io
 import xml.etree.ElementTree as ET
 
@@ -23,16 +24,23 @@ def accessible_name(root):
 
 
 def test_bar_chart_escapes_and_labels_every_bar():
-    svg = bar_chart_svg(title="Alpha <by> topic & more", labels=["cook & <bake>", "diy", "empty"],
-                        values=[0.5, -0.25, None], intervals=[(0.3, 0.7), None, None],
-                        value_range=(-1, 1))
+    svg = bar_chart_svg(
+        title="Alpha <by> topic & more",
+        labels=["cook & <bake>", "diy", "empty"],
+        values=[0.5, -0.25, None],
+        intervals=[(0.3, 0.7), None, None],
+        value_range=(-1, 1),
+    )
     root = parse(svg)
     title, desc = accessible_name(root)
     assert title == "Alpha <by> topic & more"
     assert "cook & <bake>: 0.500 (0.300 to 0.700)" in desc and "empty: undefined" in desc
     bars = root.findall("s:g[@class='bar']", NS)
     assert [b.find("s:title", NS).text for b in bars] == [
-        "cook & <bake>: 0.500", "diy: -0.250", "empty: undefined"]
+        "cook & <bake>: 0.500",
+        "diy: -0.250",
+        "empty: undefined",
+    ]
     assert [len(b.findall("s:rect", NS)) for b in bars] == [1, 1, 0]  # undefined: no bar
     assert len(bars[0].findall("s:path", NS)) == 1  # CI whisker
     # The negative bar ends at the zero line; the positive one starts there.
@@ -49,8 +57,14 @@ def test_bar_chart_length_mismatch():
 
 
 def test_confusion_matrix_cells():
-    svg = confusion_matrix_svg(title="A vs B", row_labels=["yes", "no"], col_labels=["yes", "no"],
-                               counts=[[20, 5], [10, 15]], row_title="A", col_title="B")
+    svg = confusion_matrix_svg(
+        title="A vs B",
+        row_labels=["yes", "no"],
+        col_labels=["yes", "no"],
+        counts=[[20, 5], [10, 15]],
+        row_title="A",
+        col_title="B",
+    )
     root = parse(svg)
     title, desc = accessible_name(root)
     assert title == "A vs B" and desc.startswith("50 items; 35 on the diagonal")
@@ -68,8 +82,15 @@ def test_report_plots_cover_the_report():
     f = parse_label_csv(io.StringIO(CSV), group_columns=["topic"])
     report = build_report(f.rows, with_location=True, group_columns=["topic"], n_resamples=100)
     plots = report_plots(report)
-    assert set(plots) == {"label_distribution", "leave_one_out", "alpha", "alpha_by_topic",
-                          "confusion_a_b", "confusion_a_c", "confusion_b_c"}
+    assert set(plots) == {
+        "label_distribution",
+        "leave_one_out",
+        "alpha",
+        "alpha_by_topic",
+        "confusion_a_b",
+        "confusion_a_c",
+        "confusion_b_c",
+    }
     ids = []
     for svg in plots.values():
         root = parse(svg)

@@ -1,6 +1,7 @@
 """Published values: Krippendorff (2011) "Computing Krippendorff's Alpha-Reliability",
 the `krippendorff` package's documented examples, Fleiss (1971) as worked on Wikipedia,
 and Cohen's κ as worked on Wikipedia."""
+
 import numpy as np
 import pytest
 
@@ -32,8 +33,8 @@ def test_section_a_binary_two_observers():
 
 
 def test_section_b_nominal_two_observers():
-    ben = "a a b b d c c c e d d a".split()
-    gerry = "b a b b b c c c e d d d".split()
+    ben = ["a", "a", "b", "b", "d", "c", "c", "c", "e", "d", "d", "a"]
+    gerry = ["b", "a", "b", "b", "b", "c", "c", "c", "e", "d", "d", "d"]
     assert round(ag.krippendorff_alpha(wide([ben, gerry])), 3) == 0.692
 
 
@@ -69,18 +70,20 @@ def test_krippendorff_package_doc_example():
     assert round(ag.krippendorff_alpha(m, level="interval"), 6) == 0.810845
 
 
-FLEISS_WIKIPEDIA = np.array([
-    [0, 0, 0, 0, 14],
-    [0, 2, 6, 4, 2],
-    [0, 0, 3, 5, 6],
-    [0, 3, 9, 2, 0],
-    [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0],
-    [3, 2, 6, 3, 0],
-    [2, 5, 3, 2, 2],
-    [6, 5, 2, 1, 0],
-    [0, 2, 2, 3, 7],
-])
+FLEISS_WIKIPEDIA = np.array(
+    [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+)
 
 
 def test_fleiss_1971_wikipedia_example_from_counts():

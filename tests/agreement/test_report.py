@@ -1,4 +1,5 @@
 """The report builder and the CSV parser (pure; no database)."""
+
 import io
 import json
 
@@ -47,7 +48,9 @@ def test_report_by_hand():
     # pair agreement per item: 1/3, 1, 1, 0 -> 7/12
     assert r["percent_agreement"]["value"] == pytest.approx(7 / 12)
     assert r["majority"]["n_ties"] == 1
-    assert r["majority"]["ties"] == [{"item_id": "i4", "counts": {"has_failure": 1, "no_failure": 1}}]
+    assert r["majority"]["ties"] == [
+        {"item_id": "i4", "counts": {"has_failure": 1, "no_failure": 1}}
+    ]
     assert r["majority"]["distribution"] == {"has_failure": 2, "no_failure": 1}
     loo = {row["annotator_id"]: row for row in r["leave_one_out"]["annotators"]}
     assert (loo["a"]["n_compared"], loo["a"]["n_agree"], loo["a"]["n_others_tied"]) == (3, 2, 1)
@@ -83,11 +86,18 @@ def test_empty_and_single_annotator_reports_are_undefined_not_errors():
 
 
 def test_numeric_labels_sort_numerically_and_ordinal_words_need_an_order():
-    rows = [LabelRow(f"i{i}", a, str(v)) for i, (x, y) in enumerate([(1, 2), (10, 10), (2, 2)])
-            for a, v in (("a", x), ("b", y))]
+    rows = [
+        LabelRow(f"i{i}", a, str(v))
+        for i, (x, y) in enumerate([(1, 2), (10, 10), (2, 2)])
+        for a, v in (("a", x), ("b", y))
+    ]
     assert build_report(rows, level="ordinal", n_resamples=0)["categories"] == ["1", "2", "10"]
-    words = [LabelRow("i1", "a", "low"), LabelRow("i1", "b", "high"), LabelRow("i2", "a", "mid"),
-             LabelRow("i2", "b", "mid")]
+    words = [
+        LabelRow("i1", "a", "low"),
+        LabelRow("i1", "b", "high"),
+        LabelRow("i2", "a", "mid"),
+        LabelRow("i2", "b", "mid"),
+    ]
     with pytest.raises(ValueError, match="explicit category order"):
         build_report(words, level="ordinal")
     r = build_report(words, level="ordinal", categories=["low", "mid", "high"], n_resamples=0)
@@ -98,6 +108,7 @@ def test_numeric_labels_sort_numerically_and_ordinal_words_need_an_order():
 
 # --- CSV errors ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "text, message",
     [
@@ -105,12 +116,26 @@ def test_numeric_labels_sort_numerically_and_ordinal_words_need_an_order():
         ("item_id,label\ni1,x\n", "line 1: missing column(s) 'annotator_id'"),
         ("item_id,annotator_id,label\ni1,a,x\ni1,,x\n", "line 3: empty field 'annotator_id'"),
         ("item_id,annotator_id,label\ni1,a,  \n", "line 2: empty field 'label'"),
-        ("item_id,annotator_id,label,first_failure_step\ni1,a,x,two\n", "line 2: bad first_failure_step 'two'"),
-        ("item_id,annotator_id,label,first_failure_step\ni1,a,x,0\n", "line 2: bad first_failure_step '0'"),
-        ("item_id,annotator_id,label,first_failure_step\ni1,a,x,1.5\n", "line 2: bad first_failure_step '1.5'"),
-        ("item_id,annotator_id,label\ni1,a,x\ni2,a,y\n\ni1,a,y\n",
-         "line 5: item 'i1' is labelled twice by annotator 'a' (lines 2 and 5)"),
-        ("item_id,annotator_id,label\ni1,a\n", "line 2: expected 3 fields like the header, found 2"),
+        (
+            "item_id,annotator_id,label,first_failure_step\ni1,a,x,two\n",
+            "line 2: bad first_failure_step 'two'",
+        ),
+        (
+            "item_id,annotator_id,label,first_failure_step\ni1,a,x,0\n",
+            "line 2: bad first_failure_step '0'",
+        ),
+        (
+            "item_id,annotator_id,label,first_failure_step\ni1,a,x,1.5\n",
+            "line 2: bad first_failure_step '1.5'",
+        ),
+        (
+            "item_id,annotator_id,label\ni1,a,x\ni2,a,y\n\ni1,a,y\n",
+            "line 5: item 'i1' is labelled twice by annotator 'a' (lines 2 and 5)",
+        ),
+        (
+            "item_id,annotator_id,label\ni1,a\n",
+            "line 2: expected 3 fields like the header, found 2",
+        ),
         ("item_id,annotator_id,label,label\n", "line 1: column(s) 'label' appear twice"),
     ],
 )
@@ -124,7 +149,9 @@ def test_group_column_errors():
     with pytest.raises(LabelFileError, match="line 1: missing column\\(s\\) 'generator'"):
         parse(CSV, group_columns=["generator"])
     bad = CSV.replace("i1,c,no_failure,,cooking", "i1,c,no_failure,,diy")
-    with pytest.raises(LabelFileError, match="line 4: item 'i1' has topic 'diy' but line 2 gave 'cooking'"):
+    with pytest.raises(
+        LabelFileError, match="line 4: item 'i1' has topic 'diy' but line 2 gave 'cooking'"
+    ):
         parse(bad, group_columns=["topic"])
 
 
@@ -132,5 +159,8 @@ def test_header_with_bom_spaces_and_extra_columns_and_quoted_newlines():
     text = '\ufeff Item_ID , annotator_id,label,note\n"i1",a,x,"two\nlines"\ni1,b,x,\ni2,a,y,ok\n'
     f = parse(text)
     assert [(r.item_id, r.annotator_id, r.label, r.line) for r in f.rows] == [
-        ("i1", "a", "x", 2), ("i1", "b", "x", 4), ("i2", "a", "y", 5)]
+        ("i1", "a", "x", 2),
+        ("i1", "b", "x", 4),
+        ("i2", "a", "y", 5),
+    ]
     assert not f.has_location

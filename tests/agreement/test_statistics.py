@@ -1,4 +1,5 @@
 """Hand-computed cases for every statistic, the undefined cases, and the bootstrap."""
+
 import json
 import math
 
@@ -16,6 +17,7 @@ def items(*rows, **kwargs):
 
 
 # --- percent agreement and Fleiss with varying numbers of raters -------------------------------
+
 
 def test_percent_agreement_by_hand():
     # item 1: a,a,b -> 1 agreeing pair of 3; item 2: a,a -> 1 of 1; item 3 labelled once: left out.
@@ -37,10 +39,13 @@ def test_fleiss_equals_cohen_structure_on_perfect_agreement():
 
 # --- Cohen ---------------------------------------------------------------------------------------
 
+
 def test_pairwise_cohen_by_hand_with_missing_labels():
     # A and B share items 1-4: agree on 1,2,4 -> p_o .75; A: yes yes no no, B: yes yes yes no
     # -> p_e = .5*.75 + .5*.25 = .5 -> kappa .5. C shares only item 5 with A and nothing with B.
-    m = items(["yes", "yes", N], ["yes", "yes", N], ["no", "yes", N], ["no", "no", N], ["no", N, "no"])
+    m = items(
+        ["yes", "yes", N], ["yes", "yes", N], ["no", "yes", N], ["no", "no", N], ["no", N, "no"]
+    )
     pairs = {(p.annotator_a, p.annotator_b): p for p in ag.pairwise_cohen_kappa(m)}
     assert set(pairs) == {(0, 1), (0, 2)}  # B and C share no item: no pair
     ab = pairs[(0, 1)]
@@ -59,6 +64,7 @@ def test_cohen_no_shared_item_is_undefined():
 
 # --- majority and ties ---------------------------------------------------------------------------
 
+
 def test_majority_reports_ties_and_single_labels():
     m = items(["p", "p", "q"], ["p", "q", N], ["q", N, N], [N, N, N], ["p", "q", "r"])
     maj = ag.majority_labels(m)
@@ -72,13 +78,16 @@ def test_majority_reports_ties_and_single_labels():
 
 # --- leave-one-out -------------------------------------------------------------------------------
 
+
 def test_leave_one_out_by_hand():
     #            A    B    C
-    m = items(["f", "f", "f"],   # all agree
-              ["f", "f", "n"],   # C against f,f: disagree; A against f,n: tie; B: tie
-              ["n", "n", "n"],
-              ["f", "n", N],     # A against n; B against f
-              ["n", N, N])       # nobody else
+    m = items(
+        ["f", "f", "f"],  # all agree
+        ["f", "f", "n"],  # C against f,f: disagree; A against f,n: tie; B: tie
+        ["n", "n", "n"],
+        ["f", "n", N],  # A against n; B against f
+        ["n", N, N],
+    )  # nobody else
     by = {r.annotator: r for r in ag.leave_one_out(m)}
     a, b, c = by[0], by[1], by[2]
     assert (a.n_items, a.n_compared, a.n_agree, a.n_others_tied, a.n_no_others) == (5, 3, 2, 1, 1)
@@ -96,6 +105,7 @@ def test_leave_one_out_undefined_when_others_always_tie():
 
 
 # --- label kinds ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("yes, no", [("has_failure", "no_failure"), (1, 0), (True, False)])
 def test_any_label_kind(yes, no):
@@ -120,7 +130,9 @@ UNDEFINED_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, matrix, reason", UNDEFINED_CASES, ids=[c[0] for c in UNDEFINED_CASES])
+@pytest.mark.parametrize(
+    "name, matrix, reason", UNDEFINED_CASES, ids=[c[0] for c in UNDEFINED_CASES]
+)
 def test_undefined_cases(name, matrix, reason):
     for fn in (ag.krippendorff_alpha, ag.percent_agreement, ag.fleiss_kappa, ag.alpha_bootstrap_ci):
         value = fn(matrix)
@@ -146,6 +158,7 @@ def test_bad_level_is_a_clear_error():
 
 # --- bootstrap -----------------------------------------------------------------------------------
 
+
 def random_study(n_items, n_annotators, n_categories, *, seed, agree=0.7, missing=0.0):
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, n_categories, n_items)
@@ -156,7 +169,9 @@ def random_study(n_items, n_annotators, n_categories, *, seed, agree=0.7, missin
             if rng.random() < missing:
                 row.append(None)
             else:
-                row.append(int(truth[i]) if rng.random() < agree else int(rng.integers(0, n_categories)))
+                row.append(
+                    int(truth[i]) if rng.random() < agree else int(rng.integers(0, n_categories))
+                )
         rows.append(row)
     return ag.LabelMatrix.from_rows(rows)
 
@@ -175,8 +190,11 @@ def test_vectorised_alpha_matches_the_package_on_arbitrary_resamples(level):
         got = ag._alpha_from_pattern_weights(
             patterns, weights[None], level=level, domain=ag._value_domain(m, level)
         )[0]
-        want = krippendorff.alpha(value_counts=counts[pick], value_domain=ag._value_domain(m, level),
-                                  level_of_measurement=level)
+        want = krippendorff.alpha(
+            value_counts=counts[pick],
+            value_domain=ag._value_domain(m, level),
+            level_of_measurement=level,
+        )
         assert got == pytest.approx(want, abs=1e-12)
 
 
@@ -188,8 +206,13 @@ def naive_bootstrap(m, n, seed, level="nominal"):
         sample = counts[rng.integers(0, len(counts), len(counts))]
         if (sample.sum(axis=0) > 0).sum() < 2:
             continue
-        out.append(krippendorff.alpha(value_counts=sample, value_domain=ag._value_domain(m, level),
-                                      level_of_measurement=level))
+        out.append(
+            krippendorff.alpha(
+                value_counts=sample,
+                value_domain=ag._value_domain(m, level),
+                level_of_measurement=level,
+            )
+        )
     return np.percentile(out, [2.5, 97.5])
 
 

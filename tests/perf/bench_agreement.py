@@ -3,6 +3,7 @@
 Run: ``.venv/bin/python tests/perf/bench_agreement.py``. Target: well under 1 s (the study
 report page has 1 s in all). Prints the median and worst of several runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from annotation.agreement_report import LabelRow, build_report  # noqa: E402
+from annotation.agreement_report import LabelRow, build_report
 
 N_ITEMS, ANNOTATORS, TOPICS, GENERATORS = 7000, ("a1", "a2", "a3"), 20, 8
 
@@ -41,16 +42,23 @@ def main() -> None:
     timings = []
     for _ in range(7):
         start = time.perf_counter()
-        report = build_report(rows, with_location=True, group_columns=("topic", "generator"),
-                              n_resamples=1000, seed=0)
+        report = build_report(
+            rows, with_location=True, group_columns=("topic", "generator"), n_resamples=1000, seed=0
+        )
         timings.append(time.perf_counter() - start)
     alpha = report["alpha"]
-    print(f"agreement report, {N_ITEMS} items x {len(ANNOTATORS)} annotators "
-          f"(1000 bootstrap resamples; alpha on label and first-failure location; "
-          f"{TOPICS} topics + {GENERATORS} generators, each with its own CI)")
-    print(f"  alpha = {alpha['value']:.3f} [{alpha['ci']['low']:.3f}, {alpha['ci']['high']:.3f}], "
-          f"first-failure alpha = {report['first_failure']['alpha']['value']:.3f}")
-    print(f"  median {np.median(timings) * 1000:.0f} ms, worst {max(timings) * 1000:.0f} ms over {len(timings)} runs")
+    print(
+        f"agreement report, {N_ITEMS} items x {len(ANNOTATORS)} annotators "
+        f"(1000 bootstrap resamples; alpha on label and first-failure location; "
+        f"{TOPICS} topics + {GENERATORS} generators, each with its own CI)"
+    )
+    print(
+        f"  alpha = {alpha['value']:.3f} [{alpha['ci']['low']:.3f}, {alpha['ci']['high']:.3f}], "
+        f"first-failure alpha = {report['first_failure']['alpha']['value']:.3f}"
+    )
+    print(
+        f"  median {np.median(timings) * 1000:.0f} ms, worst {max(timings) * 1000:.0f} ms over {len(timings)} runs"
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """``manage.py agreement_report --input FILE.csv --format json|text``: the agreement report
 for a long-format label CSV from any source (``item_id,annotator_id,label`` and optionally
 ``first_failure_step`` and grouping columns such as ``topic`` or ``generator``)."""
+
 from __future__ import annotations
 
 import json
@@ -20,13 +21,28 @@ class Command(BaseCommand):
     help = "Agreement statistics (Krippendorff's α with a bootstrap CI, κ, majority, leave-one-out) for a label CSV."
 
     def add_arguments(self, parser):
-        parser.add_argument("--input", required=True, help="long-format CSV: item_id,annotator_id,label[,first_failure_step]")
+        parser.add_argument(
+            "--input",
+            required=True,
+            help="long-format CSV: item_id,annotator_id,label[,first_failure_step]",
+        )
         parser.add_argument("--format", choices=("json", "text"), default="text")
-        parser.add_argument("--level", choices=LEVELS, default="nominal", help="level of measurement of the label")
-        parser.add_argument("--categories", help="comma-separated category order (ordinal labels that are words)")
-        parser.add_argument("--group-by", action="append", default=[], metavar="COLUMN",
-                            help="a per-group breakdown by this column (repeatable), e.g. topic")
-        parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for α's CI (0: none)")
+        parser.add_argument(
+            "--level", choices=LEVELS, default="nominal", help="level of measurement of the label"
+        )
+        parser.add_argument(
+            "--categories", help="comma-separated category order (ordinal labels that are words)"
+        )
+        parser.add_argument(
+            "--group-by",
+            action="append",
+            default=[],
+            metavar="COLUMN",
+            help="a per-group breakdown by this column (repeatable), e.g. topic",
+        )
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples for α's CI (0: none)"
+        )
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
     def handle(self, *args, **options):
