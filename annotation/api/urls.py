@@ -1,3 +1,12 @@
-from django.urls import path
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
 
-urlpatterns: list = []
+from annotation.api import views
+
+app_name = "annotation_api"
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("studies", views.StudyViewSet, basename="study")
+
+urlpatterns = [path("", include(router.urls))]

@@ -1,0 +1,259 @@
+"""The annotator flow: entry → consent → codebook and training → qualification → items → completion.
+
+Thin views over :mod:`annotation.services`. A participant is known by the session (Prolific
+entry) or by their account; they only ever reach their own assignments.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation import conf, services
+from annotation.codebook import CODEBOOK
+from annotation.labels import parse_label
+from annotation.models import Assignment, Participant, Study
+from annotation.selectors import (
+    assignment_draft,
+    assignment_for_participant,
+    participant_for_session,
+    participant_for_user,
+    training_items,
+)
+
+Stage = Participant.Stage
+
+
+def _session_key(study: Study) -> str:
+    return f"annotation:participant:{study.pk}"
+
+
+def _participant(request: HttpRequest, study: Study) -> Participant | None:
+    participant = participant_for_session(study=study, participant_id=request.session.get(_session_key(study)))
+    if participant is None and study.accepts_accounts:
+        participant = participant_for_user(study=study, user=request.user)
+    return participant
+
+
+def _stage_url(study: Study, participant: Participant) -> str:
+    name = {
+        Stage.CONSENT: "consent",
+        Stage.TRAINING: "training",
+        Stage.QUALIFICATION: "item",
+        Stage.WORKING: "item",
+        Stage.DONE: "done",
+        Stage.SCREENED_OUT: "screened_out",
+        Stage.DECLINED: "declined",
+    }[participant.stage]
+    return reverse(f"annotation:{name}", args=[study.slug])
+
+
+def _refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
+    status = {"bad_link": 400, "no_session": 403, "full": 409, "closed": 410, "paused": 503}.get(reason, 400)
+    return render(request, "annotation/refused.html", {"study": study, "reason": reason, "message": message}, status=status)
+
+
+def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
+    return _refused(
+        request, study, "no_session",
+        "We could not find your session. Please open the study again from the link on Prolific.",
+    )
+
+
+def _load(request: HttpRequest, slug: str, *stages: str):
+    """(study, participant, response): response is set when the participant must go elsewhere."""
+    study = get_object_or_404(Study, slug=slug)
+    participant = _participant(request, study)
+    if participant is None:
+        return study, None, _no_session(request, study)
+    if stages and participant.stage not in stages:
+        return study, participant, redirect(_stage_url(study, participant))
+    return study, participant, None
+
+
+@require_http_methods(["GET"])
+def enter(request: HttpRequest, slug: str) -> HttpResponse:
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        return _refused(request, None, "bad_link", "This study link is wrong: no study has this address.")
+    try:
+        if "PROLIFIC_PID" in request.GET or not study.accepts_accounts:
+            participant = services.participant_enter_prolific(study=study, params=request.GET.dict())
+        elif not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        else:
+            participant = services.participant_enter_account(study=study, user=request.user)
+    except services.EntryRefused as refusal:
+        return _refused(request, study, refusal.reason, refusal.message)
+    request.session[_session_key(study)] = participant.pk
+    return redirect(_stage_url(study, participant))
+
+
+@require_http_methods(["GET", "POST"])
+def consent(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, Stage.CONSENT)
+    if response:
+        return response
+    if request.method == "POST":
+        agree = request.POST.get("consent") == "agree"
+        services.participant_consent(participant=participant, agree=agree)
+        return redirect(_stage_url(study, participant))
+    return render(request, "annotation/consent.html", {"study": study, "participant": participant})
+
+
+@require_http_methods(["GET", "POST"])
+def training(request: HttpRequest, slug: str) -> HttpResponse:
+    review = request.GET.get("review") == "1"
+    if review:  # the codebook, reachable again from any item page
+        study, participant, response = _load(request, slug)
+    else:
+        study, participant, response = _load(request, slug, Stage.TRAINING)
+    if response:
+        return response
+    if request.method == "POST":
+        services.participant_finish_training(participant=participant)
+        return redirect(_stage_url(study, participant))
+    context = {
+        "study": study, "participant": participant, "codebook": CODEBOOK, "review": review,
+        "examples": training_items(study=study),
+        "has_qualification": study.items.filter(kind="qualification").exists(),
+    }
+    return render(request, "annotation/training.html", context)
+
+
+def _item_context(study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()) -> dict:
+    generation = assignment.item.generation
+    procedure = generation.procedure
+    l1, l2 = list(procedure.steps), list(generation.predicted_steps)
+    failures = state.get("failures") or []
+    if state.get("choice") == "failure" and not failures:
+        failures = [{"description": "", "l1_steps": [], "l2_steps": []}]
+    read = set(state.get("read_steps") or [])
+    now = timezone.now()
+    return {
+        "study": study,
+        "participant": participant,
+        "assignment": assignment,
+        "qualification": assignment.item.kind == "qualification",
+        "goal": procedure.goal,
+        "resources": procedure.resources,
+        "l1": list(enumerate(l1, 1)),
+        "l2": [(n, text, n in read) for n, text in enumerate(l2, 1)],
+        "l1_numbers": range(1, len(l1) + 1),
+        "l2_numbers": range(1, len(l2) + 1),
+        "n_read": len(read),
+        "read_percent": round(100 * len(read) / len(l2)) if l2 else 100,
+        "state": state,
+        "failures": failures,
+        "errors": list(errors),
+        "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
+        "min_seconds": study.min_seconds_per_item,
+        "heartbeat_seconds": conf.heartbeat_seconds(),
+        "idle_seconds": conf.idle_timeout_seconds(),
+        "codebook": CODEBOOK,
+        "position": participant.n_done + 1,
+        "warning": services.attention_warning(participant=participant)
+        if study.attention_warn_after and participant.attention_failures >= study.attention_warn_after
+        else "",
+    }
+
+
+@require_http_methods(["GET"])
+def item(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, Stage.QUALIFICATION, Stage.WORKING)
+    if response:
+        return response
+    assignment = services.participant_current_assignment(participant=participant)
+    if assignment is None:
+        participant.refresh_from_db()
+        if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
+            return _refused(request, study, study.status, "This study is not accepting work right now. Your answers so far are saved.")
+        return redirect(_stage_url(study, participant))
+    state = assignment_draft(assignment=assignment)
+    return render(request, "annotation/item.html", _item_context(study, participant, assignment, state))
+
+
+def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
+    study, participant, response = _load(request, slug)
+    if response:
+        return study, participant, None, response
+    assignment = assignment_for_participant(participant=participant, assignment_id=assignment_id)
+    if assignment is None:
+        return study, participant, None, _refused(request, study, "no_session", "This item is not yours.")
+    return study, participant, assignment, None
+
+
+def _label(request: HttpRequest, assignment: Assignment):
+    generation = assignment.item.generation
+    return parse_label(request.POST, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps))
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+@require_POST
+def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    label = _label(request, assignment)
+    try:
+        result = services.annotation_submit(assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms")))
+    except services.SubmissionRefused as refusal:
+        context = _item_context(study, participant, assignment, label.as_draft(), refusal.messages)
+        return render(request, "annotation/item.html", context, status=422)
+    for notice in result.notices:
+        messages.warning(request, notice)
+    participant.refresh_from_db()
+    return redirect(_stage_url(study, participant), permanent=False)
+
+
+@require_POST
+def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    saved = services.draft_save(assignment=assignment, label=_label(request, assignment), active_ms=_int(request.POST.get("active_ms")))
+    text = f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+@require_POST
+def beat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    services.assignment_heartbeat(assignment=assignment, active_ms=_int(request.POST.get("active_ms")))
+    return HttpResponse(status=204)
+
+
+def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, stage)
+    if response:
+        return response
+    code = study.completion_code if stage == Stage.DONE else study.screened_out_code
+    redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
+    return render(request, template, {"study": study, "participant": participant, "code": code, "redirect_url": redirect_url})
+
+
+def done(request: HttpRequest, slug: str) -> HttpResponse:
+    return _final(request, slug, Stage.DONE, "annotation/done.html")
+
+
+def screened_out(request: HttpRequest, slug: str) -> HttpResponse:
+    return _final(request, slug, Stage.SCREENED_OUT, "annotation/screened_out.html")
+
+
+def declined(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, Stage.DECLINED)
+    if response:
+        return response
+    return render(request, "annotation/declined.html", {"study": study})
