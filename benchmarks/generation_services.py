@@ -161,9 +161,10 @@ def generation_run_create(
     return run
 
 
-def generation_run_start(*, run: GenerationRun) -> GenerationRun:
+def generation_run_start(*, run: GenerationRun, enqueue: bool = True) -> GenerationRun:
     """Start or resume: a new epoch from the beginning of the selection (finished procedures are
-    skipped); failures of the previous epoch are retried. The first chunk is enqueued on commit."""
+    skipped); failures of the previous epoch are retried. The first chunk is enqueued on commit
+    (``enqueue=False``: the caller drives the chunks itself, e.g. ``run_generation --inline``)."""
     from benchmarks.tasks import generation_run_chunk
 
     with transaction.atomic():
@@ -188,7 +189,8 @@ def generation_run_start(*, run: GenerationRun) -> GenerationRun:
         run.n_done = _done_count(run)
         run.save()
         run_id, epoch = run.pk, run.epoch
-        transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
+        if enqueue:
+            transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
     return run
 
 
@@ -269,8 +271,11 @@ def generation_build(
     )
 
 
-def generation_run_execute_chunk(*, run_id: int, epoch: int, backend: LLMBackend | None = None) -> bool:
-    """Generate for the next chunk of the run; True when another chunk was enqueued."""
+def generation_run_execute_chunk(
+    *, run_id: int, epoch: int, backend: LLMBackend | None = None, enqueue_next: bool = True
+) -> bool:
+    """Generate for the next chunk of the run; True when there is a next chunk (enqueued on
+    commit unless ``enqueue_next=False``)."""
     run = GenerationRun.objects.select_related("generator").get(pk=run_id)
     if run.epoch != epoch or run.status != GenerationRun.Status.RUNNING:
         return False
@@ -308,10 +313,11 @@ def generation_run_execute_chunk(*, run_id: int, epoch: int, backend: LLMBackend
         else:
             message = str(result) if isinstance(result, LLMError) else f"unexpected result {type(result).__name__}"
             outcomes.append(_Outcome(procedure, None, error=message[:500]))
-    return _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=procedures[-1].pk)
+    return _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=procedures[-1].pk,
+                        enqueue_next=enqueue_next)
 
 
-def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: int) -> bool:
+def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: int, enqueue_next: bool) -> bool:
     from benchmarks.tasks import generation_run_chunk
 
     with transaction.atomic():
@@ -342,7 +348,7 @@ def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: 
             )[-GenerationRun.MAX_ERRORS_KEPT:]
         run.n_done = _done_count(run)
         run.save()
-        if current:
+        if current and enqueue_next:
             transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
     return current
 
@@ -415,3 +421,17 @@ def generation_scores_summary(
     summary = sc.summarize(rows, scorers)
     summary["generator"] = generator.name
     return summary
+
+
+def generation_run_execute_inline(*, run: GenerationRun, backend: LLMBackend | None = None,
+                                  on_chunk: Any = None) -> GenerationRun:
+    """Drive a started run's chunks in this process (no Celery worker), until it stops.
+    ``on_chunk(run)`` is called after each chunk (progress output)."""
+    run.refresh_from_db()
+    epoch = run.epoch
+    while generation_run_execute_chunk(run_id=run.pk, epoch=epoch, backend=backend, enqueue_next=False):
+        if on_chunk is not None:
+            run.refresh_from_db()
+            on_chunk(run)
+    run.refresh_from_db()
+    return run
