@@ -87,6 +87,7 @@ class MiningDocument(models.Model):
     notes = models.JSONField(default=list, blank=True)  # e.g. "document truncated from N to M characters"
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.PENDING)
     stage_reached = models.CharField(max_length=32, blank=True)  # the last stage run ("input" for bad input)
+    last_passed_stage = models.PositiveSmallIntegerField(default=0)  # 0: none; k: passed stage k (yields)
     drop_reason = models.TextField(blank=True)
     trace = models.JSONField(default=dict, blank=True)
     goal = models.TextField(blank=True)
