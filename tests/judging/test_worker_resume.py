@@ -1,0 +1,52 @@
+"""A real Celery worker is killed (SIGKILL) mid-run; another worker resumes the run with no
+duplicated and no missing judgment."""
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+
+from judging import services
+from judging.models import JudgeRun, JudgeRunItem, Judgment
+from tests.judging.support import judge_responder, make_data
+from tests.support.llm_fixtures import llm_server  # noqa: F401
+from tests.support.worker import running_worker, start_worker, wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+N = 240
+ENV = {"H2R_JUDGE_LEASE_S": "2", "H2R_JUDGE_CHUNK_ITEMS": "100"}
+
+
+def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
+    llm_server.responder = judge_responder
+    llm_server.latency_s = 0.04
+    data = make_data(n=N, bad_every=7)
+    judge = services.judge_create(name="resume-judge", backend="openai", base_url=llm_server.base_url,
+                                  model="m", concurrency=4, timeout_s=5, max_retries=2)
+    first = start_worker(tmp_path, concurrency=1, extra_env=ENV)
+    try:
+        with transaction.atomic():
+            run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+        wait_for(lambda: Judgment.objects.count() >= 60, timeout=60, message="first judgments")
+    finally:
+        first.kill()  # SIGKILL mid-run: requests in flight are lost, the lease stays behind
+    stored_at_kill = Judgment.objects.count()
+    run.refresh_from_db()
+    assert run.status == "running" and 60 <= stored_at_kill < N, (run.status, stored_at_kill)
+    assert run.lease_owner  # the dead worker still "holds" it
+
+    with running_worker(tmp_path, concurrency=1, extra_env=ENV, queue=first.queue) as second:
+        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == "succeeded", timeout=90,
+                 message=f"run to finish; worker log:\n{second.log()[-3000:]}")
+    run.refresh_from_db()
+    assert Judgment.objects.count() == N  # none missing, none twice (unique per judge + content)
+    assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 0
+    assert JudgeRunItem.objects.filter(run=run).values("judgment").distinct().count() == N
+    assert (run.n_done, run.n_errors, run.n_total) == (N, 0, N)
+    assert Judgment.objects.filter(has_failure=True).count() == len(range(0, N, 7))
+    # each content was asked; asked again only what was lost at the kill: the requests in flight
+    # (concurrency 4) and the replies not yet written (at most one flush interval, 0.5 s at
+    # 4 / 0.04 s = 100/s)
+    asked = [r.last_message for r in llm_server.requests]
+    assert len(set(asked)) == N
+    assert len(asked) - N <= 4 + 50 + 1
