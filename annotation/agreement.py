@@ -82,15 +82,12 @@ class LabelMatrix:
         numerically, then strings) unless ``categories`` gives their order — needed for
         ordinal labels that are words. A repeated (item, annotator) pair is a ``ValueError``.
         """
+        columns = list(zip(*triples))
+        item_ids, annotator_ids, labels = columns if columns else ((), (), ())
         item_index: dict[Hashable, int] = {}
         annotator_index: dict[Hashable, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        labels: list[Hashable] = []
-        for item, annotator, label in triples:
-            rows.append(item_index.setdefault(item, len(item_index)))
-            cols.append(annotator_index.setdefault(annotator, len(annotator_index)))
-            labels.append(label)
+        rows = [item_index.setdefault(x, len(item_index)) for x in item_ids]
+        cols = [annotator_index.setdefault(x, len(annotator_index)) for x in annotator_ids]
         if categories is None:
             categories = _sorted_categories(set(labels))
         else:
@@ -114,7 +111,7 @@ class LabelMatrix:
                     f"item {items[dup // len(annotators)]!r} was labelled twice by annotator "
                     f"{annotators[dup % len(annotators)]!r}"
                 )
-            codes[r, c] = np.fromiter((category_index[x] for x in labels), np.int64, len(labels))
+            codes[r, c] = np.fromiter(map(category_index.__getitem__, labels), np.int64, len(labels))
         return cls(tuple(item_index), tuple(annotator_index), tuple(categories), codes)
 
     @classmethod
@@ -145,7 +142,8 @@ class LabelMatrix:
 
     def subset(self, item_mask: np.ndarray) -> LabelMatrix:
         """The same matrix restricted to some items (categories and annotators unchanged)."""
-        items = tuple(x for x, keep in zip(self.items, item_mask) if keep)
+        item_mask = np.asarray(item_mask, dtype=bool)
+        items = tuple(self.items[i] for i in np.flatnonzero(item_mask))
         return LabelMatrix(items, self.annotators, self.categories, self.codes[item_mask])
 
 
@@ -199,17 +197,34 @@ def krippendorff_alpha(matrix: LabelMatrix, *, level: Level = "nominal") -> Stat
     first-failure location), ``ordinal`` (ranked categories in ``matrix.categories`` order),
     ``interval`` (numeric labels).
     """
+    undefined = _alpha_undefined(matrix, level)
+    if undefined:
+        return undefined
+    counts = _pairable_counts(matrix)
+    domain = _value_domain(matrix, level)
+    value = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+    return float(value)
+
+
+def _alpha_undefined(matrix: LabelMatrix, level: str) -> Undefined | None:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
     undefined = _check_pairable(matrix)
     if undefined:
         return undefined
-    counts = _pairable_counts(matrix)
-    if int((counts.sum(axis=0) > 0).sum()) < 2:
+    if int((_pairable_counts(matrix).sum(axis=0) > 0).sum()) < 2:
         return Undefined(ONE_CATEGORY)
-    domain = _value_domain(matrix, level)
-    value = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
-    return float(value)
+    return None
+
+
+def _count_patterns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of an items × categories count table and how often each occurs."""
+    base = int(counts.max()) + 1 if counts.size else 1
+    if counts.shape[1] * np.log2(base) < 62:
+        keys = counts @ (base ** np.arange(counts.shape[1], dtype=np.int64))
+        _, first, frequency = np.unique(keys, return_index=True, return_counts=True)
+        return counts[first], frequency
+    return np.unique(counts, axis=0, return_counts=True)
 
 
 def _value_domain(matrix: LabelMatrix, level: str) -> np.ndarray:
@@ -260,14 +275,14 @@ def alpha_bootstrap_ci(
         raise ValueError("confidence must be between 0 and 1")
     if n_resamples < 1:
         raise ValueError("n_resamples must be at least 1")
-    point = krippendorff_alpha(matrix, level=level)
-    if isinstance(point, Undefined):
-        return point
-    counts = _pairable_counts(matrix)
-    patterns, frequency = np.unique(counts, axis=0, return_counts=True)
+    undefined = _alpha_undefined(matrix, level)
+    if undefined:
+        return undefined
+    patterns, frequency = _count_patterns(_pairable_counts(matrix))
     n_units = int(frequency.sum())
     rng = np.random.default_rng(seed)
-    if len(patterns) <= 256:
+    # Same distribution either way; the cheaper draw: B·P binomials or B·N unit indices.
+    if len(patterns) <= max(n_units // 2, 1):
         weights = rng.multinomial(n_units, frequency / n_units, size=n_resamples)
     else:
         pattern_of_unit = np.repeat(np.arange(len(patterns)), frequency)
