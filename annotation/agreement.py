@@ -28,8 +28,8 @@ from typing import Literal
 import krippendorff
 import numpy as np
 
-Level = Literal["nominal", "ordinal", "interval"]
-LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval")
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 MISSING = -1
 
@@ -111,7 +111,9 @@ class LabelMatrix:
                     f"item {items[dup // len(annotators)]!r} was labelled twice by annotator "
                     f"{annotators[dup % len(annotators)]!r}"
                 )
-            codes[r, c] = np.fromiter(map(category_index.__getitem__, labels), np.int64, len(labels))
+            codes[r, c] = np.fromiter(
+                map(category_index.__getitem__, labels), np.int64, len(labels)
+            )
         return cls(tuple(item_index), tuple(annotator_index), tuple(categories), codes)
 
     @classmethod
@@ -195,7 +197,7 @@ def krippendorff_alpha(matrix: LabelMatrix, *, level: Level = "nominal") -> Stat
     disagreement; Krippendorff suggests α ≥ 0.8 for firm conclusions and 0.667 as the lowest
     for tentative ones. ``level``: ``nominal`` (categories: the critical-failure label, the
     first-failure location), ``ordinal`` (ranked categories in ``matrix.categories`` order),
-    ``interval`` (numeric labels).
+    ``interval`` or ``ratio`` (numeric labels).
     """
     undefined = _alpha_undefined(matrix, level)
     if undefined:
@@ -228,12 +230,12 @@ def _count_patterns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _value_domain(matrix: LabelMatrix, level: str) -> np.ndarray:
-    if level == "interval":
+    if level in ("interval", "ratio"):
         try:
             return np.asarray([float(c) for c in matrix.categories], dtype=np.float64)
         except (TypeError, ValueError):
             raise ValueError(
-                f"interval level needs numeric labels; got {[str(c) for c in matrix.categories]}"
+                f"{level} level needs numeric labels; got {[str(c) for c in matrix.categories]}"
             ) from None
     return np.arange(matrix.n_categories)
 
@@ -332,6 +334,11 @@ def _alpha_from_pattern_weights(
             ) / (n - 1)[:, None, None]
             if level == "interval":
                 d = ((domain[:, None] - domain[None, :]) ** 2)[None]
+            elif level == "ratio":
+                total = domain[:, None] + domain[None, :]
+                diff = domain[:, None] - domain[None, :]
+                ratio = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0)
+                d = (ratio**2)[None]
             else:  # ordinal: squared rank-sum distance that depends on the marginals
                 prefix = np.concatenate(
                     [np.zeros((n_v.shape[0], 1)), np.cumsum(n_v, axis=1)], axis=1

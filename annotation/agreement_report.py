@@ -261,6 +261,8 @@ def _category_order(
             break
     else:
         return tuple(sorted(labels, key=lambda x: (numbers[x], str(x))))
+    if level in ("interval", "ratio"):
+        raise ValueError(f"{level} level needs numeric labels")
     if level != "nominal":
         raise ValueError(
             f"{level} level needs numeric labels or an explicit category order "

@@ -53,7 +53,9 @@ def test_section_c_same_result_with_string_labels():
     assert round(ag.krippendorff_alpha(ordered, level="ordinal"), 3) == 0.815
 
 
-@pytest.mark.parametrize("level, expected", [("ordinal", 0.815), ("interval", 0.849)])
+@pytest.mark.parametrize(
+    "level, expected", [("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)]
+)
 def test_section_d_other_metrics(level, expected):
     assert round(ag.krippendorff_alpha(wide(K2011_C), level=level), 3) == expected
 

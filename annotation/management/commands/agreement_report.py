@@ -70,6 +70,6 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(f"{path}: {exc}") from None
         if options["format"] == "json":
-            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
         else:
             self.stdout.write(report_to_text(report), ending="")
