@@ -189,7 +189,8 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
 
 def _label(request: HttpRequest, assignment: Assignment):
     generation = assignment.item.generation
-    return parse_label(request.POST, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps))
+    data = {key: request.POST.getlist(key) for key in request.POST}
+    return parse_label(data, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps))
 
 
 def _int(value: str | None) -> int:

@@ -1,0 +1,221 @@
+"""The annotator flow and researcher pages through Django's test client (real sessions, CSRF off
+only where the client cannot carry a token)."""
+import json
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Annotation, Assignment, Participant
+from tests.annotation.factories import make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def url(name, study, *args):
+    return reverse(f"annotation:{name}", args=[study.slug, *args])
+
+
+def enter(client, study, pid="PID1"):
+    return client.get(url("enter", study), {"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "X1"})
+
+
+def to_items(client, study, pid="PID1"):
+    r = enter(client, study, pid)
+    assert r.status_code == 302 and r.url == url("consent", study)
+    r = client.post(url("consent", study), {"consent": "agree"})
+    assert r.url == url("training", study)
+    r = client.post(url("training", study))
+    return r
+
+
+def answer(n=4, choice="none", **extra):
+    data = {"goal_ack": "1", "read": [str(i) for i in range(1, n + 1)], "choice": choice, "comments": ""}
+    data.update(extra)
+    return data
+
+
+def current(pid="PID1"):
+    return Assignment.objects.filter(participant__prolific_pid=pid, state="active").get()
+
+
+def age(assignment, seconds=120):
+    Assignment.objects.filter(pk=assignment.pk).update(served_at=timezone.now() - timedelta(seconds=seconds))
+
+
+def test_full_prolific_session_with_completion_redirect(client):
+    study = make_study(n_items=2, items_per_participant=2, min_seconds_per_item=90, n_training=1)
+    r = enter(client, study)
+    r = client.get(r.url)
+    assert b"I agree" in r.content
+    client.post(url("consent", study), {"consent": "agree"})
+    r = client.get(url("training", study))
+    assert b"What counts as a critical failure" in r.content and b"Worked examples" in r.content
+    r = client.post(url("training", study))
+    assert r.url == url("item", study)
+    page = client.get(url("item", study)).content.decode()
+    for text in ("I've read the goal", "L1 <span>(a valid reference solution)", "L2 <span>(solution to evaluate)",
+                 "No critical failures identified", "Critical failures identified", "Comments",
+                 "Submit &amp; Continue", "Aim to spend 1–2 minutes"):
+        assert text in page, text
+    a = current()
+    r = client.post(url("submit", study, a.pk), answer())
+    assert r.status_code == 422 and "at least 90 s" in r.content.decode()  # early: refused by the server
+    age(a)
+    r = client.post(url("submit", study, a.pk), answer(choice="failure", **{
+        "f-0-desc": "Wrong temperature", "f-0-l1": ["2"], "f-0-l2": ["3"],
+        "f-1-desc": "Missing rinse", "f-1-l2": ["4"]}))
+    assert r.status_code == 302
+    assert r.url == url("item", study)
+    ann = Annotation.objects.get()
+    assert ann.has_failure and ann.failures == [
+        {"description": "Wrong temperature", "l1_steps": [2], "l2_steps": [3]},
+        {"description": "Missing rinse", "l1_steps": [], "l2_steps": [4]}]
+    client.get(url("item", study))
+    a2 = current()
+    age(a2)
+    r = client.post(url("submit", study, a2.pk), answer())
+    r = client.get(r.url)
+    assert r.status_code == 302 and r.url == url("done", study)
+    r = client.get(r.url)
+    html = r.content.decode()
+    assert study.completion_code in html
+    assert f"https://app.prolific.com/submissions/complete?cc={study.completion_code}" in html
+
+
+def test_resume_on_another_device_lands_on_the_same_item_with_the_draft(client, django_user_model):
+    from django.test import Client
+    study = make_study()
+    to_items(client, study)
+    client.get(url("item", study))
+    a = current()
+    r = client.post(url("draft", study, a.pk), answer(n=2, comments="half-way thoughts"))
+    assert r.status_code == 200 and "Draft saved" in r.content.decode()
+    other = Client()
+    r = enter(other, study)
+    assert r.url == url("item", study)
+    page = other.get(r.url).content.decode()
+    assert "half-way thoughts" in page and current().pk == a.pk
+    assert page.count("is-read") >= 2 and "<strong>2/4</strong>" in page
+
+
+def test_double_submit_is_idempotent(client):
+    study = make_study()
+    to_items(client, study)
+    client.get(url("item", study))
+    a = current()
+    age(a)
+    r1 = client.post(url("submit", study, a.pk), answer())
+    r2 = client.post(url("submit", study, a.pk), answer(choice="failure", **{"f-0-desc": "x", "f-0-l2": "1"}))
+    assert r1.status_code == r2.status_code == 302
+    assert Annotation.objects.count() == 1 and Annotation.objects.get().has_failure is False
+
+
+def test_incomplete_submission_lists_each_problem(client):
+    study = make_study()
+    to_items(client, study)
+    client.get(url("item", study))
+    a = current()
+    age(a)
+    r = client.post(url("submit", study, a.pk), {"read": ["1"], "choice": "failure", "f-0-desc": ""})
+    html = r.content.decode()
+    assert r.status_code == 422
+    assert "Goal: tick" in html and "3 left" in html and "Failure 1: write a short description." in html
+    assert Annotation.objects.count() == 0
+
+
+@pytest.mark.parametrize("params,status,needle", [
+    ({}, 400, "PROLIFIC_PID is missing"),
+    ({"PROLIFIC_PID": "x y", "STUDY_ID": "S", "SESSION_ID": "s"}, 400, "PROLIFIC_PID is malformed"),
+])
+def test_bad_links_get_clear_pages(client, params, status, needle):
+    study = make_study()
+    r = client.get(url("enter", study), params)
+    assert r.status_code == status and needle in r.content.decode()
+
+
+def test_unknown_study_closed_and_full_pages(client):
+    r = client.get(reverse("annotation:enter", args=["nope"]), {"PROLIFIC_PID": "A"})
+    assert r.status_code == 400 and "no study has this address" in r.content.decode()
+    study = make_study(status="closed")
+    r = enter(client, study)
+    assert r.status_code == 410 and "closed" in r.content.decode()
+    study = make_study(n_items=1, overlap=1)
+    to_items(client, study, "FIRST")
+    client.get(url("item", study))
+    from django.test import Client
+    r = enter(Client(), study, "SECOND")
+    assert r.status_code == 409 and "This study is full" in r.content.decode()
+
+
+def test_no_session_and_other_participants_assignments_are_refused(client):
+    from django.test import Client
+    study = make_study(overlap=2)
+    r = client.get(url("item", study))
+    assert r.status_code == 403 and "open the study again" in r.content.decode()
+    to_items(client, study, "A")
+    client.get(url("item", study))
+    a = current("A")
+    client.post(url("draft", study, a.pk), answer(comments="SECRET-COMMENT-OF-A"))
+    b = Client()
+    to_items(b, study, "B")
+    page_b = b.get(url("item", study)).content.decode()
+    assert "SECRET-COMMENT-OF-A" not in page_b
+    # B cannot read, save or submit A's assignment
+    for name in ("draft", "submit", "beat"):
+        r = b.post(url(name, study, a.pk), answer(comments="hijack"))
+        assert r.status_code == 403
+    assert "hijack" not in json.dumps(Assignment.objects.get(pk=a.pk).draft.data)
+
+
+def test_annotator_pages_show_no_judge_outputs_or_other_labels(client):
+    study = make_study(n_items=1, overlap=3)
+    from django.test import Client
+    first = Client()
+    to_items(first, study, "A")
+    first.get(url("item", study))
+    a = current("A")
+    age(a)
+    first.post(url("submit", study, a.pk), answer(choice="failure", **{"f-0-desc": "LABEL-BY-A", "f-0-l2": "1"}))
+    to_items(client, study, "B")
+    page = client.get(url("item", study)).content.decode()
+    assert current("B").item_id == a.item_id  # the same item A labelled
+    assert "LABEL-BY-A" not in page
+    for word in ("judge", "Judgment", "reasoning", "How2Score", "gen-"):  # no judge output, no generator name
+        assert word not in page
+
+
+@pytest.mark.parametrize("name", ["study_list", "study_create"])
+def test_researcher_pages_refuse_annotators(client, make_user, name):
+    study = make_study()
+    to_items(client, study)
+    r = client.get(reverse(f"annotation:{name}"))
+    assert r.status_code == 302 and "/accounts/login/" in r.url  # anonymous participant
+    annotator = make_user("ann", role="annotator")
+    client.force_login(annotator)
+    assert client.get(reverse(f"annotation:{name}")).status_code == 403
+    assert client.get(reverse("annotation:study_progress", args=[study.pk])).status_code == 403
+    assert client.get(reverse("annotation:study_export", args=[study.pk, "jsonl"])).status_code == 403
+    assert client.get("/api/studies/").status_code == 403
+
+
+def test_heartbeat_accumulates_active_time(client):
+    study = make_study()
+    to_items(client, study)
+    client.get(url("item", study))
+    a = current()
+    age(a, 60)
+    assert client.post(url("beat", study, a.pk), {"active_ms": "12000"}).status_code == 204
+    a.refresh_from_db()
+    assert a.active_ms == 12000
+
+
+def test_account_entry_for_in_house_annotators(client, make_user):
+    study = make_study(entry="account")
+    r = client.get(url("enter", study))
+    assert r.status_code == 302 and "/accounts/login/" in r.url
+    client.force_login(make_user("inhouse", role="annotator"))
+    r = client.get(url("enter", study))
+    assert r.url == url("consent", study)
+    assert Participant.objects.get().user.username == "inhouse"
