@@ -1,0 +1,50 @@
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+
+from benchmarks.mining import services
+from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
+
+
+class UsageInline(admin.TabularInline):
+    model = MiningStageUsage
+    extra = 0
+    can_delete = False
+    readonly_fields = ["stage", "requests", "failed_requests", "prompt_tokens", "completion_tokens", "cost_usd"]
+
+
+@admin.register(MiningBatch)
+class MiningBatchAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "status", "n_documents", "n_done", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["name", "source_name"]
+    readonly_fields = ["status", "cancel_requested", "ingested", "n_documents", "n_done", "error", "runner",
+                       "heartbeat_at", "created_by", "started_at", "finished_at"]
+    inlines = [UsageInline]
+    actions = ["cancel_batches", "resume_batches"]
+
+    def has_add_permission(self, request):
+        return False  # batches start from the console page /mining/new/, the API or `manage.py mine`
+
+    @admin.action(description="Cancel selected batches")
+    def cancel_batches(self, request, queryset):
+        for batch in queryset:
+            try:
+                services.batch_cancel(batch=batch)
+            except ValidationError as exc:
+                self.message_user(request, " ".join(exc.messages), messages.WARNING)
+
+    @admin.action(description="Resume selected batches")
+    def resume_batches(self, request, queryset):
+        for batch in queryset:
+            try:
+                services.batch_resume(batch=batch)
+            except ValidationError as exc:
+                self.message_user(request, " ".join(exc.messages), messages.WARNING)
+
+
+@admin.register(MiningDocument)
+class MiningDocumentAdmin(admin.ModelAdmin):
+    list_display = ["id", "batch", "position", "source_id", "topic", "outcome", "stage_reached"]
+    list_filter = ["outcome", "stage_reached", "topic"]
+    search_fields = ["source_id", "goal"]
+    raw_id_fields = ["batch"]
