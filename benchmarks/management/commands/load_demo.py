@@ -1,0 +1,146 @@
+"""Load the demo data transcribed from the paper (benchmarks/fixtures/demo) and the demo users.
+
+The fixtures go through the regular import commands, so the demo exercises the same code paths
+as a real import:
+
+- ``import_procedures procedures.jsonl --dataset how2bench-demo``
+- ``import_generations generations/<generator>.jsonl --generator <generator> --dataset how2bench-demo``
+- ``import_judgments judgments/<generator>.jsonl --judge paper-published --generator <generator>``
+  (only when that command is installed; it comes with the judging app)
+
+Running it again changes nothing. It also creates the demo users ``researcher`` (group
+researcher) and ``annotator`` (group annotator); their passwords come from
+``DEMO_RESEARCHER_PASSWORD`` / ``DEMO_ANNOTATOR_PASSWORD`` or are generated once and kept in
+``var/demo-<user>-password`` (mode 0600).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command, get_commands, load_command_class
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from config.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_roles
+
+FIXTURES_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
+DEMO_DATASET = "how2bench-demo"
+DEMO_JUDGE = "paper-published"
+
+# username -> (group, environment variable that may set its password)
+DEMO_USERS: dict[str, tuple[str, str]] = {
+    "admin": (ADMIN, "DEMO_ADMIN_PASSWORD"),
+    "researcher": (RESEARCHER, "DEMO_RESEARCHER_PASSWORD"),
+    "annotator": (ANNOTATOR, "DEMO_ANNOTATOR_PASSWORD"),
+}
+
+
+def demo_password_file(*, username: str) -> Path:
+    return Path(settings.VAR_DIR) / f"demo-{username}-password"
+
+
+def demo_password(*, username: str, create: bool = True) -> str | None:
+    """The demo password for ``username``: from its environment variable, else from
+    ``var/demo-<user>-password``, else (when ``create``) a new random one written there (0600)."""
+    from_env = os.environ.get(DEMO_USERS[username][1], "").strip()
+    if from_env:
+        return from_env
+    path = demo_password_file(username=username)
+    if path.exists():
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    if not create:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(12)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(value + "\n")
+    os.replace(tmp, path)
+    return value
+
+
+@transaction.atomic
+def demo_user_ensure(*, username: str, superuser: bool = False):
+    """Create (or bring back in line) a demo user: its role group, flags and demo password."""
+    from django.contrib.auth.models import Group
+
+    ensure_roles()
+    group_name = DEMO_USERS[username][0]
+    password = demo_password(username=username)
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(username=username)
+    changed = created
+    if superuser and not (user.is_superuser and user.is_staff):
+        user.is_superuser = user.is_staff = True
+        changed = True
+    if not user.is_active:
+        user.is_active = True
+        changed = True
+    if created or not user.check_password(password):
+        user.set_password(password)
+        changed = True
+    if changed:
+        user.save()
+    group = Group.objects.get(name=group_name)
+    if not user.groups.filter(pk=group.pk).exists():
+        user.groups.add(group)
+    return user, created
+
+
+def _accepts(command: str, option: str) -> bool:
+    """Whether an installed management command takes ``--<option>``."""
+    app = get_commands()[command]
+    parser = load_command_class(app, command).create_parser("manage.py", command)
+    return any(action.dest == option for action in parser._actions)
+
+
+class Command(BaseCommand):
+    help = "Load the paper's demo procedures, generations and verdicts into dataset how2bench-demo, and the demo users."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--fixtures", default=str(FIXTURES_DIR), help="Folder with the demo JSONL files.")
+        parser.add_argument("--dataset", default=DEMO_DATASET, help="Dataset name (default: %(default)s).")
+
+    def handle(self, *args, **options):
+        folder = Path(options["fixtures"])
+        dataset = options["dataset"]
+        procedures = folder / "procedures.jsonl"
+        if not procedures.is_file():
+            raise CommandError(f"demo fixtures not found: {procedures} is missing")
+        installed = get_commands()
+        for needed in ("import_procedures", "import_generations"):
+            if needed not in installed:
+                raise CommandError(f"the '{needed}' management command is not installed; load_demo needs it")
+        quiet = {"stdout": self.stdout, "stderr": self.stderr, "verbosity": options["verbosity"]}
+
+        self.stdout.write(f"Demo dataset '{dataset}': procedures from {procedures.name}")
+        call_command("import_procedures", str(procedures), dataset=dataset, **quiet)
+
+        for path in sorted((folder / "generations").glob("*.jsonl")):
+            self.stdout.write(f"  generations of {path.stem}")
+            call_command("import_generations", str(path), generator=path.stem, dataset=dataset, **quiet)
+
+        judgments = sorted((folder / "judgments").glob("*.jsonl"))
+        if "import_judgments" in installed:
+            with_dataset = _accepts("import_judgments", "dataset")
+            for path in judgments:
+                self.stdout.write(f"  published verdicts for {path.stem}")
+                extra = {"dataset": dataset} if with_dataset else {}
+                call_command("import_judgments", str(path), judge=DEMO_JUDGE, generator=path.stem, **extra, **quiet)
+        else:
+            self.stdout.write(
+                f"  skipped {len(judgments)} file(s) of published verdicts: "
+                "the 'import_judgments' command is not installed yet"
+            )
+
+        for username in ("researcher", "annotator"):
+            _, created = demo_user_ensure(username=username)
+            self.stdout.write(f"  demo user '{username}' {'created' if created else 'kept'}")
+        self.stdout.write(self.style.SUCCESS("Demo data loaded."))
