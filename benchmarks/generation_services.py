@@ -71,6 +71,46 @@ def _validate_decoding(decoding: dict[str, Any]) -> dict[str, Any]:
     return decoding
 
 
+def generation_run_validate(
+    *,
+    generator: Generator,
+    variant: str | None,
+    model: str | None,
+    decoding: dict[str, Any] | None,
+    scorers: Sequence[str] | None,
+    concurrency: int,
+    chunk_size: int,
+) -> tuple[str, str, dict[str, Any]]:
+    """Check a run's settings; returns (variant, model, full decoding) or raises
+    :class:`GenerationRunError` naming the field at fault."""
+    if variant is None or variant == "":
+        variant = generator.prompt_variant if generator.prompt_variant in gen.VARIANTS else "instruct"
+    if variant not in gen.VARIANTS:
+        raise GenerationRunError(f"variant {variant!r}: use one of {', '.join(gen.VARIANTS)}")
+    if generator.prompt_variant in gen.VARIANTS and generator.prompt_variant != variant:
+        raise GenerationRunError(
+            f"generator {generator.name!r} uses the {generator.prompt_variant} prompt; cannot run it with {variant}"
+        )
+    model = (model or generator.model or "").strip()
+    if not model:
+        raise GenerationRunError(f"generator {generator.name!r} has no model: pass a model name")
+    if concurrency < 1 or chunk_size < 1:
+        raise GenerationRunError("concurrency and chunk_size must be at least 1")
+    if scorers is not None and (not isinstance(scorers, (list, tuple)) or not all(isinstance(x, str) for x in scorers)):
+        raise GenerationRunError("scorers must be a list of scorer names or dotted paths")
+    try:
+        sc.get_scorers(list(scorers or []) or None)
+    except ValueError as exc:
+        raise GenerationRunError(f"scorers: {exc}") from exc
+    if decoding is not None and not isinstance(decoding, dict):
+        raise GenerationRunError("decoding must be a JSON object")
+    full_decoding = {**gen.decoding_defaults(variant), **_validate_decoding(dict(decoding or {}))}
+    active = GenerationRun.objects.filter(generator=generator, status__in=GenerationRun.ACTIVE_STATUSES).first()
+    if active is not None:
+        raise GenerationRunError(f"generator {generator.name!r} already has an active run (id {active.pk})")
+    return variant, model, full_decoding
+
+
 def generation_run_create(
     *,
     generator: Generator,
@@ -95,26 +135,12 @@ def generation_run_create(
     model are filled in from the run when the generator has none yet; a generator already tied
     to the other prompt variant is refused, so one generator's generations share one prompt."""
     topics = list(topics)
-    if variant is None:
-        variant = generator.prompt_variant if generator.prompt_variant in gen.VARIANTS else "instruct"
-    if variant not in gen.VARIANTS:
-        raise GenerationRunError(f"variant {variant!r}: use one of {', '.join(gen.VARIANTS)}")
-    if generator.prompt_variant in gen.VARIANTS and generator.prompt_variant != variant:
-        raise GenerationRunError(
-            f"generator {generator.name!r} uses the {generator.prompt_variant} prompt; cannot run it with {variant}"
-        )
-    model = (model or generator.model or "").strip()
-    if not model:
-        raise GenerationRunError(f"generator {generator.name!r} has no model: pass a model name")
-    if concurrency < 1 or chunk_size < 1:
-        raise GenerationRunError("concurrency and chunk_size must be at least 1")
-    try:
-        sc.get_scorers(list(scorers or []) or None)
-    except ValueError as exc:
-        raise GenerationRunError(f"scorers: {exc}") from exc
-    full_decoding = {**gen.decoding_defaults(variant), **_validate_decoding(dict(decoding or {}))}
     if any(t.pk is None for t in topics):
         raise GenerationRunError("topics must be saved Topic objects")
+    variant, model, full_decoding = generation_run_validate(
+        generator=generator, variant=variant, model=model, decoding=decoding, scorers=scorers,
+        concurrency=concurrency, chunk_size=chunk_size,
+    )
 
     with transaction.atomic():
         locked = Generator.objects.select_for_update().get(pk=generator.pk)
