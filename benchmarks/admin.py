@@ -169,6 +169,7 @@ class GenerationAdmin(_CreatedAtReadonly, admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("procedure", "procedure_link", "generator", "token_count", "created_at")}),
         ("Predicted steps", {"fields": ("predicted_steps_list", "predicted_steps")}),
+        ("Scores", {"fields": ("scores",), "classes": ("collapse",)}),
         ("Raw model output", {"fields": ("model_completion",), "classes": ("collapse",)}),
     )
 

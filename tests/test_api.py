@@ -40,6 +40,7 @@ def make_benchmark(*, n_procedures: int = 6, n_generators: int = 3) -> dict:
             Generation.objects.create(
                 procedure=p, generator=g, predicted_steps=[f"{g.name} says {j}" for j in range(3)],
                 model_completion="raw output", token_count=10 + i,
+                scores={"step_count_mismatch": i % 2 == 1, "duplicate_steps": 0},
             )
     other = Procedure.objects.create(dataset=ds2, source_example_id="ex-0000", goal="Same id, other version",
                                      steps=["only step"])
@@ -231,6 +232,7 @@ def test_generation_representation(bench, researcher_api):
     assert row["topic"] == bench["topics"][1].slug
     assert row["predicted_steps"] == gen.predicted_steps and row["n_steps"] == 3
     assert row["model_completion"] == "raw output"
+    assert row["scores"] == {"step_count_mismatch": True, "duplicate_steps": 0}
     listed = researcher_api.get("/api/generations/", {"procedure": proc.pk}).json()["results"][0]
     assert "model_completion" not in listed
     no_topic = researcher_api.get("/api/generations/", {"dataset": "bench@v2"}).json()["results"][0]

@@ -143,6 +143,7 @@ def test_procedure_page_shows_every_generation_side_by_side(bench, researcher):
     assert "12 tokens" in html  # stored token_count of ex-0002
     assert f"{count_steps_tokens(['alpha beta', 'gamma'])} tokens" in html  # counted when not stored
     assert "<li>gen-1 says 2</li>" in html
+    assert "<dt>duplicate_steps</dt>" in html and "<summary>Raw model output</summary>" in html
 
 
 def test_procedure_page_prev_next(bench, researcher):

@@ -58,7 +58,7 @@ class GenerationCompactSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generation
-        fields = ["id", "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count"]
+        fields = ["id", "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores"]
 
     def get_n_steps(self, obj: Generation) -> int:
         return len(obj.predicted_steps or [])
@@ -89,7 +89,8 @@ class GenerationSerializer(serializers.ModelSerializer):
         model = Generation
         fields = [
             "id", "procedure", "source_example_id", "dataset", "dataset_name", "topic", "goal",
-            "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "created_at",
+            "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores",
+            "created_at",
         ]
 
     def get_n_steps(self, obj: Generation) -> int:
