@@ -5,6 +5,7 @@ transaction with ``bulk_create``/``bulk_update``. A refused file leaves the data
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,63 +240,72 @@ def generations_import(
     matched, errors = formats.match_generations(records, index, where=where)
     if errors:
         raise ImportRefused(_collect(errors, max_errors), source=source)
-    records = formats.fill_token_counts(records, count_steps_tokens)
 
-    with transaction.atomic():
-        gen = Generator.objects.select_for_update().filter(name=generator).first()
-        existing: dict[int, Generation] = {}
-        if gen is None:
-            model = next((r.generator_model for r in records if r.generator_model), "")
-            gen = Generator.objects.create(name=generator, model=model, backend=Generator.Backend.IMPORTED)
-        else:
-            proc_ids = list(matched.values())
-            for chunk in _chunks(proc_ids, LOOKUP_CHUNK):
-                for g in Generation.objects.filter(generator=gen, procedure_id__in=chunk):
-                    existing[g.procedure_id] = g
-
-        to_create: list[Generation] = []
-        to_update: list[Generation] = []
-        conflicts: list[formats.RecordError] = []
-        unchanged = 0
-        for r in records:
-            procedure_id = matched[r.line]
-            current = existing.get(procedure_id)
-            if current is None:
-                to_create.append(
-                    Generation(
-                        procedure_id=procedure_id,
-                        generator=gen,
-                        model_completion=r.model_completion,
-                        predicted_steps=r.predicted_steps,
-                        token_count=r.token_count,
-                    )
-                )
-            elif (current.model_completion, list(current.predicted_steps), current.token_count) == (
-                r.model_completion,
-                r.predicted_steps,
-                r.token_count,
-            ):
-                unchanged += 1
-            elif update:
-                current.model_completion = r.model_completion
-                current.predicted_steps = r.predicted_steps
-                current.token_count = r.token_count
-                to_update.append(current)
+    # Token counting (pure CPU) runs one chunk ahead in a helper thread, overlapping the database
+    # round trips of the previous chunk; the transaction stays on this thread.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="token-count")
+    counted = [
+        pool.submit(formats.fill_token_counts, chunk, count_steps_tokens) for chunk in _chunks(records, BATCH_SIZE)
+    ]
+    try:
+        with transaction.atomic():
+            gen = Generator.objects.select_for_update().filter(name=generator).first()
+            existing: dict[int, Generation] = {}
+            if gen is None:
+                model = next((r.generator_model for r in records if r.generator_model), "")
+                gen = Generator.objects.create(name=generator, model=model, backend=Generator.Backend.IMPORTED)
             else:
-                conflicts.append(
-                    formats.RecordError(
-                        r.line,
-                        "source_example_id",
-                        f"generator {gen.name!r} already has a different generation for {r.source_example_id!r} "
-                        "(use --update to replace it)",
-                    )
-                )
-        if conflicts:
-            raise ImportRefused(_collect(conflicts, max_errors), source=source)
+                for chunk in _chunks(list(matched.values()), LOOKUP_CHUNK):
+                    for g in Generation.objects.filter(generator=gen, procedure_id__in=chunk):
+                        existing[g.procedure_id] = g
 
-        Generation.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
-        if to_update:
-            Generation.objects.bulk_update(
-                to_update, ["model_completion", "predicted_steps", "token_count"], batch_size=BATCH_SIZE
-            )
-    return ImportReport(created=len(to_create), unchanged=unchanged, updated=len(to_update))
+            created = unchanged = 0
+            to_update: list[Generation] = []
+            conflicts: list[formats.RecordError] = []
+            for future in counted:
+                to_create: list[Generation] = []
+                for r in future.result():
+                    procedure_id = matched[r.line]
+                    current = existing.get(procedure_id)
+                    if current is None:
+                        to_create.append(
+                            Generation(
+                                procedure_id=procedure_id,
+                                generator=gen,
+                                model_completion=r.model_completion,
+                                predicted_steps=r.predicted_steps,
+                                token_count=r.token_count,
+                            )
+                        )
+                    elif (current.model_completion, list(current.predicted_steps), current.token_count) == (
+                        r.model_completion,
+                        r.predicted_steps,
+                        r.token_count,
+                    ):
+                        unchanged += 1
+                    elif update:
+                        current.model_completion = r.model_completion
+                        current.predicted_steps = r.predicted_steps
+                        current.token_count = r.token_count
+                        to_update.append(current)
+                    else:
+                        conflicts.append(
+                            formats.RecordError(
+                                r.line,
+                                "source_example_id",
+                                f"generator {gen.name!r} already has a different generation for "
+                                f"{r.source_example_id!r} (use --update to replace it)",
+                            )
+                        )
+                if not conflicts:  # once refused, only keep collecting errors; the rollback undoes writes
+                    Generation.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
+                    created += len(to_create)
+            if conflicts:
+                raise ImportRefused(_collect(conflicts, max_errors), source=source)
+            if to_update:
+                Generation.objects.bulk_update(
+                    to_update, ["model_completion", "predicted_steps", "token_count"], batch_size=BATCH_SIZE
+                )
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # a refusal stops the counting still queued
+    return ImportReport(created=created, unchanged=unchanged, updated=len(to_update))
