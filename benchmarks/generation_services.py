@@ -246,10 +246,26 @@ def generation_run_backend_config(*, run: GenerationRun) -> dict[str, Any]:
     }
 
 
+_BACKENDS: dict[str, LLMBackend] = {}  # per process: keeps connections and rate limits across chunks
+_BACKENDS_MAX = 8
+
+
 def _build_backend(run: GenerationRun) -> LLMBackend:
+    import json
+
     from benchmarks.llm.registry import build_backend
 
-    return build_backend(generation_run_backend_config(run=run))
+    config = generation_run_backend_config(run=run)
+    key = json.dumps(config, sort_keys=True, default=str)
+    backend = _BACKENDS.get(key)
+    if backend is None:
+        backend = build_backend(config)
+        if len(_BACKENDS) >= _BACKENDS_MAX:
+            old = _BACKENDS.pop(next(iter(_BACKENDS)))
+            if hasattr(old, "close"):
+                old.close()
+        _BACKENDS[key] = backend
+    return backend
 
 
 def generation_request(*, run: GenerationRun, procedure: Procedure) -> LLMRequest:
@@ -327,12 +343,14 @@ def generation_run_execute_chunk(
         _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED, message=f"backend: {exc}")
         return False
     requests = [generation_request(run=run, procedure=p) for p in procedures]
-    try:
-        results = backend.complete_many(requests, concurrency=run.concurrency)
-    finally:
-        if hasattr(backend, "close"):
-            backend.close()
-    for procedure, result in zip(procedures, results):
+    # parse and score each reply as it arrives, while the others are in flight
+    iterate = getattr(backend, "complete_iter", None)
+    if callable(iterate):
+        results = iterate(requests, concurrency=run.concurrency)
+    else:
+        results = enumerate(backend.complete_many(requests, concurrency=run.concurrency))
+    for index, result in results:
+        procedure = procedures[index]
         if isinstance(result, LLMResponse):
             outcomes.append(_Outcome(procedure, generation_build(run=run, procedure=procedure, response=result, scorers=scorers),
                                      result.prompt_tokens, result.completion_tokens))
