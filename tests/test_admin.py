@@ -7,6 +7,13 @@ from django.urls import reverse
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
 from tests.test_api import make_benchmark
 
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    # PBKDF2 costs ~0.3 s per user on this machine; the hasher is not what these tests test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 MODELS = ("topic", "dataset", "procedure", "generator", "generation")
 
 

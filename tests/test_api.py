@@ -11,6 +11,13 @@ from rest_framework.test import APIClient
 
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
 
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    # PBKDF2 costs ~0.3 s per user on this machine; the hasher is not what these tests test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 PASSWORD = "pw-Test-12345"
 
 
@@ -24,9 +31,8 @@ def make_benchmark(*, n_procedures: int = 6, n_generators: int = 3) -> dict:
         Generator.objects.create(name=f"gen-{i}", model=f"org/model-{i}", backend="vllm" if i else "openai")
         for i in range(n_generators)
     ]
-    procs = []
-    for i in range(n_procedures):
-        p = Procedure.objects.create(
+    procs = Procedure.objects.bulk_create(
+        Procedure(
             dataset=ds,
             source_example_id=f"ex-{i:04d}",
             topic=topics[i % 3],
@@ -35,13 +41,17 @@ def make_benchmark(*, n_procedures: int = 6, n_generators: int = 3) -> dict:
             steps=[f"step {j}" for j in range(1, 4 + i % 3)],
             source_text="long source document " * 20,
         )
-        procs.append(p)
-        for g in gens:
-            Generation.objects.create(
-                procedure=p, generator=g, predicted_steps=[f"{g.name} says {j}" for j in range(3)],
-                model_completion="raw output", token_count=10 + i,
-                scores={"step_count_mismatch": i % 2 == 1, "duplicate_steps": 0},
-            )
+        for i in range(n_procedures)
+    )
+    Generation.objects.bulk_create(
+        Generation(
+            procedure=p, generator=g, predicted_steps=[f"{g.name} says {j}" for j in range(3)],
+            model_completion="raw output", token_count=10 + i,
+            scores={"step_count_mismatch": i % 2 == 1, "duplicate_steps": 0},
+        )
+        for i, p in enumerate(procs)
+        for g in gens
+    )
     other = Procedure.objects.create(dataset=ds2, source_example_id="ex-0000", goal="Same id, other version",
                                      steps=["only step"])
     Generation.objects.create(procedure=other, generator=gens[0], predicted_steps=["x"])

@@ -13,6 +13,12 @@ from benchmarks.tokens import count_steps_tokens
 from tests.test_api import make_benchmark
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    # PBKDF2 costs ~0.3 s per user on this machine; the hasher is not what these tests test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def bench(db):
     return make_benchmark(n_procedures=6, n_generators=3)

@@ -6,6 +6,13 @@ from django.contrib.auth.models import Group, Permission
 
 from config.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_roles, is_admin, is_researcher
 
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    # PBKDF2 costs ~0.3 s per user on this machine; the hasher is not what these tests test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 BENCHMARK_MODELS = ("topic", "dataset", "procedure", "generator", "generation")
 
 
