@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Sequence
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 VARIANTS = ("base", "instruct")
@@ -25,7 +25,7 @@ BASE_STOP = "\n\n"
 
 
 # --- prompts -------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def prompt_template(variant: str) -> str:
     if variant not in PROMPT_FILES:
         raise ValueError(f"unknown prompt variant {variant!r}; use one of: {', '.join(VARIANTS)}")

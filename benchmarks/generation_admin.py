@@ -46,7 +46,7 @@ class GenerationRunForm(forms.ModelForm):
         if generator is None:
             return data
         try:
-            variant, model, decoding = generation_run_validate(
+            variant, model, _ = generation_run_validate(
                 generator=generator, variant=data.get("variant"), model=data.get("model"),
                 decoding=data.get("decoding") or {}, scorers=data.get("scorers") or [],
                 concurrency=data.get("concurrency") or 0, chunk_size=data.get("chunk_size") or 0,

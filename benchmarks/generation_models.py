@@ -52,8 +52,8 @@ class GenerationRun(models.Model):
     concurrency = models.PositiveIntegerField(default=16, validators=[MinValueValidator(1), MaxValueValidator(1024)])
     chunk_size = models.PositiveIntegerField(default=64, validators=[MinValueValidator(1), MaxValueValidator(10_000)])
     scorers = models.JSONField(default=list, blank=True, help_text="Scorer names or dotted paths; empty: all built-in.")
-    input_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
-    output_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
+    input_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal(0))
+    output_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal(0))
 
     # state
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
@@ -65,7 +65,7 @@ class GenerationRun(models.Model):
     n_failed = models.PositiveIntegerField(default=0, help_text="Requests that failed for good in this epoch.")
     prompt_tokens = models.BigIntegerField(default=0)
     completion_tokens = models.BigIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal(0))
     errors = models.JSONField(default=list, blank=True, help_text="Most recent failures (source_example_id, error).")
     scores = models.JSONField(default=dict, blank=True, help_text="Scorer summary over the selection's generations.")
     message = models.TextField(blank=True)

@@ -14,9 +14,10 @@ picks up whatever is missing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F, QuerySet

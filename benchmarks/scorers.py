@@ -28,8 +28,9 @@ from __future__ import annotations
 import importlib
 import math
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from benchmarks.generation import numbered_lines
 from benchmarks.tokens import count_steps_tokens

@@ -25,11 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 PG_DB = "h2r_perf_generation"
 
-WORDS = (
-    "remove the cover carefully and place screws in a small bowl so none are lost while you work on the panel "
-    "then loosen bolt tighten clockwise measure twice cut once mix flour water salt yeast knead dough for ten "
-    "minutes until smooth elastic preheat oven to degrees check temperature with thermometer wipe surface"
-).split()
+WORDS = ["remove", "the", "cover", "carefully", "and", "place", "screws", "in", "a", "small", "bowl", "so", "none", "are", "lost", "while", "you", "work", "on", "the", "panel", "then", "loosen", "bolt", "tighten", "clockwise", "measure", "twice", "cut", "once", "mix", "flour", "water", "salt", "yeast", "knead", "dough", "for", "ten", "minutes", "until", "smooth", "elastic", "preheat", "oven", "to", "degrees", "check", "temperature", "with", "thermometer", "wipe", "surface"]
 
 
 def sentence(rng: random.Random, n: int) -> str:
@@ -81,7 +77,10 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
-        from benchmarks.generation_services import generation_run_create, generation_run_execute_inline
+        from benchmarks.generation_services import (
+            generation_run_create,
+            generation_run_execute_inline,
+        )
         from benchmarks.models import Dataset, Generation, Generator, Procedure
         from tests.support.llm_server import LLMTestServer
 
