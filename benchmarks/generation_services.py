@@ -32,6 +32,7 @@ from benchmarks.tokens import count_steps_tokens
 logger = logging.getLogger(__name__)
 
 MTOK = Decimal(1_000_000)
+GPU_QUEUE = "gpu"
 DECODING_KEYS = {"temperature", "max_tokens", "stop", "top_p", "extra"}
 
 
@@ -192,8 +193,6 @@ def generation_run_start(*, run: GenerationRun, enqueue: bool = True) -> Generat
     """Start or resume: a new epoch from the beginning of the selection (finished procedures are
     skipped); failures of the previous epoch are retried. The first chunk is enqueued on commit
     (``enqueue=False``: the caller drives the chunks itself, e.g. ``run_generation --inline``)."""
-    from benchmarks.tasks import generation_run_chunk
-
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run.pk)
         other = (
@@ -217,7 +216,7 @@ def generation_run_start(*, run: GenerationRun, enqueue: bool = True) -> Generat
         run.save()
         run_id, epoch = run.pk, run.epoch
         if enqueue:
-            transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
+            _enqueue_on_commit(run_id=run_id, epoch=epoch, backend=run.backend)
     return run
 
 
@@ -232,6 +231,17 @@ def generation_run_cancel(*, run: GenerationRun) -> GenerationRun:
             run.cancel_requested = True
         run.save()
     return run
+
+
+def _enqueue_on_commit(*, run_id: int, epoch: int, backend: str) -> None:
+    """The next chunk task, sent once the transaction commits; vLLM-offline runs go to the
+    ``gpu`` queue (the model lives in a GPU worker)."""
+    from benchmarks.tasks import generation_run_chunk
+
+    if backend == "vllm":
+        transaction.on_commit(lambda: generation_run_chunk.apply_async(args=(run_id, epoch), queue=GPU_QUEUE))
+    else:
+        transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
 
 
 # --- one chunk -----------------------------------------------------------------------------------
@@ -363,8 +373,6 @@ def generation_run_execute_chunk(
 
 
 def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: int, enqueue_next: bool) -> bool:
-    from benchmarks.tasks import generation_run_chunk
-
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run_id)
         have = set(
@@ -394,7 +402,7 @@ def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: 
         run.n_done = _done_count(run)
         run.save()
         if current and enqueue_next:
-            transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
+            _enqueue_on_commit(run_id=run_id, epoch=epoch, backend=run.backend)
     return current
 
 

@@ -190,3 +190,15 @@ def test_scores_summary_scores_imported_generations(small_dataset, generator):
     assert summary["step_format"] is None  # no raw completions to verify
     g = Generation.objects.get(procedure=procedures[0], generator=generator)
     assert g.scores["duplicate_steps"] == 1 and g.token_count == count_steps_tokens(["a b", "a b", "c"])
+
+
+def test_vllm_offline_runs_go_to_the_gpu_queue(small_dataset, generator, django_capture_on_commit_callbacks):
+    from unittest import mock
+
+    dataset, _, _ = small_dataset
+    with mock.patch("benchmarks.tasks.generation_run_chunk.apply_async") as apply_async, \
+            mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay:
+        with django_capture_on_commit_callbacks(execute=True):
+            run = generation_run_create(generator=generator, dataset=dataset, model="Qwen/Qwen3-0.6B", backend="vllm")
+    apply_async.assert_called_once_with(args=(run.pk, run.epoch), queue="gpu")
+    delay.assert_not_called()
