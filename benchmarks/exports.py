@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 from benchmarks import formats
 from benchmarks.models import Dataset, Generation, Generator, Procedure

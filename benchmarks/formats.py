@@ -26,8 +26,9 @@ canonicalised to the slugs of :mod:`benchmarks.topics`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from benchmarks.topics import topic_name, topic_slug
 
@@ -55,7 +56,7 @@ class Limits:
     url: int = 2_000
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, int] | None) -> "Limits":
+    def from_mapping(cls, values: Mapping[str, int] | None) -> Limits:
         if not values:
             return cls()
         known = cls.__dataclass_fields__.keys()

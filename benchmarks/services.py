@@ -5,11 +5,11 @@ transaction with ``bulk_create``/``bulk_update``. A refused file leaves the data
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from django.conf import settings
 from django.db import transaction

@@ -237,8 +237,10 @@ def test_match_generations_unknown_and_ambiguous():
     matched, errors = formats.match_generations(records, {"ex-1": [10], "ex-2": [11, 12]}, where="any dataset")
     assert matched == {1: 10}
     assert [str(e) for e in errors] == [
-        "line 2, field 'source_example_id': ambiguous example 'ex-2': it is in 2 datasets "
-        "(choose one with --dataset NAME[@VERSION])",
+        (
+            "line 2, field 'source_example_id': ambiguous example 'ex-2': it is in 2 datasets "
+            "(choose one with --dataset NAME[@VERSION])"
+        ),
         "line 3, field 'source_example_id': unknown example 'ex-3' in any dataset",
     ]
 

@@ -35,10 +35,8 @@ EXAMPLES = [
 
 def write_jsonl(path: Path, records, *, raw_lines: list[str | bytes] = ()) -> Path:
     with open(path, "wb") as out:
-        for r in records:
-            out.write(json.dumps(r, ensure_ascii=False).encode() + b"\n")
-        for line in raw_lines:
-            out.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
+        out.writelines(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records)
+        out.writelines((line if isinstance(line, bytes) else line.encode()) + b"\n" for line in raw_lines)
     return path
 
 

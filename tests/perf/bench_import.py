@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TARGET_S = 30.0
 PG_DB = "h2r_perf_import"
 
-WORDS = (
+WORDS = (  # noqa: SIM905 (a readable sentence, split once)
     "remove the cover carefully and place screws in a small bowl so none are lost while you work on "
     "the panel then loosen bolt tighten clockwise measure twice cut once mix flour water salt yeast "
     "knead dough for ten minutes until smooth elastic preheat oven to degrees check temperature with "
@@ -135,7 +135,7 @@ def child(folder: Path) -> None:
 def run_backend(name: str, database_url: str, folder: Path) -> dict:
     env = dict(os.environ, DATABASE_URL=database_url, HOW2REVIEW_VAR_DIR=str(folder / "var"))
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(folder)], env=env, cwd=ROOT, capture_output=True, text=True
+        [sys.executable, __file__, "--child", str(folder)], env=env, cwd=ROOT, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         raise SystemExit(f"{name} run failed:\n{proc.stdout}\n{proc.stderr}")
