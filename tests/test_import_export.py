@@ -292,3 +292,17 @@ def test_unknown_dataset_and_generator_are_clear_errors(bench):
         run("export_procedures", "--dataset", "bench", "--version", "v9")
     with pytest.raises(CommandError, match="--generator: no generator named 'ghost'"):
         run("export_generations", "--generator", "ghost")
+
+
+def test_services_accept_lines_and_refuse_without_writing():
+    from benchmarks.services import ImportRefused, generations_import, procedures_import
+
+    lines = [json.dumps(r) for r in EXAMPLES]
+    report = procedures_import(dataset="svc", lines=lines)
+    assert (report.created, report.unchanged, report.updated) == (3, 0, 0)
+    with pytest.raises(ImportRefused) as err:
+        generations_import(generator="g", dataset="svc", lines=[json.dumps(gens_for(["doc-1"])[0]), "{bad"])
+    assert [(e.line, e.field) for e in err.value.errors] == [(2, None)] and err.value.total == 1
+    assert not Generator.objects.exists()
+    with pytest.raises(ValueError, match="exactly one of path= or lines="):
+        procedures_import(dataset="svc", lines=lines, path="x.jsonl")
