@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -10,7 +12,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Iterator
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -117,51 +119,73 @@ def cost_of(*, judge: Judge, prompt_tokens: int, completion_tokens: int) -> Deci
 # --- launching ---------------------------------------------------------------------------
 
 
-def judge_run_estimate(*, judge: Judge, selection: dict[str, Any], sample: int = 50) -> dict[str, Any]:
-    """Items, how many are already judged (reused), tokens and cost expected, before launch."""
-    from benchmarks.tokens import count_tokens
+def _selection_rows(selection: dict[str, Any]) -> list[tuple[int, str, str, list, list]]:
+    """(generation id, source_example_id, goal, reference steps, candidate steps) of a selection."""
+    return list(selectors.generations_for_selection(selection).values_list(
+        "id", "procedure__source_example_id", "procedure__goal", "procedure__steps", "predicted_steps",
+    ).iterator(chunk_size=2000))
 
+
+def judge_run_estimate(*, judge: Judge, selection: dict[str, Any], tokenizer: bool = True) -> dict[str, Any]:
+    """Items, how many are already judged (reused), requests, tokens and cost expected, before
+    launch. Prompt tokens: o200k counts of a sample of prompts (``tokenizer``), else chars / 4."""
     selection = selectors.selection_clean(selection)
-    gens = list(selectors.generations_for_selection(selection).select_related("procedure"))
-    hashes = {g.pk: item_content_hash(g) for g in gens}
-    known = set(Judgment.objects.filter(judge_key=judge.judge_id, content_hash__in=set(hashes.values()))
-                .values_list("content_hash", flat=True))
-    todo = [g for g in gens if hashes[g.pk] not in known]
-    unique_todo = len({hashes[g.pk] for g in todo})
+    estimate, _ = _estimate(judge=judge, selection=selection, rows=_selection_rows(selection), tokenizer=tokenizer)
+    return estimate
+
+
+def _estimate(*, judge: Judge, selection: dict[str, Any], rows: list, tokenizer: bool,
+              sample: int = 50) -> tuple[dict[str, Any], list[str]]:
+    hashes = [prompting.content_hash(goal=g, reference_steps=r, steps=c) for _, _, g, r, c in rows]
+    known: set[str] = set()
+    unique = list(dict.fromkeys(hashes))
+    for start in range(0, len(unique), 5000):
+        known |= set(Judgment.objects.filter(judge_key=judge.judge_id, content_hash__in=unique[start:start + 5000])
+                     .values_list("content_hash", flat=True))
+    todo = [(row, h) for row, h in zip(rows, hashes) if h not in known]
+    unique_todo = len({h for _, h in todo})
     avg_prompt = 0.0
-    if todo and judge.backend != Judge.Backend.IMPORTED:
+    if todo:
         template = prompting.load_template(judge.prompt_template)
         step = max(1, len(todo) // sample)
-        picked = todo[::step][:sample]
-        avg_prompt = sum(count_tokens(item_input(item_id=0, content_hash="", generation=g, template=template).prompt)
-                         for g in picked) / len(picked)
+        picked = [row for row, _ in todo[::step][:sample]]
+        prompts = [prompting.render_judge_prompt(template=template, goal=g, reference_steps=r, steps=c)
+                   for _, _, g, r, c in picked]
+        if tokenizer:
+            from benchmarks.tokens import count_tokens
+
+            avg_prompt = sum(count_tokens(p) for p in prompts) / len(prompts)
+        else:
+            avg_prompt = sum(len(p) for p in prompts) / 4 / len(prompts)
     prompt_tokens = int(avg_prompt * unique_todo)
     completion_tokens = judge.expected_output_tokens * unique_todo
     return {
-        "n_items": len(gens),
-        "n_reused": len(gens) - len(todo),
+        "n_items": len(rows),
+        "n_reused": len(rows) - len(todo),
         "n_requests": unique_todo,
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
         "est_cost": cost_of(judge=judge, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         .quantize(Decimal("0.000001")),
         "selection": selection,
-    }
+    }, hashes
 
 
-def judge_run_create(*, judge: Judge, selection: dict[str, Any], user=None, enqueue: bool = True) -> JudgeRun:
+def judge_run_create(*, judge: Judge, selection: dict[str, Any], user=None, enqueue: bool = True,
+                     estimated_cost: Decimal | None = None) -> JudgeRun:
     """Create a run and its items (one per selected generation) and enqueue it."""
     if judge.backend == Judge.Backend.IMPORTED:
         raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
-    estimate = judge_run_estimate(judge=judge, selection=selection)
+    selection = selectors.selection_clean(selection)
+    rows = _selection_rows(selection)
+    estimate, hashes = _estimate(judge=judge, selection=selection, rows=rows, tokenizer=False)
     with transaction.atomic():
-        run = JudgeRun.objects.create(judge=judge, selection=estimate["selection"], created_by=user,
-                                      estimated_cost=estimate["est_cost"])
-        gens = selectors.generations_for_selection(run.selection).select_related("procedure")
-        items = [JudgeRunItem(run=run, generation=g, content_hash=item_content_hash(g)) for g in gens.iterator(chunk_size=2000)]
-        JudgeRunItem.objects.bulk_create(items, batch_size=2000)
-        run.n_total = len(items)
-        run.save(update_fields=["n_total"])
+        run = JudgeRun.objects.create(
+            judge=judge, selection=selection, created_by=user, n_total=len(rows),
+            estimated_cost=estimated_cost if estimated_cost is not None else estimate["est_cost"])
+        JudgeRunItem.objects.bulk_create(
+            [JudgeRunItem(run=run, generation_id=row[0], content_hash=h) for row, h in zip(rows, hashes)],
+            batch_size=2000)
         if enqueue:
             transaction.on_commit(lambda: enqueue_run(run_id=run.pk, backend=judge.backend))
     return run
@@ -337,6 +361,49 @@ def _iter_complete(backend, requests: Iterator[LLMRequest], *, concurrency: int,
         index += len(batch)
 
 
+class _Writer(threading.Thread):
+    """Stores batches of results on its own thread (and DB connection), so the thread that
+    feeds the backend keeps every request slot busy while a batch is written. Renews the
+    run's lease and notices a cancel after each batch."""
+
+    def __init__(self, *, run: JudgeRun, judge: Judge, owner: str) -> None:
+        super().__init__(name=f"judge-run-{run.pk}-writer", daemon=True)
+        self.run_obj, self.judge, self.owner = run, judge, owner
+        self.batches: queue.Queue = queue.Queue(maxsize=8)
+        self.state = {"cancel": False, "lost": False}
+        self.error: BaseException | None = None
+
+    def should_stop(self) -> bool:
+        return self.state["cancel"] or self.state["lost"] or self.error is not None
+
+    def submit(self, batch: list) -> None:
+        self.batches.put(batch)
+
+    def close(self) -> None:
+        self.batches.put(None)
+        self.join()
+
+    def run(self) -> None:
+        try:
+            while True:
+                batch = self.batches.get()
+                if batch is None:
+                    return
+                if self.error is not None:
+                    continue
+                try:
+                    if batch:
+                        judgments_store(run=self.run_obj, judge=self.judge, results=batch)
+                    if not _renew_lease(self.run_obj.pk, self.owner):
+                        self.state["lost"] = True
+                    if JudgeRun.objects.filter(pk=self.run_obj.pk, cancel_requested=True).exists():
+                        self.state["cancel"] = True
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+                    self.error = exc
+        finally:
+            connection.close()
+
+
 def judge_run_execute_chunk(*, run_id: int, owner: str | None = None, max_items: int | None = None,
                             backend=None) -> ChunkOutcome:
     """Judge up to ``max_items`` pending items of a run. Idempotent and resumable: what is
@@ -365,40 +432,32 @@ def judge_run_execute_chunk(*, run_id: int, owner: str | None = None, max_items:
             order.append(inp)
             yield judge_request(judge=judge, prompt=inp.prompt)
 
-    state = {"cancel": False, "lost": False, "checked": time.monotonic()}
-
-    def should_stop() -> bool:
-        return state["cancel"] or state["lost"]
-
+    writer = _Writer(run=run, judge=judge, owner=owner)
+    writer.start()
     buffer: list[tuple[ItemInput, LLMResponse | LLMError]] = []
     last_flush = time.monotonic()
     processed = 0
-
-    def flush() -> None:
-        nonlocal buffer, last_flush
-        if buffer:
-            judgments_store(run=run, judge=judge, results=buffer)
-            buffer = []
-        last_flush = time.monotonic()
-        if not _renew_lease(run_id, owner):
-            state["lost"] = True
-        if JudgeRun.objects.filter(pk=run_id, cancel_requested=True).exists():
-            state["cancel"] = True
-
     try:
-        for index, result in _iter_complete(backend, tracked(), concurrency=judge.concurrency, should_stop=should_stop):
+        for index, result in _iter_complete(backend, tracked(), concurrency=judge.concurrency,
+                                            should_stop=writer.should_stop):
             buffer.append((order[index], result))
             order[index] = None
             processed += 1
             if len(buffer) >= FLUSH_EVERY or time.monotonic() - last_flush >= FLUSH_INTERVAL_S:
-                flush()
-        flush()
+                writer.submit(buffer)
+                buffer = []
+                last_flush = time.monotonic()
+        writer.submit(buffer)
     finally:
-        if hasattr(backend, "close") and backend is not None:
+        writer.close()
+        if hasattr(backend, "close"):
             try:
                 backend.close()
             except Exception:  # noqa: BLE001
                 pass
+    if writer.error is not None:
+        raise writer.error
+    state = writer.state
     if state["lost"]:
         return ChunkOutcome("lost", processed)
     if state["cancel"]:

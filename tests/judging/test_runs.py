@@ -11,7 +11,8 @@ from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 
-pytestmark = pytest.mark.django_db
+# transactional: results are written by the run's writer thread on its own connection
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_judge(llm_server, name="j1", **kw):

@@ -98,6 +98,8 @@ def _tokens(text: str) -> int:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # headers and body leave in one write (flushed after each request)
+    disable_nagle_algorithm = True
     server: "_Server"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet

@@ -1,0 +1,166 @@
+"""Judge-run benchmark: a 7,000-judgment run end to end through a real Celery worker,
+PostgreSQL and Redis, against the local OpenAI-compatible test server answering every
+request after 200 ms, with the judge's concurrency at 64. Ideal: 64 / 0.2 s = 320 judgments/s;
+target >= 80 % of it (>= 256/s). Then the app's own work per judgment (prompt build, parse,
+store), measured separately without the network: target < 2 ms.
+
+Run: ``.venv/bin/python tests/perf/bench_judge_run.py [--n 7000] [--latency 0.2] [--concurrency 64]``
+Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
+database ``bench_h2r_judges`` is created and dropped) and ``CELERY_BROKER_URL`` (default
+redis://127.0.0.1:6379/0).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2review")
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+os.environ["TEST_DATABASE_NAME"] = "bench_h2r_judges"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+
+WORDS = ("remove the cover carefully and place screws in a small bowl so none are lost while you work on the "
+         "panel then loosen bolt tighten clockwise measure twice cut once mix flour water salt yeast knead dough "
+         "for ten minutes until smooth preheat oven check temperature wipe surface apply thin layer").split()
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choices(WORDS, k=n)).capitalize() + "."
+
+
+def make_data(n: int) -> None:
+    from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
+
+    rng = random.Random(5)
+    topics = list(Topic.objects.all())
+    ds = Dataset.objects.create(name="bench")
+    procs = Procedure.objects.bulk_create([
+        Procedure(dataset=ds, source_example_id=f"doc-{i:06d}", topic=topics[i % len(topics)],
+                  goal=sentence(rng, 12), resources=[sentence(rng, 3) for _ in range(4)],
+                  steps=[sentence(rng, rng.randint(15, 25)) for _ in range(rng.randint(8, 12))])
+        for i in range(n)], batch_size=2000)
+    gen = Generator.objects.create(name="bench-gen", model="m")
+    Generation.objects.bulk_create([
+        Generation(procedure=p, generator=gen, token_count=200,
+                   predicted_steps=[sentence(rng, rng.randint(15, 25)) + (" BAD" if i % 3 == 0 and k == 1 else "")
+                                    for k in range(len(p.steps))])
+        for i, p in enumerate(procs)], batch_size=2000)
+
+
+def end_to_end(n: int, latency: float, concurrency: int) -> dict:
+    from judging import services
+    from judging.models import JudgeRun, Judgment
+    from tests.judging.support import judge_responder
+    from tests.support.llm_server import LLMTestServer
+    from tests.support.worker import start_worker
+
+    with LLMTestServer(responder=judge_responder, latency_s=latency) as server, \
+            tempfile.TemporaryDirectory() as tmp:
+        judge = services.judge_create(name="bench-judge", backend="openai", base_url=server.base_url, model="m",
+                                      concurrency=concurrency, timeout_s=30)
+        worker = start_worker(Path(tmp), concurrency=1)
+        try:
+            t0 = time.perf_counter()
+            run = services.judge_run_create(judge=judge, selection={"generators": ["bench-gen"]})
+            # judge_run_create enqueues on commit; outside a transaction that is now
+            t_launched = time.perf_counter()
+            while True:
+                run.refresh_from_db()
+                if not run.is_active:
+                    break
+                time.sleep(0.1)
+            elapsed = time.perf_counter() - t0
+            first_req = min(r.received_at for r in server.requests)
+            last_req = max(r.received_at for r in server.requests)
+        finally:
+            worker.stop()
+        assert run.status == JudgeRun.Status.SUCCEEDED, (run.status, run.error)
+        assert Judgment.objects.count() == n and run.n_done == n
+        return {
+            "elapsed_s": elapsed,
+            "launch_s": t_launched - t0,
+            "requests": len(server.requests),
+            "rate": n / elapsed,
+            "request_window_s": last_req - first_req,
+        }
+
+
+def own_work(n: int) -> dict:
+    """Prompt build, parse and store per judgment, without network (bulk store per 256)."""
+    from benchmarks.llm.base import LLMResponse
+    from judging import prompting, services
+    from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+    from tests.judging.support import judge_responder
+    from tests.support.llm_server import RecordedRequest
+
+    judge = services.judge_create(name="own-work-judge", backend="openai", base_url="http://127.0.0.1:9/v1", model="x")
+    run = services.judge_run_create(judge=judge, selection={"generators": ["bench-gen"]}, enqueue=False)
+    template = prompting.load_template(judge.prompt_template)
+    items = list(JudgeRunItem.objects.filter(run=run).select_related("generation__procedure"))
+    t0 = time.perf_counter()
+    inputs = [services.item_input(item_id=i.id, content_hash=i.content_hash, generation=i.generation, template=template)
+              for i in items]
+    requests = [services.judge_request(judge=judge, prompt=inp.prompt) for inp in inputs]
+    t_build = time.perf_counter() - t0
+    replies = [judge_responder(RecordedRequest("POST", "/v1/chat/completions", {}, {"messages": r.messages}, 0))
+               for r in requests]
+    from judging.parsing import parse_judge_output
+    t0 = time.perf_counter()
+    for inp, text in zip(inputs, replies):
+        parse_judge_output(text, n_l1=inp.n_l1, n_l2=inp.n_l2)
+    t_parse = time.perf_counter() - t0
+    results = [(inp, LLMResponse(text=text, prompt_tokens=3000, completion_tokens=100)) for inp, text in zip(inputs, replies)]
+    t0 = time.perf_counter()
+    for start in range(0, len(results), services.FLUSH_EVERY):
+        services.judgments_store(run=run, judge=judge, results=results[start:start + services.FLUSH_EVERY])
+    t_store = time.perf_counter() - t0  # includes parsing again (store parses each reply)
+    assert Judgment.objects.filter(judge=judge).count() == len(items)
+    per = lambda t: 1000 * t / len(items)  # noqa: E731
+    return {"build_ms": per(t_build), "parse_ms": per(t_parse), "store_incl_parse_ms": per(t_store),
+            "total_ms": per(t_build + t_store)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=7000)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=64)
+    args = parser.parse_args()
+    from django.core.management import call_command  # noqa: F401
+
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        t0 = time.perf_counter()
+        make_data(args.n)
+        print(f"data: {args.n} procedures + generations in {time.perf_counter() - t0:.1f}s")
+        ideal = args.concurrency / args.latency
+        e2e = end_to_end(args.n, args.latency, args.concurrency)
+        share = e2e["rate"] / ideal
+        print(f"end to end: {args.n} judgments in {e2e['elapsed_s']:.2f}s (launch {e2e['launch_s']:.2f}s, "
+              f"{e2e['requests']} requests) = {e2e['rate']:.1f} judgments/s; ideal {ideal:.0f}/s -> "
+              f"{100 * share:.1f}% (target >= 80%) {'PASS' if share >= 0.8 else 'FAIL'}")
+        own = own_work(args.n)
+        print(f"own work per judgment: prompt build {own['build_ms']:.3f} ms, parse {own['parse_ms']:.3f} ms, "
+              f"store (bulk, incl. parse) {own['store_incl_parse_ms']:.3f} ms; total {own['total_ms']:.3f} ms "
+              f"(target < 2 ms) {'PASS' if own['total_ms'] < 2 else 'FAIL'}")
+        return 0 if share >= 0.8 and own["total_ms"] < 2 else 1
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
