@@ -31,7 +31,7 @@ class TopicAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "position", "n_procedures")
     search_fields = ("name", "slug")
     ordering = ("position", "name")
-    prepopulated_fields = {"slug": ("name",)}
+    prepopulated_fields = {"slug": ("name",)}  # noqa: RUF012 (Django admin API)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n_procedures=Count("procedures"))
@@ -204,3 +204,7 @@ class GenerationAdmin(_CreatedAtReadonly, admin.ModelAdmin):
             return "—"
         url = reverse("admin:benchmarks_procedure_change", args=[obj.procedure_id])
         return format_html('<a href="{}">{}</a>', url, Truncator(str(obj.procedure)).chars(100))
+
+
+# Generation runs have their own console module (engineer "generations"); importing it registers it.
+from benchmarks import generation_admin  # noqa: F401

@@ -45,7 +45,9 @@ def _change(obj) -> str:
 def test_every_benchmark_model_is_registered():
     from django.contrib import admin
 
-    for model in (Topic, Dataset, Procedure, Generator, Generation):
+    from benchmarks.models import GenerationRun
+
+    for model in (Topic, Dataset, Procedure, Generator, Generation, GenerationRun):
         assert admin.site.is_registered(model)
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from benchmarks.models import Generation, Generator, Procedure
+from benchmarks.models import Generation, Generator
 from benchmarks.tokens import count_steps_tokens
 from tests.test_api import make_benchmark
 
@@ -109,7 +109,7 @@ def test_htmx_request_gets_only_the_table_partial(bench, researcher):
 
 def test_filter_form_is_wired_for_htmx_and_plain_get(bench, researcher):
     html = researcher.get(bench["dataset"].get_absolute_url()).content.decode()
-    form = re.search(r"<form class=\"filters\"[^>]*>", html, re.S).group(0)
+    form = re.search(r"<form class=\"filters\"[^>]*>", html, re.DOTALL).group(0)
     assert 'method="get"' in form and 'hx-get="' in form
     assert 'hx-target="#procedure-results"' in form and 'hx-push-url="true"' in form
 
@@ -143,7 +143,7 @@ def test_procedure_page_shows_every_generation_side_by_side(bench, researcher):
     assert len(columns) == 1 + 4  # the reference and every generation
     for name in ("gen-0", "gen-1", "gen-2", "no-count"):
         assert f">{name}</h3>" in html
-    ref_steps = re.search(r'class="compare-col reference".*?<ol class="steps">(.*?)</ol>', html, re.S).group(1)
+    ref_steps = re.search(r'class="compare-col reference".*?<ol class="steps">(.*?)</ol>', html, re.DOTALL).group(1)
     assert re.findall(r"<li>(.*?)</li>", ref_steps) == proc.steps
     assert f"{count_steps_tokens(proc.steps)} tokens" in html
     assert "12 tokens" in html  # stored token_count of ex-0002

@@ -17,7 +17,7 @@ class ProcedureFilter(django_filters.FilterSet):
 
     class Meta:
         model = Procedure
-        fields = ["dataset", "topic", "source_example_id"]
+        fields = ("dataset", "topic", "source_example_id")
 
     def filter_dataset(self, queryset, name, value):
         return queryset.filter(dataset_q(value, prefix="dataset__"))
@@ -34,7 +34,7 @@ class GenerationFilter(django_filters.FilterSet):
 
     class Meta:
         model = Generation
-        fields = ["generator", "dataset", "topic", "procedure", "source_example_id"]
+        fields = ("generator", "dataset", "topic", "procedure", "source_example_id")
 
     def filter_generator(self, queryset, name, value):
         return queryset.filter(generator_q(value, prefix="generator__"))

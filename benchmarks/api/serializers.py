@@ -13,7 +13,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dataset
-        fields = ["id", "name", "version", "description", "created_at", "n_procedures", "n_generations", "n_generators"]
+        fields = ("id", "name", "version", "description", "created_at", "n_procedures", "n_generations", "n_generators")
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -21,7 +21,7 @@ class TopicSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Topic
-        fields = ["id", "slug", "name", "position", "n_procedures"]
+        fields = ("id", "slug", "name", "position", "n_procedures")
 
 
 class GeneratorSerializer(serializers.ModelSerializer):
@@ -29,7 +29,7 @@ class GeneratorSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generator
-        fields = ["id", "name", "model", "backend", "prompt_variant", "description", "created_at", "n_generations"]
+        fields = ("id", "name", "model", "backend", "prompt_variant", "description", "created_at", "n_generations")
 
 
 class ProcedureSerializer(serializers.ModelSerializer):
@@ -43,10 +43,10 @@ class ProcedureSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Procedure
-        fields = [
+        fields = (
             "id", "dataset", "dataset_name", "dataset_version", "source_example_id", "topic", "goal",
             "resources", "steps", "n_steps", "url", "n_generations", "created_at",
-        ]
+        )
 
 
 class GenerationCompactSerializer(serializers.ModelSerializer):
@@ -58,7 +58,7 @@ class GenerationCompactSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generation
-        fields = ["id", "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores"]
+        fields = ("id", "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores")
 
     def get_n_steps(self, obj: Generation) -> int:
         return len(obj.predicted_steps or [])
@@ -70,7 +70,7 @@ class ProcedureDetailSerializer(ProcedureSerializer):
     generations = GenerationCompactSerializer(many=True, read_only=True)
 
     class Meta(ProcedureSerializer.Meta):
-        fields = [*ProcedureSerializer.Meta.fields, "source_text", "generations"]
+        fields = (*ProcedureSerializer.Meta.fields, "source_text", "generations")
 
 
 class GenerationSerializer(serializers.ModelSerializer):
@@ -87,11 +87,11 @@ class GenerationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generation
-        fields = [
+        fields = (
             "id", "procedure", "source_example_id", "dataset", "dataset_name", "topic", "goal",
             "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores",
             "created_at",
-        ]
+        )
 
     def get_n_steps(self, obj: Generation) -> int:
         return len(obj.predicted_steps or [])
@@ -99,4 +99,4 @@ class GenerationSerializer(serializers.ModelSerializer):
 
 class GenerationDetailSerializer(GenerationSerializer):
     class Meta(GenerationSerializer.Meta):
-        fields = [*GenerationSerializer.Meta.fields, "model_completion"]
+        fields = (*GenerationSerializer.Meta.fields, "model_completion")

@@ -20,9 +20,9 @@ from config.roles import is_researcher
 @extend_schema_view(list=extend_schema(summary="List datasets with counts"))
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.DatasetSerializer
-    filterset_fields = ["name", "version"]
-    search_fields = ["name", "description"]
-    ordering_fields = ["name", "version", "created_at", "n_procedures"]
+    filterset_fields = ("name", "version")
+    search_fields = ("name", "description")
+    ordering_fields = ("name", "version", "created_at", "n_procedures")
 
     def get_queryset(self):
         return selectors.dataset_list()
@@ -31,9 +31,9 @@ class DatasetViewSet(viewsets.ReadOnlyModelViewSet):
 class TopicViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.TopicSerializer
     lookup_field = "slug"
-    filterset_fields = ["slug"]
-    search_fields = ["name", "slug"]
-    ordering_fields = ["position", "name", "n_procedures"]
+    filterset_fields = ("slug",)
+    search_fields = ("name", "slug")
+    ordering_fields = ("position", "name", "n_procedures")
 
     def get_queryset(self):
         return selectors.topic_list()
@@ -45,8 +45,8 @@ class TopicViewSet(viewsets.ReadOnlyModelViewSet):
 )
 class ProcedureViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.ProcedureFilter
-    search_fields = ["goal"]
-    ordering_fields = ["id", "source_example_id", "created_at", "n_generations"]
+    search_fields = ("goal",)
+    ordering_fields = ("id", "source_example_id", "created_at", "n_generations")
 
     def get_queryset(self):
         if self.action == "retrieve":
@@ -61,9 +61,9 @@ class ProcedureViewSet(viewsets.ReadOnlyModelViewSet):
 
 class GeneratorViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.GeneratorSerializer
-    filterset_fields = ["name", "backend", "prompt_variant", "model"]
-    search_fields = ["name", "model", "description"]
-    ordering_fields = ["name", "created_at", "n_generations"]
+    filterset_fields = ("name", "backend", "prompt_variant", "model")
+    search_fields = ("name", "model", "description")
+    ordering_fields = ("name", "created_at", "n_generations")
 
     def get_queryset(self):
         return selectors.generator_list()
@@ -74,8 +74,8 @@ class GeneratorViewSet(viewsets.ReadOnlyModelViewSet):
 )
 class GenerationViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.GenerationFilter
-    search_fields = ["procedure__goal", "procedure__source_example_id", "generator__name", "generator__model"]
-    ordering_fields = ["id", "procedure", "generator", "token_count", "created_at"]
+    search_fields = ("procedure__goal", "procedure__source_example_id", "generator__name", "generator__model")
+    ordering_fields = ("id", "procedure", "generator", "token_count", "created_at")
 
     def get_queryset(self):
         return selectors.generation_list()
