@@ -216,6 +216,8 @@ def test_browser_filters_the_table_in_place(live_server, transactional_db, make_
             page.goto(url)
             assert page.locator("table.procedures tbody tr").count() == 25
             page.evaluate("window.__marker = 'kept'")
+            page.keyboard.press("/")  # app.js: "/" focuses the search box
+            assert page.evaluate("document.activeElement.id") == "filter-q"
             page.fill("#filter-q", "sourdough")
             page.wait_for_function("document.querySelectorAll('table.procedures tbody tr').length === 1")
             assert page.evaluate("window.__marker") == "kept"  # no full reload
