@@ -227,3 +227,15 @@ def test_browser_filters_the_table_in_place(live_server, transactional_db, make_
             assert page.evaluate("document.documentElement.scrollWidth") <= 1366
         finally:
             browser.close()
+
+
+def test_login_page_round_trip(bench, client, make_user):
+    make_user("rita", role="researcher")
+    target = reverse("benchmarks:dataset_list")
+    page = client.get(reverse("login"), {"next": target}).content.decode()
+    assert 'autocomplete="current-password"' in page and f'value="{target}"' in page
+    bad = client.post(reverse("login"), {"username": "rita", "password": "wrong", "next": target})
+    assert bad.status_code == 200 and "didn't match" in bad.content.decode()
+    good = client.post(reverse("login"), {"username": "rita", "password": "pw-Test-12345", "next": target})
+    assert good.status_code == 302 and good["Location"] == target
+    assert client.get(target).status_code == 200
