@@ -5,6 +5,8 @@
 - ``ANNOTATION_HEARTBEAT_SECONDS`` (15): how often an open item page reports to the server.
 - ``ANNOTATION_ASSIGNMENT_TIMEOUT_MINUTES`` (30): default for new studies; an assignment not
   seen for this long goes back to the pool.
+- ``ANNOTATION_SWEEP_SECONDS`` (5): each web process looks for idle assignments to return to the
+  pool at most this often (when a participant needs a new item).
 - ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
 """
 from __future__ import annotations
@@ -26,6 +28,10 @@ def heartbeat_seconds() -> int:
 
 def default_assignment_timeout_minutes() -> int:
     return int(_get("ANNOTATION_ASSIGNMENT_TIMEOUT_MINUTES", 30))
+
+
+def sweep_seconds() -> float:
+    return float(_get("ANNOTATION_SWEEP_SECONDS", 5))
 
 
 def prolific_completion_url(code: str) -> str:

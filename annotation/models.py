@@ -107,7 +107,7 @@ class StudyItem(models.Model):
                 name="studyitem_known_answer_required",
             ),
         ]
-        indexes = [models.Index(fields=["study", "kind", "n_assigned", "position"], name="studyitem_pool_idx")]
+        indexes = [models.Index(fields=["study", "kind", "n_assigned", "position", "id"], name="studyitem_pool_order_idx")]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} of {self.study_id}"

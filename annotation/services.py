@@ -224,6 +224,17 @@ def _finish(participant: Participant, stage: str) -> None:
 # --- assignment -----------------------------------------------------------------------
 
 
+_last_sweep: dict[int, float] = {}
+
+
+def _maybe_release_stale(study: Study, now: datetime) -> None:
+    """Sweep idle assignments at most every few seconds per process (the sweep is idempotent)."""
+    stamp = now.timestamp()
+    if stamp - _last_sweep.get(study.pk, 0.0) >= conf.sweep_seconds():
+        _last_sweep[study.pk] = stamp
+        assignments_release_stale(study=study, now=now)
+
+
 def assignments_release_stale(*, study: Study, now: datetime | None = None) -> int:
     """Return assignments not seen for the study's timeout to the pool; returns how many."""
     now = now or timezone.now()
@@ -248,7 +259,9 @@ def _take_slot(item_id: int, overlap: int) -> bool:
 
 
 def _new_assignment(participant: Participant, item: StudyItem, now: datetime) -> Assignment:
-    return Assignment.objects.create(participant=participant, item=item, served_at=now, last_seen_at=now)
+    assignment = Assignment.objects.create(participant=participant, item=item, served_at=now, last_seen_at=now)
+    assignment.is_new = True  # no draft to look up
+    return assignment
 
 
 def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
@@ -260,7 +273,7 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
     )
     for skip_locked in (True, False):
         for _ in range(5):
-            item = base.select_for_update(skip_locked=skip_locked).first()
+            item = base.select_related("generation__procedure").select_for_update(skip_locked=skip_locked, of=("self",)).first()
             if item is None:
                 break
             if _take_slot(item.pk, study.overlap):
@@ -299,6 +312,13 @@ def _finish_qualification(participant: Participant) -> None:
         _finish(participant, Stage.SCREENED_OUT)
 
 
+def _open_assignment(participant: Participant) -> Assignment | None:
+    return (
+        Assignment.objects.filter(participant_id=participant.pk, state=Assignment.State.ACTIVE)
+        .select_related("item__generation__procedure").order_by("served_at").first()
+    )
+
+
 def participant_current_assignment(*, participant: Participant, now: datetime | None = None) -> Assignment | None:
     """The item this participant works on now: the open one, or a newly claimed one.
 
@@ -308,15 +328,15 @@ def participant_current_assignment(*, participant: Participant, now: datetime | 
     """
     now = now or timezone.now()
     study = participant.study
+    current = _open_assignment(participant)
+    if current is not None:  # the common case (a refresh, a second tab): no lock needed
+        return current
     if participant.stage == Stage.WORKING:
-        assignments_release_stale(study=study, now=now)
+        _maybe_release_stale(study, now)
     with transaction.atomic():
         participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
         study = participant.study
-        current = (
-            participant.assignments.filter(state=Assignment.State.ACTIVE)
-            .select_related("item__generation__procedure").order_by("served_at").first()
-        )
+        current = _open_assignment(participant)
         if current is not None:
             return current
         if participant.stage == Stage.QUALIFICATION:
@@ -402,9 +422,10 @@ def annotation_submit(
     now = now or timezone.now()
     item = assignment.item
     study = assignment.participant.study
-    existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
-    if existing is not None:
-        return SubmitResult(existing, False)
+    if assignment.state == Assignment.State.SUBMITTED:
+        existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
+        if existing is not None:
+            return SubmitResult(existing, False)
     n_l2 = len(item.generation.predicted_steps)
     problems: list[str] = []
     waited = (now - assignment.served_at).total_seconds()
@@ -452,11 +473,10 @@ def annotation_submit(
             state=Assignment.State.SUBMITTED, submitted_at=now, last_seen_at=now, active_ms=active
         )
         Draft.objects.filter(assignment_id=locked.pk).delete()
-        participant = Participant.objects.select_for_update().select_related("study").get(pk=locked.participant_id)
         if item.kind == Kind.REGULAR:
-            participant.n_done += 1
-            participant.save(update_fields=["n_done"])
+            Participant.objects.filter(pk=locked.participant_id).update(n_done=F("n_done") + 1)
         elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
+            participant = Participant.objects.select_for_update().select_related("study").get(pk=locked.participant_id)
             passed = annotation.has_failure == item.expected_has_failure
             kind = AttentionCheckResult.Kind.PLANTED if item.kind == Kind.ATTENTION else AttentionCheckResult.Kind.QUALIFICATION
             AttentionCheckResult.objects.create(

@@ -173,7 +173,7 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
         if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
             return _refused(request, study, study.status, "This study is not accepting work right now. Your answers so far are saved.")
         return redirect(_stage_url(study, participant))
-    state = assignment_draft(assignment=assignment)
+    state = {} if getattr(assignment, "is_new", False) else assignment_draft(assignment=assignment)
     return render(request, "annotation/item.html", _item_context(study, participant, assignment, state))
 
 
@@ -213,8 +213,10 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
         return render(request, "annotation/item.html", context, status=422)
     for notice in result.notices:
         messages.warning(request, notice)
-    participant.refresh_from_db()
-    return redirect(_stage_url(study, participant), permanent=False)
+    if assignment.item.kind != "regular":  # a known-answer item may end the qualification or the session
+        participant.refresh_from_db()
+        return redirect(_stage_url(study, participant))
+    return redirect("annotation:item", study.slug)
 
 
 @require_POST

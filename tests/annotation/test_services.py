@@ -110,7 +110,8 @@ def test_refresh_returns_same_assignment_and_quota_ends_session():
     assert p.stage == Participant.Stage.DONE and p.n_done == 2
 
 
-def test_idle_assignment_returns_to_pool_and_owner_can_resume_it():
+def test_idle_assignment_returns_to_pool_and_owner_can_resume_it(settings):
+    settings.ANNOTATION_SWEEP_SECONDS = 0
     study = make_study(n_items=1, overlap=1, assignment_timeout_minutes=5)
     pa, pb = working_participant(study, "A"), working_participant(study, "B")
     a = next_item(pa)
