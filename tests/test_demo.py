@@ -314,9 +314,10 @@ class Demo:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = var / f"run_demo-{self.port}.log"
+        self._log_file = open(self.log_path, "wb")  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "run_demo", "--port", str(self.port), "--pool", "solo"],
-            cwd=ROOT, env=env, stdout=open(self.log_path, "wb"), stderr=subprocess.STDOUT,
+            cwd=ROOT, env=env, stdout=self._log_file, stderr=subprocess.STDOUT,
         )
         self.var = var
 
@@ -346,6 +347,7 @@ class Demo:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        self._log_file.close()
 
 
 def _gone(pid: int) -> bool:
@@ -373,7 +375,7 @@ def test_run_demo_serves_the_page_and_runs_a_worker(demo_env, monkeypatch):
         assert _get(demo.url + "healthz") == (200, "ok")
         status, page = _get(demo.url)
         assert status == 200 and "how2review" in page
-        assert (var / "broker" / "queue").is_dir()
+        assert all((var / "broker" / d).is_dir() for d in ("queue", "processed", "control"))
 
         # The worker consumes from the embedded filesystem broker: send it a built-in task.
         from celery import Celery

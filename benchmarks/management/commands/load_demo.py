@@ -120,18 +120,16 @@ class Command(BaseCommand):
                 raise CommandError(f"the '{needed}' management command is not installed; load_demo needs it")
         quiet = {"stdout": self.stdout, "stderr": self.stderr, "verbosity": options["verbosity"]}
 
-        self.stdout.write(f"Demo dataset '{dataset}': procedures from {procedures.name}")
+        self.stdout.write(f"Loading the paper's demo data into dataset '{dataset}' from {folder}")
         call_command("import_procedures", str(procedures), dataset=dataset, **quiet)
 
         for path in sorted((folder / "generations").glob("*.jsonl")):
-            self.stdout.write(f"  generations of {path.stem}")
             call_command("import_generations", str(path), generator=path.stem, dataset=dataset, **quiet)
 
         judgments = sorted((folder / "judgments").glob("*.jsonl"))
         if "import_judgments" in installed:
             with_dataset = _accepts("import_judgments", "dataset")
             for path in judgments:
-                self.stdout.write(f"  published verdicts for {path.stem}")
                 extra = {"dataset": dataset} if with_dataset else {}
                 call_command("import_judgments", str(path), judge=DEMO_JUDGE, generator=path.stem, **extra, **quiet)
         else:

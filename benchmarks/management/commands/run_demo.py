@@ -23,6 +23,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 STOP_GRACE_S = 20.0
 _PR_SET_PDEATHSIG = 1
@@ -34,8 +35,8 @@ def _die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except Exception:  # not Linux: the child simply outlives a killed parent
-        pass
+    except (OSError, AttributeError):  # no prctl: the child simply outlives a killed parent
+        return
 
 
 def _free_port(host: str) -> int:
@@ -67,7 +68,8 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # our Ctrl-C reaches it once, forwarded by us
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            # Both children are started before any thread of ours exists (see handle()).
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
         )
         self.ready = threading.Event()
         self._ready_marker: str | None = None
@@ -138,9 +140,9 @@ class Command(BaseCommand):
         url = settings.CELERY_BROKER_URL
         if url.startswith("filesystem://"):
             opts = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}) or {}
-            for key in ("data_folder_in", "data_folder_out", "processed_folder"):
-                if opts.get(key):
-                    Path(opts[key]).mkdir(parents=True, exist_ok=True)
+            for key, value in opts.items():  # data_folder_in/out, processed_folder, control_folder
+                if "folder" in key and isinstance(value, str) and value:
+                    Path(value).mkdir(parents=True, exist_ok=True)
             return f"filesystem broker in {Path(opts.get('data_folder_in', settings.VAR_DIR)).parent}"
         return url.split("@")[-1] if "@" in url else url
 
@@ -176,7 +178,7 @@ class Command(BaseCommand):
             from benchmarks.management.commands.ensure_demo_admin import login_lines
 
             logins = login_lines(base_url=url)
-        except Exception as exc:  # e.g. not migrated yet: the server still runs
+        except DatabaseError as exc:  # e.g. not migrated yet: the server still runs
             logins = [f"  (demo logins unavailable: {exc}; run 'make demo' or migrate + ensure_demo_admin)"]
         workers = f"{pool} pool" + (f", {concurrency} processes" if pool == "prefork" else "")
         rule = "=" * 72
