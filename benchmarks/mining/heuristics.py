@@ -22,6 +22,11 @@ DEFAULT_MAX_STEPS = 15
 DEFAULT_THRESHOLDS: dict[int, float] = {2: 0.40, 3: 0.35, 4: 0.30}
 
 _NON_WORD = re.compile(r"[^\w\s]")
+# Fast path for ASCII text: the same mapping as _NON_WORD (ASCII \w is [A-Za-z0-9_], \s includes
+# \x1c-\x1f), done by str.translate.
+_ASCII_TABLE = {
+    c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_" or chr(c).isspace())
+}
 
 
 @dataclass(frozen=True)
@@ -52,20 +57,43 @@ def normalize_words(step: str) -> list[str]:
     return _NON_WORD.sub(" ", step.lower()).split()
 
 
+_SEP = "\x1e"  # a whitespace character for regex and str.split, so it survives normalisation
+
+
+def _step_words(steps: Sequence[str]) -> list[list[str]]:
+    joined = _SEP.join(steps)
+    if joined.count(_SEP) != len(steps) - 1:  # a step contains the separator itself
+        return [normalize_words(s) for s in steps]
+    lowered = joined.lower()
+    text = lowered.translate(_ASCII_TABLE) if lowered.isascii() else _NON_WORD.sub(" ", lowered)
+    return [part.split() for part in text.split(_SEP)]
+
+
+def _rate(words: list[list[str]], n: int) -> float:
+    seen: set = set()
+    total = 0
+    for w in words:
+        k = len(w) - n + 1
+        if k <= 0:
+            continue
+        total += k
+        if n == 2:
+            seen.update(zip(w, w[1:]))
+        elif n == 3:
+            seen.update(zip(w, w[1:], w[2:]))
+        elif n == 4:
+            seen.update(zip(w, w[1:], w[2:], w[3:]))
+        else:
+            seen.update(zip(*(w[i:] for i in range(n))))
+    return (total - len(seen)) / total if total else 0.0
+
+
 def repetition_rates(steps: Sequence[str], ns: Sequence[int] = (2, 3, 4)) -> dict[int, float]:
-    """Repetition rate of each n-gram size, pooled across the steps."""
+    """Repetition rate of each n-gram size, pooled across the steps (never across a boundary)."""
     if len(steps) < 2:
         return {n: 0.0 for n in ns}
-    words = [normalize_words(s) for s in steps]
-    rates: dict[int, float] = {}
-    for n in ns:
-        grams: list[tuple[str, ...]] = []
-        for w in words:
-            if len(w) >= n:
-                grams.extend(zip(*(w[i:] for i in range(n))))
-        total = len(grams)
-        rates[n] = (total - len(set(grams))) / total if total else 0.0
-    return rates
+    words = _step_words(steps)
+    return {n: _rate(words, n) for n in ns}
 
 
 def apply_heuristics(steps: Sequence[str], config: HeuristicsConfig | None = None) -> HeuristicsResult:
