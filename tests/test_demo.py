@@ -194,7 +194,16 @@ def _snapshot():
 
     from benchmarks.models import Dataset, Generation, Generator, Procedure
 
+    judging = []
+    if "import_judgments" in get_commands():
+        from judging.models import JudgeRun, Judgment
+
+        judging = [
+            list(JudgeRun.objects.order_by("id").values_list("id", "judge__name", "n_total")),
+            list(Judgment.objects.order_by("id").values_list("id", "source_example_id", "has_failure", "critical_failures")),
+        ]
     return (
+        judging,
         list(Dataset.objects.values_list("id", "name", "version")),
         list(Procedure.objects.order_by("id").values_list("id", "source_example_id", "goal", "steps", "resources", "topic__slug")),
         list(Generator.objects.order_by("id").values_list("id", "name")),
@@ -222,6 +231,15 @@ def test_load_demo_is_idempotent(var_dir):
     assert is_researcher(researcher) and not is_researcher(annotator)
     assert user_roles(annotator) == {"annotator"}
     assert annotator.check_password((var_dir / "demo-annotator-password").read_text().strip())
+
+    if first[0]:  # the published verdicts went in through import_judgments
+        from judging.models import Judgment
+
+        published = Judgment.objects.filter(judge__name="paper-published")
+        assert published.count() == len(PUBLISHED)
+        assert published.filter(has_failure=True).count() == sum(PUBLISHED.values())
+    else:
+        assert "skipped" in out.getvalue()
 
     call_command("load_demo", stdout=io.StringIO())
     assert _snapshot() == first
