@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 MTOK = Decimal(1_000_000)
 GPU_QUEUE = "gpu"
+FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these stops the run
 DECODING_KEYS = {"temperature", "max_tokens", "stop", "top_p", "extra"}
 
 
@@ -354,25 +355,42 @@ def generation_run_execute_chunk(
         _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED, message=f"backend: {exc}")
         return False
     requests = [generation_request(run=run, procedure=p) for p in procedures]
-    # parse and score each reply as it arrives, while the others are in flight
-    iterate = getattr(backend, "complete_iter", None)
-    if callable(iterate):
-        results = iterate(requests, concurrency=run.concurrency)
-    else:
-        results = enumerate(backend.complete_many(requests, concurrency=run.concurrency))
-    for index, result in results:
-        procedure = procedures[index]
-        if isinstance(result, LLMResponse):
-            outcomes.append(_Outcome(procedure, generation_build(run=run, procedure=procedure, response=result, scorers=scorers),
-                                     result.prompt_tokens, result.completion_tokens))
+    fatal: list[LLMError] = []
+    try:
+        # parse and score each reply as it arrives, while the others are in flight
+        iterate = getattr(backend, "complete_iter", None)
+        if callable(iterate):
+            results = iterate(requests, concurrency=run.concurrency)
         else:
-            message = str(result) if isinstance(result, LLMError) else f"unexpected result {type(result).__name__}"
-            outcomes.append(_Outcome(procedure, None, error=message[:500]))
+            results = enumerate(backend.complete_many(requests, concurrency=run.concurrency))
+        for index, result in results:
+            procedure = procedures[index]
+            if isinstance(result, LLMResponse):
+                outcomes.append(_Outcome(procedure, generation_build(run=run, procedure=procedure, response=result,
+                                                                     scorers=scorers),
+                                         result.prompt_tokens, result.completion_tokens))
+            else:
+                if isinstance(result, LLMError) and result.status in FATAL_STATUSES:
+                    fatal.append(result)
+                message = str(result) if isinstance(result, LLMError) else f"unexpected result {type(result).__name__}"
+                outcomes.append(_Outcome(procedure, None, error=message[:500]))
+    except Exception as exc:  # noqa: BLE001 - keep what finished, stop the chain visibly
+        logger.exception("generation run %s: chunk failed", run.pk)
+        _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=run.cursor, enqueue_next=False)
+        _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED,
+                message=f"chunk failed: {type(exc).__name__}: {exc}; resume to retry")
+        return False
+    if fatal and len(fatal) == len(outcomes):  # every request refused: bad key, model or URL
+        _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=run.cursor, enqueue_next=False)
+        _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED,
+                message=f"the backend refused every request of a chunk: {fatal[0]}")
+        return False
     return _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=procedures[-1].pk,
                         enqueue_next=enqueue_next)
 
 
 def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: int, enqueue_next: bool) -> bool:
+    outcomes = sorted(outcomes, key=lambda o: o.procedure.pk)  # replies arrive in any order
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run_id)
         have = set(

@@ -202,3 +202,26 @@ def test_vllm_offline_runs_go_to_the_gpu_queue(small_dataset, generator, django_
             run = generation_run_create(generator=generator, dataset=dataset, model="Qwen/Qwen3-0.6B", backend="vllm")
     apply_async.assert_called_once_with(args=(run.pk, run.epoch), queue="gpu")
     delay.assert_not_called()
+
+
+def test_a_chunk_refused_entirely_stops_the_run(llm_server, small_dataset, generator):
+    dataset, _, _ = small_dataset
+    llm_server.add_fault("status", status=401, count=100)
+    run = drive(make_run(llm_server, dataset, generator))
+    assert run.status == "failed" and "refused every request" in run.message and "401" in run.message
+    assert len(llm_server.requests) == 2  # one chunk, not the whole dataset
+    assert run.n_failed == 2 and run.errors[0]["source_example_id"] == "ex-0"
+
+
+class ExplodingBackend:
+    def complete_many(self, requests, *, concurrency=None):
+        raise RuntimeError("socket on fire")
+
+
+def test_a_crashing_backend_fails_the_run_visibly(small_dataset, generator):
+    dataset, _, _ = small_dataset
+    run = generation_run_create(generator=generator, dataset=dataset, model="m", start=False)
+    run = generation_run_start(run=run, enqueue=False)
+    assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch, backend=ExplodingBackend()) is False
+    run.refresh_from_db()
+    assert run.status == "failed" and "RuntimeError: socket on fire" in run.message and run.cursor == 0
