@@ -66,3 +66,25 @@ def is_researcher(user) -> bool:
 
 def is_admin(user) -> bool:
     return ADMIN in user_roles(user)
+
+
+def role_assign(*, user, role: str, exclusive: bool = True) -> None:
+    """Give ``user`` a role. Researchers and admins get ``is_staff`` so the console (Django
+    admin) lets them in; what they may do there is still decided by the group's permissions.
+    With ``exclusive`` the user's other role groups are removed (an annotator promoted to
+    researcher stops being an annotator)."""
+    from django.contrib.auth.models import Group
+
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+    ensure_roles()
+    groups = {g.name: g for g in Group.objects.filter(name__in=ROLES)}
+    if exclusive:
+        user.groups.remove(*[g for name, g in groups.items() if name != role])
+    user.groups.add(groups[role])
+    staff = role in (RESEARCHER, ADMIN) or user.is_superuser
+    if user.is_staff != staff:
+        user.is_staff = staff
+        user.save(update_fields=["is_staff"])
+    if hasattr(user, "_how2review_roles"):
+        del user._how2review_roles
