@@ -16,6 +16,12 @@ def participant_for_session(*, study: Study, participant_id: int | None) -> Part
     return Participant.objects.select_related("study").filter(pk=participant_id, study=study).first()
 
 
+def participant_for_slug(*, slug: str, participant_id: int | None) -> Participant | None:
+    if not participant_id:
+        return None
+    return Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
+
+
 def participant_for_user(*, study: Study, user) -> Participant | None:
     if not getattr(user, "is_authenticated", False):
         return None

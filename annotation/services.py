@@ -281,20 +281,16 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
     return None
 
 
-def _resume_expired(participant: Participant, now: datetime) -> Assignment | None:
+def _resume_expired(participant: Participant, expired: list[Assignment], now: datetime) -> Assignment | None:
     """A participant back after their assignment timed out gets it again if it still has room."""
-    expired = (
-        participant.assignments.filter(state=Assignment.State.EXPIRED, annotation__isnull=True)
-        .select_related("item").order_by("-served_at").first()
-    )
-    if expired is None:
-        return None
-    if expired.item.kind == Kind.REGULAR and not _take_slot(expired.item_id, participant.study.overlap):
-        return None
-    expired.state = Assignment.State.ACTIVE
-    expired.last_seen_at = now
-    expired.save(update_fields=["state", "last_seen_at"])
-    return expired
+    for assignment in expired:
+        if assignment.item.kind == Kind.REGULAR and not _take_slot(assignment.item_id, participant.study.overlap):
+            continue
+        assignment.state = Assignment.State.ACTIVE
+        assignment.last_seen_at = now
+        assignment.save(update_fields=["state", "last_seen_at"])
+        return assignment
+    return None
 
 
 def _finish_qualification(participant: Participant) -> None:
@@ -336,9 +332,12 @@ def participant_current_assignment(*, participant: Participant, now: datetime | 
     with transaction.atomic():
         participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
         study = participant.study
-        current = _open_assignment(participant)
-        if current is not None:
-            return current
+        unfinished = list(
+            Assignment.objects.filter(participant_id=participant.pk, state__in=[Assignment.State.ACTIVE, Assignment.State.EXPIRED])
+            .select_related("item__generation__procedure").order_by("state", "-served_at")
+        )
+        if unfinished and unfinished[0].state == Assignment.State.ACTIVE:
+            return unfinished[0]
         if participant.stage == Stage.QUALIFICATION:
             item = (
                 study.items.filter(kind=Kind.QUALIFICATION).exclude(assignments__participant=participant)
@@ -351,7 +350,7 @@ def participant_current_assignment(*, participant: Participant, now: datetime | 
             return None
         if study.status != Study.Status.OPEN:
             return None
-        resumed = _resume_expired(participant, now)
+        resumed = _resume_expired(participant, unfinished, now)
         if resumed is not None:
             return resumed
         if participant.n_done >= study.items_per_participant:
@@ -451,9 +450,8 @@ def annotation_submit(
     notices: list[str] = []
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        existing = Annotation.objects.filter(assignment_id=locked.pk).first()
-        if existing is not None:
-            return SubmitResult(existing, False)
+        if locked.state == Assignment.State.SUBMITTED:  # a double submit: the first one won
+            return SubmitResult(Annotation.objects.get(assignment_id=locked.pk), False)
         if locked.state == Assignment.State.EXPIRED:
             if item.kind == Kind.REGULAR and not _take_slot(item.pk, study.overlap):
                 raise SubmissionRefused([

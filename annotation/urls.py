@@ -15,6 +15,7 @@ urlpatterns = [
     path("s/<slug:slug>/", flow.enter, name="enter"),
     path("s/<slug:slug>/consent/", flow.consent, name="consent"),
     path("s/<slug:slug>/codebook/", flow.training, name="training"),
+    path("s/<slug:slug>/codebook/partial/", flow.codebook_partial, name="codebook_partial"),
     path("s/<slug:slug>/item/", flow.item, name="item"),
     path("s/<slug:slug>/a/<int:assignment_id>/submit/", flow.submit, name="submit"),
     path("s/<slug:slug>/a/<int:assignment_id>/draft/", flow.draft, name="draft"),

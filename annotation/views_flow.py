@@ -21,6 +21,7 @@ from annotation.selectors import (
     assignment_draft,
     assignment_for_participant,
     participant_for_session,
+    participant_for_slug,
     participant_for_user,
     training_items,
 )
@@ -28,12 +29,12 @@ from annotation.selectors import (
 Stage = Participant.Stage
 
 
-def _session_key(study: Study) -> str:
-    return f"annotation:participant:{study.pk}"
+def _session_key(slug: str) -> str:
+    return f"annotation:participant:{slug}"
 
 
 def _participant(request: HttpRequest, study: Study) -> Participant | None:
-    participant = participant_for_session(study=study, participant_id=request.session.get(_session_key(study)))
+    participant = participant_for_session(study=study, participant_id=request.session.get(_session_key(study.slug)))
     if participant is None and study.accepts_accounts:
         participant = participant_for_user(study=study, user=request.user)
     return participant
@@ -66,8 +67,12 @@ def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
 
 def _load(request: HttpRequest, slug: str, *stages: str):
     """(study, participant, response): response is set when the participant must go elsewhere."""
-    study = get_object_or_404(Study, slug=slug)
-    participant = _participant(request, study)
+    participant = participant_for_slug(slug=slug, participant_id=request.session.get(_session_key(slug)))
+    if participant is not None:  # the common case: one query for the participant and the study
+        study = participant.study
+    else:
+        study = get_object_or_404(Study, slug=slug)
+        participant = _participant(request, study)
     if participant is None:
         return study, None, _no_session(request, study)
     if stages and participant.stage not in stages:
@@ -89,7 +94,7 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
             participant = services.participant_enter_account(study=study, user=request.user)
     except services.EntryRefused as refusal:
         return _refused(request, study, refusal.reason, refusal.message)
-    request.session[_session_key(study)] = participant.pk
+    request.session[_session_key(study.slug)] = participant.pk
     return redirect(_stage_url(study, participant))
 
 
@@ -125,6 +130,14 @@ def training(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/training.html", context)
 
 
+@require_http_methods(["GET"])
+def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug)
+    if response:
+        return response
+    return render(request, "annotation/_codebook.html", {"codebook": CODEBOOK, "full": True})
+
+
 def _item_context(study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()) -> dict:
     generation = assignment.item.generation
     procedure = generation.procedure
@@ -154,7 +167,7 @@ def _item_context(study: Study, participant: Participant, assignment: Assignment
         "min_seconds": study.min_seconds_per_item,
         "heartbeat_seconds": conf.heartbeat_seconds(),
         "idle_seconds": conf.idle_timeout_seconds(),
-        "codebook": CODEBOOK,
+        "codebook": {"question": CODEBOOK["question"]},
         "position": participant.n_done + 1,
         "warning": services.attention_warning(participant=participant)
         if study.attention_warn_after and participant.attention_failures >= study.attention_warn_after

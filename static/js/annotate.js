@@ -78,7 +78,10 @@
 
   // --- codebook dialog -----------------------------------------------------------------------
   var dialog = $("#codebook-dialog");
-  $$("[data-open-codebook]").forEach(function (b) { b.addEventListener("click", function () { dialog.showModal(); }); });
+  $$("[data-open-codebook]").forEach(function (b) { b.addEventListener("click", function () {
+    dialog.showModal();
+    if (window.htmx) window.htmx.trigger("#codebook-body", "codebook-open");  // loaded once, on first open
+  }); });
   $$("[data-close-codebook]").forEach(function (b) { b.addEventListener("click", function () { dialog.close(); }); });
 
   // --- timer: countdown until submission opens, then time elapsed ------------------------------

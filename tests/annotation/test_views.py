@@ -219,3 +219,11 @@ def test_account_entry_for_in_house_annotators(client, make_user):
     r = client.get(url("enter", study))
     assert r.url == url("consent", study)
     assert Participant.objects.get().user.username == "inhouse"
+
+
+def test_codebook_partial_for_participants_only(client):
+    study = make_study()
+    assert client.get(url("codebook_partial", study)).status_code == 403
+    to_items(client, study)
+    html = client.get(url("codebook_partial", study)).content.decode()
+    assert "Severe vagueness" in html and "Acceptable variations" in html

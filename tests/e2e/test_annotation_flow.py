@@ -86,6 +86,9 @@ def test_prolific_session_end_to_end(live_server, page, shots):
 
     # Item 1: an early submit is refused by the server, with a message, and nothing is lost
     page.get_by_text("Item 1 of 2").wait_for()
+    page.get_by_role("button", name="Review common types of critical failures").click()
+    page.locator("#codebook-dialog").get_by_text("Severe vagueness").wait_for()  # loaded by htmx on first open
+    page.keyboard.press("Escape")
     assert "until submission becomes open" in page.locator("#timer").inner_text()
     assert page.locator("#submit-btn").is_disabled()
     read_everything(page)
