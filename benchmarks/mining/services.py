@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -198,8 +198,24 @@ def _state(doc: MiningDocument) -> DocState:
     )
 
 
-_SAVED_FIELDS = ["outcome", "stage_reached", "last_passed_stage", "drop_reason", "trace", "goal", "steps",
-                 "resources", "updated_at"]
+_SAVED_FIELDS = ("outcome", "stage_reached", "last_passed_stage", "drop_reason", "trace", "goal", "steps",
+                 "resources", "updated_at")
+
+
+def _update_documents(states: list[DocState], now) -> None:
+    """One parameterised UPDATE per document, sent with executemany (psycopg pipelines it);
+    much cheaper than bulk_update's CASE expressions for 9 fields with JSON values."""
+    fields = [MiningDocument._meta.get_field(name) for name in _SAVED_FIELDS]
+    table = connection.ops.quote_name(MiningDocument._meta.db_table)
+    sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    sql = f"UPDATE {table} SET {sets} WHERE {connection.ops.quote_name('id')} = %s"
+    rows = []
+    for st in states:
+        values = (st.outcome, st.stage_reached, st.last_passed_stage, st.reason, st.trace, st.goal, st.steps,
+                  st.resources, now)
+        rows.append([f.get_db_prep_save(v, connection) for f, v in zip(fields, values)] + [st.key])
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _save_chunk(batch: MiningBatch, runner: str, states: list[DocState], usage: dict[str, StageUsage]) -> int:
@@ -210,17 +226,11 @@ def _save_chunk(batch: MiningBatch, runner: str, states: list[DocState], usage: 
         if held is None:
             return -1  # another runner took the batch over: write nothing
         by_id = {s.key: s for s in states}
-        docs = list(
+        pending = set(
             MiningDocument.objects.select_for_update()
-            .filter(pk__in=list(by_id), outcome=MiningDocument.Outcome.PENDING)
+            .filter(pk__in=list(by_id), outcome=MiningDocument.Outcome.PENDING).values_list("pk", flat=True)
         )
-        for doc in docs:
-            st = by_id[doc.pk]
-            doc.outcome, doc.stage_reached, doc.last_passed_stage = st.outcome, st.stage_reached, st.last_passed_stage
-            doc.drop_reason, doc.trace = st.reason, st.trace
-            doc.goal, doc.steps, doc.resources = st.goal, st.steps, st.resources
-            doc.updated_at = now
-        MiningDocument.objects.bulk_update(docs, _SAVED_FIELDS)
+        _update_documents([by_id[pk] for pk in sorted(pending)], now)
         for stage, u in usage.items():
             if not u.requests:
                 continue
@@ -232,8 +242,8 @@ def _save_chunk(batch: MiningBatch, runner: str, states: list[DocState], usage: 
                 completion_tokens=F("completion_tokens") + u.completion_tokens,
                 cost_usd=F("cost_usd") + cost_usd(batch.backends.get(stage), u.prompt_tokens, u.completion_tokens),
             )
-        MiningBatch.objects.filter(pk=batch.pk).update(n_done=F("n_done") + len(docs), heartbeat_at=now)
-    return len(docs)
+        MiningBatch.objects.filter(pk=batch.pk).update(n_done=F("n_done") + len(pending), heartbeat_at=now)
+    return len(pending)
 
 
 def batch_run(
