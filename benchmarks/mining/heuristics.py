@@ -14,8 +14,8 @@ Two checks in sequence:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 DEFAULT_MIN_STEPS = 5
 DEFAULT_MAX_STEPS = 15

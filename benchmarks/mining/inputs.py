@@ -9,6 +9,7 @@ accepted as they are, so mined procedures can be filtered again.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ class DocInput:
 def _as_str(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, float) and value != value:  # NaN from CSV/Parquet
+    if isinstance(value, float) and math.isnan(value):  # NaN from CSV/Parquet
         return ""
     return value if isinstance(value, str) else str(value)
 

@@ -114,7 +114,7 @@ class MiningStageUsage(models.Model):
     failed_requests = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal(0))
 
     class Meta:
         ordering = ["batch_id", "id"]

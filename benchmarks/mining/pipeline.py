@@ -9,8 +9,9 @@ request is a per-document outcome.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.mining import replies
@@ -56,7 +57,7 @@ class StageUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def add(self, other: "StageUsage") -> None:
+    def add(self, other: StageUsage) -> None:
         self.requests += other.requests
         self.failed_requests += other.failed_requests
         self.prompt_tokens += other.prompt_tokens

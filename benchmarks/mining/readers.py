@@ -12,9 +12,10 @@ import gzip
 import io
 import json
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO
 
 FORMATS = ("jsonl", "csv", "parquet")
 DEFAULT_MAX_RECORD_BYTES = 32 * 1024 * 1024
@@ -33,8 +34,7 @@ class UnsupportedFormat(ValueError):
 
 def detect_format(name: str) -> str:
     lower = name.lower()
-    if lower.endswith(".gz"):
-        lower = lower[:-3]
+    lower = lower.removesuffix(".gz")
     if lower.endswith((".jsonl", ".json", ".ndjson")):
         return "jsonl"
     if lower.endswith(".csv"):

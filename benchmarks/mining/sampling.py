@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from typing import Hashable, Iterable
+from collections.abc import Hashable, Iterable
 
 
 def stratified_sample(items: Iterable[tuple[Hashable, str]], *, per_topic: int, seed: int) -> dict[str, list]:

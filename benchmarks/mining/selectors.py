@@ -1,8 +1,9 @@
 """Reads for How2Mine batches: yields (Table 6 style), usage and cost, documents, export records."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

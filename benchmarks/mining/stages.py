@@ -1,7 +1,7 @@
 """The six stages of How2Mine (seed 000 §3.2) and their prompt files. Pure Python, no Django."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -39,7 +39,7 @@ def parse_stages(text: str | list[int] | tuple[int, ...] | None) -> list[int]:
     return sorted(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def prompt_template(key: str) -> str:
     for _, k, _, filename in STAGES:
         if k == key and filename:

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from tests.support.llm_fixtures import llm_backend_config, llm_server  # noqa: F401
 from tests.mining.script import MiningScript
+from tests.support.llm_fixtures import llm_backend_config, llm_server  # noqa: F401
 
 
 @pytest.fixture
@@ -28,8 +28,7 @@ def media_root(settings, tmp_path):
 
 def write_jsonl(path, records) -> None:
     with open(path, "w", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write((rec if isinstance(rec, str) else json.dumps(rec)) + "\n")
+        fh.writelines((rec if isinstance(rec, str) else json.dumps(rec)) + "\n" for rec in records)
 
 
 def doc(i: int, marker: str = "", topic: str = "Food & Dining", **extra) -> dict:

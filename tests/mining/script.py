@@ -71,7 +71,7 @@ class MiningScript:
 
     def postprocess(self, prompt: str):
         goal = _goal_line(prompt)
-        steps = re.findall(r"^\d+\. (.*)$", prompt.split("Steps:", 1)[1].split("## Task", 1)[0], re.M)
+        steps = re.findall(r"^\d+\. (.*)$", prompt.split("Steps:", 1)[1].split("## Task", 1)[0], re.MULTILINE)
         return json.dumps({"rewritten_goal": f"Rewritten: {goal}", "rewritten_steps": steps})
 
     def resources(self, prompt: str):

@@ -7,7 +7,12 @@ from collections import Counter
 
 import pytest
 
-from benchmarks.mining.heuristics import HeuristicsConfig, apply_heuristics, normalize_words, repetition_rates
+from benchmarks.mining.heuristics import (
+    HeuristicsConfig,
+    apply_heuristics,
+    normalize_words,
+    repetition_rates,
+)
 
 
 def spec_rate(steps, n):

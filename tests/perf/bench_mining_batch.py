@@ -30,9 +30,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2re
 os.environ["TEST_DATABASE_NAME"] = "bench_h2r_mining"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-WORDS = ("preheat the oven to degrees mix flour water salt yeast in a large bowl knead dough for ten minutes "
-         "until smooth cover and let rise shape loaf place on tray bake golden brown cool rack slice serve "
-         "tighten loosen bolt wrench jack car tire remove mount spare check pressure").split()
+WORDS = ["preheat", "the", "oven", "to", "degrees", "mix", "flour", "water", "salt", "yeast", "in", "a", "large", "bowl", "knead", "dough", "for", "ten", "minutes", "until", "smooth", "cover", "and", "let", "rise", "shape", "loaf", "place", "on", "tray", "bake", "golden", "brown", "cool", "rack", "slice", "serve", "tighten", "loosen", "bolt", "wrench", "jack", "car", "tire", "remove", "mount", "spare", "check", "pressure"]
 TOPICS = ["Art & Design", "Crime & Law", "Education & Jobs", "Electronics & Hardware", "Fashion & Beauty",
           "Food & Dining", "Health", "Home & Hobbies", "Industrial", "Religion", "Science, Math & Technology",
           "Sports & Fitness", "Transportation", "Travel & Tourism"]
@@ -63,7 +61,7 @@ def responder(req):
         excluded = _bucket(goal + "f") >= 0.2446 / 0.7046
         return json.dumps({"judgment": excluded, "reason": "Non-sequential Process" if excluded else ""})
     if name == "how2mine_postprocess":
-        steps = re.findall(r"^\d+\. (.*)$", prompt, re.M)
+        steps = re.findall(r"^\d+\. (.*)$", prompt, re.MULTILINE)
         return json.dumps({"rewritten_goal": goal, "rewritten_steps": steps})
     if name == "how2mine_resources":
         return json.dumps({"resources": ["oven", "flour", "bowl"]})

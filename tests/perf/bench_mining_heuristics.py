@@ -14,11 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.mining.heuristics import apply_heuristics  # noqa: E402
+from benchmarks.mining.heuristics import apply_heuristics
 
-WORDS = ("preheat the oven to degrees mix flour water salt yeast in a large bowl knead dough for ten minutes "
-         "until smooth cover and let rise shape loaf place on tray bake golden brown cool rack slice serve "
-         "tighten loosen bolt wrench jack car tire remove mount spare check pressure").split()
+WORDS = ["preheat", "the", "oven", "to", "degrees", "mix", "flour", "water", "salt", "yeast", "in", "a", "large", "bowl", "knead", "dough", "for", "ten", "minutes", "until", "smooth", "cover", "and", "let", "rise", "shape", "loaf", "place", "on", "tray", "bake", "golden", "brown", "cool", "rack", "slice", "serve", "tighten", "loosen", "bolt", "wrench", "jack", "car", "tire", "remove", "mount", "spare", "check", "pressure"]
 
 
 def make(n: int, seed: int = 0) -> list[list[str]]:
@@ -36,7 +34,7 @@ def make(n: int, seed: int = 0) -> list[list[str]]:
 
 def main() -> None:
     if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
     procs = make(n)
     steps_total = sum(len(p) for p in procs)
