@@ -94,6 +94,8 @@ WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
 DEFAULT_SQLITE = f"sqlite:///{VAR_DIR / 'how2review.sqlite3'}"
+if "DATABASE_URL" not in os.environ:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded default lives there
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", DEFAULT_SQLITE),
