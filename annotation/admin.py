@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from annotation.models import Annotation, Assignment, AttentionCheckResult, Participant, Study, StudyItem
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheckResult,
+    Participant,
+    Study,
+    StudyItem,
+)
 
 
 class StudyItemInline(admin.TabularInline):
@@ -13,7 +20,15 @@ class StudyItemInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["name", "status", "entry", "overlap", "items_per_participant", "min_seconds_per_item", "created_at"]
+    list_display = [
+        "name",
+        "status",
+        "entry",
+        "overlap",
+        "items_per_participant",
+        "min_seconds_per_item",
+        "created_at",
+    ]
     list_filter = ["status", "entry"]
     search_fields = ["name", "slug", "prolific_study_id"]
     readonly_fields = ["created_at", "created_by"]
@@ -27,7 +42,15 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "study", "stage", "n_done", "attention_failures", "qualification_score", "created_at"]
+    list_display = [
+        "__str__",
+        "study",
+        "stage",
+        "n_done",
+        "attention_failures",
+        "qualification_score",
+        "created_at",
+    ]
     list_filter = ["study", "stage"]
     search_fields = ["prolific_pid", "user__username"]
 

@@ -9,6 +9,7 @@
   pool at most this often (when a participant needs a new item).
 - ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
 """
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -35,5 +36,8 @@ def sweep_seconds() -> float:
 
 
 def prolific_completion_url(code: str) -> str:
-    template = _get("ANNOTATION_PROLIFIC_COMPLETION_URL", "https://app.prolific.com/submissions/complete?cc={code}")
+    template = _get(
+        "ANNOTATION_PROLIFIC_COMPLETION_URL",
+        "https://app.prolific.com/submissions/complete?cc={code}",
+    )
     return template.format(code=code)

@@ -1,4 +1,5 @@
 """The researcher's study form: settings plus the generations to annotate."""
+
 from __future__ import annotations
 
 from django import forms
@@ -8,16 +9,33 @@ from benchmarks.models import Dataset, Generation, Generator
 
 
 class StudyCreateForm(forms.ModelForm):
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), help_text="Procedures come from this dataset.")
-    generator = forms.ModelChoiceField(queryset=Generator.objects.all(), help_text="Its generations are the L2 to evaluate.")
-    limit = forms.IntegerField(min_value=1, initial=200, help_text="How many generations (in procedure order).")
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.all(), help_text="Procedures come from this dataset."
+    )
+    generator = forms.ModelChoiceField(
+        queryset=Generator.objects.all(), help_text="Its generations are the L2 to evaluate."
+    )
+    limit = forms.IntegerField(
+        min_value=1, initial=200, help_text="How many generations (in procedure order)."
+    )
 
     class Meta:
         model = Study
         fields = [
-            "name", "description", "entry", "prolific_study_id", "overlap", "items_per_participant",
-            "min_seconds_per_item", "attention_rate", "attention_warn_after", "attention_screen_after",
-            "qualification_pass_threshold", "completion_code", "screened_out_code", "assignment_timeout_minutes",
+            "name",
+            "description",
+            "entry",
+            "prolific_study_id",
+            "overlap",
+            "items_per_participant",
+            "min_seconds_per_item",
+            "attention_rate",
+            "attention_warn_after",
+            "attention_screen_after",
+            "qualification_pass_threshold",
+            "completion_code",
+            "screened_out_code",
+            "assignment_timeout_minutes",
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
@@ -25,8 +43,11 @@ class StudyCreateForm(forms.ModelForm):
         data = super().clean()
         if data.get("dataset") and data.get("generator") and data.get("limit"):
             ids = list(
-                Generation.objects.filter(procedure__dataset=data["dataset"], generator=data["generator"])
-                .order_by("procedure_id").values_list("pk", flat=True)[: data["limit"]]
+                Generation.objects.filter(
+                    procedure__dataset=data["dataset"], generator=data["generator"]
+                )
+                .order_by("procedure_id")
+                .values_list("pk", flat=True)[: data["limit"]]
             )
             if not ids:
                 raise forms.ValidationError("This generator has no generations on this dataset.")

@@ -4,11 +4,12 @@ The form's fields: ``goal_ack`` ("1"), ``read`` (L2 step numbers confirmed as re
 ``choice`` ("none" | "failure"), for each failure i: ``f-i-desc``, ``f-i-l1`` and ``f-i-l2``
 (step numbers, repeated), and ``comments``. Step numbers are 1-based, as on the page.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 MAX_DESCRIPTION = 2_000
 MAX_COMMENTS = 5_000
@@ -80,12 +81,18 @@ def submission_errors(label: ParsedLabel, *, n_l2: int) -> list[str]:
     unread = [i for i in range(1, n_l2 + 1) if i not in label.read_steps]
     if unread:
         shown = ", ".join(f"L2.{i}" for i in unread[:6]) + ("…" if len(unread) > 6 else "")
-        errors.append(f"L2 steps: click every step to confirm you read it ({len(unread)} left: {shown}).")
+        errors.append(
+            f"L2 steps: click every step to confirm you read it ({len(unread)} left: {shown})."
+        )
     if label.choice == "":
-        errors.append("Choice: select “No critical failures identified” or “Critical failures identified”.")
+        errors.append(
+            "Choice: select “No critical failures identified” or “Critical failures identified”."
+        )
     elif label.choice == "failure":
         if not label.failures:
-            errors.append("Critical failures: add at least one failure, or choose “No critical failures identified”.")
+            errors.append(
+                "Critical failures: add at least one failure, or choose “No critical failures identified”."
+            )
         for number, failure in enumerate(label.failures, start=1):
             if not failure["description"]:
                 errors.append(f"Failure {number}: write a short description.")

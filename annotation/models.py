@@ -1,5 +1,6 @@
 """The annotation study data model: studies over generations, participants, assignments,
 annotations, drafts and attention-check results (seed 000 §4.3, appendix C.1)."""
+
 from __future__ import annotations
 
 import secrets
@@ -33,32 +34,49 @@ class Study(models.Model):
         BOTH = "both", "Prolific link or account"
 
     name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=32, unique=True, default=_new_slug, help_text="Public part of the study URL.")
+    slug = models.SlugField(
+        max_length=32, unique=True, default=_new_slug, help_text="Public part of the study URL."
+    )
     description = models.TextField(blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     entry = models.CharField(max_length=8, choices=Entry.choices, default=Entry.PROLIFIC)
     prolific_study_id = models.CharField(
-        max_length=64, blank=True, help_text="Prolific's STUDY_ID; when set, entry links must carry it."
+        max_length=64,
+        blank=True,
+        help_text="Prolific's STUDY_ID; when set, entry links must carry it.",
     )
-    overlap = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)], help_text="Annotators per item (k).")
-    items_per_participant = models.PositiveIntegerField(default=20, validators=[MinValueValidator(1)])
+    overlap = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)], help_text="Annotators per item (k)."
+    )
+    items_per_participant = models.PositiveIntegerField(
+        default=20, validators=[MinValueValidator(1)]
+    )
     min_seconds_per_item = models.PositiveIntegerField(default=90)
     attention_rate = models.FloatField(
-        default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=0.1,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Planted attention items per regular item (0.1 = one after every 10).",
     )
-    attention_warn_after = models.PositiveSmallIntegerField(default=1, help_text="Warn after this many failed checks.")
+    attention_warn_after = models.PositiveSmallIntegerField(
+        default=1, help_text="Warn after this many failed checks."
+    )
     attention_screen_after = models.PositiveSmallIntegerField(
-        default=2, help_text="End the session (screened out) after this many failed checks; 0 = never."
+        default=2,
+        help_text="End the session (screened out) after this many failed checks; 0 = never.",
     )
     qualification_pass_threshold = models.FloatField(
-        default=0.8, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        default=0.8,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Share of qualification items to answer correctly.",
     )
     completion_code = models.CharField(max_length=64, default=_new_code)
     screened_out_code = models.CharField(max_length=64, default=_new_code)
-    assignment_timeout_minutes = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)])
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    assignment_timeout_minutes = models.PositiveIntegerField(
+        default=30, validators=[MinValueValidator(1)]
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -93,7 +111,9 @@ class StudyItem(models.Model):
     generation = models.ForeignKey(Generation, on_delete=models.PROTECT, related_name="study_items")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.REGULAR)
     position = models.PositiveIntegerField(default=0)
-    expected_has_failure = models.BooleanField(null=True, blank=True, help_text="Known answer (attention, training, qualification).")
+    expected_has_failure = models.BooleanField(
+        null=True, blank=True, help_text="Known answer (attention, training, qualification)."
+    )
     explanation = models.TextField(blank=True, help_text="Shown with training examples.")
     # Live assignments (served or submitted, not expired); never above study.overlap for regular items.
     n_assigned = models.PositiveIntegerField(default=0)
@@ -101,13 +121,20 @@ class StudyItem(models.Model):
     class Meta:
         ordering = ["study_id", "kind", "position", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "generation", "kind"], name="studyitem_unique_generation_kind"),
+            models.UniqueConstraint(
+                fields=["study", "generation", "kind"], name="studyitem_unique_generation_kind"
+            ),
             models.CheckConstraint(
                 condition=Q(kind="regular") | Q(expected_has_failure__isnull=False),
                 name="studyitem_known_answer_required",
             ),
         ]
-        indexes = [models.Index(fields=["study", "kind", "n_assigned", "position", "id"], name="studyitem_pool_order_idx")]
+        indexes = [
+            models.Index(
+                fields=["study", "kind", "n_assigned", "position", "id"],
+                name="studyitem_pool_order_idx",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} of {self.study_id}"
@@ -126,7 +153,13 @@ class Participant(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     prolific_pid = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="study_participations")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="study_participations",
+    )
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CONSENT)
     consented_at = models.DateTimeField(null=True, blank=True)
     qualification_score = models.FloatField(null=True, blank=True)
@@ -139,9 +172,20 @@ class Participant(models.Model):
     class Meta:
         ordering = ["study_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "prolific_pid"], condition=~Q(prolific_pid=""), name="participant_unique_pid"),
-            models.UniqueConstraint(fields=["study", "user"], condition=Q(user__isnull=False), name="participant_unique_user"),
-            models.CheckConstraint(condition=~Q(prolific_pid="") | Q(user__isnull=False), name="participant_has_identity"),
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"],
+                condition=~Q(prolific_pid=""),
+                name="participant_unique_pid",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "user"],
+                condition=Q(user__isnull=False),
+                name="participant_unique_user",
+            ),
+            models.CheckConstraint(
+                condition=~Q(prolific_pid="") | Q(user__isnull=False),
+                name="participant_has_identity",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -158,7 +202,9 @@ class Assignment(models.Model):
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Returned to pool"
 
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="assignments")
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="assignments"
+    )
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
     served_at = models.DateTimeField()
@@ -168,7 +214,11 @@ class Assignment(models.Model):
 
     class Meta:
         ordering = ["participant_id", "served_at", "id"]
-        constraints = [models.UniqueConstraint(fields=["participant", "item"], name="assignment_once_per_participant_item")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "item"], name="assignment_once_per_participant_item"
+            )
+        ]
         indexes = [
             models.Index(fields=["state", "last_seen_at"], name="assignment_state_seen_idx"),
             models.Index(fields=["participant", "state"], name="assignment_part_state_idx"),
@@ -181,8 +231,12 @@ class Assignment(models.Model):
 class Annotation(models.Model):
     """A submitted label. ``failures``: ``[{description, l1_steps: [int], l2_steps: [int]}]``."""
 
-    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="annotation")
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="annotations")
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, related_name="annotation"
+    )
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="annotations"
+    )
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="annotations")
     has_failure = models.BooleanField()
     failures = models.JSONField(default=list, blank=True)
@@ -195,12 +249,17 @@ class Annotation(models.Model):
     class Meta:
         ordering = ["item_id", "submitted_at", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(has_failure=True) | Q(failures=[]), name="annotation_no_failures_when_none"),
+            models.CheckConstraint(
+                condition=Q(has_failure=True) | Q(failures=[]),
+                name="annotation_no_failures_when_none",
+            ),
         ]
         indexes = [models.Index(fields=["item"], name="annotation_item_idx")]
 
     def __str__(self) -> str:
-        return f"{self.participant} on item {self.item_id}: {'failure' if self.has_failure else 'ok'}"
+        return (
+            f"{self.participant} on item {self.item_id}: {'failure' if self.has_failure else 'ok'}"
+        )
 
 
 class Draft(models.Model):
@@ -220,8 +279,16 @@ class AttentionCheckResult(models.Model):
         INTERFACE = "interface", "Interface (goal acknowledged, every step read)"
         QUALIFICATION = "qualification", "Qualification item"
 
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="attention_results")
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="attention_results")
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="attention_results"
+    )
+    assignment = models.ForeignKey(
+        Assignment,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="attention_results",
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices)
     passed = models.BooleanField()
     detail = models.CharField(max_length=255, blank=True)

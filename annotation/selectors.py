@@ -1,25 +1,40 @@
 """Reads of the annotation app: what a participant may see, study progress, label rows and exports."""
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 from django.db.models import Count, Q
 
 from annotation.labels import first_failure_step
-from annotation.models import Annotation, Assignment, AttentionCheckResult, Draft, Participant, Study, StudyItem
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheckResult,
+    Draft,
+    Participant,
+    Study,
+    StudyItem,
+)
 
 
 def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
     if not participant_id:
         return None
-    return Participant.objects.select_related("study").filter(pk=participant_id, study=study).first()
+    return (
+        Participant.objects.select_related("study").filter(pk=participant_id, study=study).first()
+    )
 
 
 def participant_for_slug(*, slug: str, participant_id: int | None) -> Participant | None:
     if not participant_id:
         return None
-    return Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug).first()
+    return (
+        Participant.objects.select_related("study")
+        .filter(pk=participant_id, study__slug=slug)
+        .first()
+    )
 
 
 def participant_for_user(*, study: Study, user) -> Participant | None:
@@ -28,11 +43,14 @@ def participant_for_user(*, study: Study, user) -> Participant | None:
     return Participant.objects.select_related("study").filter(study=study, user=user).first()
 
 
-def assignment_for_participant(*, participant: Participant, assignment_id: int) -> Assignment | None:
+def assignment_for_participant(
+    *, participant: Participant, assignment_id: int
+) -> Assignment | None:
     """Only the participant's own assignment; None for anyone else's."""
     return (
         Assignment.objects.select_related("item__generation__procedure", "participant__study")
-        .filter(pk=assignment_id, participant=participant).first()
+        .filter(pk=assignment_id, participant=participant)
+        .first()
     )
 
 
@@ -42,7 +60,11 @@ def assignment_draft(*, assignment: Assignment) -> dict:
 
 
 def training_items(*, study: Study) -> list[StudyItem]:
-    return list(study.items.filter(kind=StudyItem.Kind.TRAINING).select_related("generation__procedure").order_by("position", "id"))
+    return list(
+        study.items.filter(kind=StudyItem.Kind.TRAINING)
+        .select_related("generation__procedure")
+        .order_by("position", "id")
+    )
 
 
 def participant_progress(*, participant: Participant) -> dict:
@@ -57,14 +79,25 @@ def study_progress(*, study: Study) -> dict:
     )
     per_item = Counter(min(n, study.overlap) for n in regular.values_list("n_done", flat=True))
     n_items = sum(per_item.values())
-    stages = dict(Participant.objects.filter(study=study).values_list("stage").annotate(n=Count("id")).values_list("stage", "n"))
+    stages = dict(
+        Participant.objects.filter(study=study)
+        .values_list("stage")
+        .annotate(n=Count("id"))
+        .values_list("stage", "n")
+    )
     checks = AttentionCheckResult.objects.filter(participant__study=study).aggregate(
         planted_total=Count("id", filter=Q(kind=AttentionCheckResult.Kind.PLANTED)),
         planted_failed=Count("id", filter=Q(kind=AttentionCheckResult.Kind.PLANTED, passed=False)),
-        interface_failed=Count("id", filter=Q(kind=AttentionCheckResult.Kind.INTERFACE, passed=False)),
-        qualification_failed=Count("id", filter=Q(kind=AttentionCheckResult.Kind.QUALIFICATION, passed=False)),
+        interface_failed=Count(
+            "id", filter=Q(kind=AttentionCheckResult.Kind.INTERFACE, passed=False)
+        ),
+        qualification_failed=Count(
+            "id", filter=Q(kind=AttentionCheckResult.Kind.QUALIFICATION, passed=False)
+        ),
     )
-    n_annotations = Annotation.objects.filter(item__study=study, item__kind=StudyItem.Kind.REGULAR).count()
+    n_annotations = Annotation.objects.filter(
+        item__study=study, item__kind=StudyItem.Kind.REGULAR
+    ).count()
     return {
         "n_items": n_items,
         "items_by_done": [(n, per_item.get(n, 0)) for n in range(study.overlap + 1)],
@@ -72,9 +105,13 @@ def study_progress(*, study: Study) -> dict:
         "n_annotations": n_annotations,
         "target_annotations": n_items * study.overlap,
         "percent": round(100 * n_annotations / (n_items * study.overlap), 1) if n_items else 0.0,
-        "participants_by_stage": [(label, stages.get(value, 0)) for value, label in Participant.Stage.choices],
+        "participants_by_stage": [
+            (label, stages.get(value, 0)) for value, label in Participant.Stage.choices
+        ],
         "n_participants": sum(stages.values()),
-        "active_assignments": Assignment.objects.filter(item__study=study, state=Assignment.State.ACTIVE).count(),
+        "active_assignments": Assignment.objects.filter(
+            item__study=study, state=Assignment.State.ACTIVE
+        ).count(),
         "checks": checks,
     }
 
@@ -87,16 +124,38 @@ def study_label_rows(*, study: Study) -> list[tuple[int, str, bool, int | None]]
     """Long-format labels of regular items: (item_id, annotator_id, has_failure, first_failure_step)."""
     rows = (
         Annotation.objects.filter(item__study=study, item__kind=StudyItem.Kind.REGULAR)
-        .select_related("participant").order_by("item_id", "participant_id")
+        .select_related("participant")
+        .order_by("item_id", "participant_id")
     )
-    return [(a.item_id, a.participant.label, a.has_failure, first_failure_step(a.failures)) for a in rows]
+    return [
+        (a.item_id, a.participant.label, a.has_failure, first_failure_step(a.failures))
+        for a in rows
+    ]
 
 
 EXPORT_FIELDS = (
-    "study_id", "item_id", "item_kind", "source_example_id", "generation_id", "generator",
-    "participant_id", "prolific_pid", "username", "has_failure", "n_failures", "failures",
-    "first_failure_l2_step", "comments", "wall_ms", "active_ms", "served_at", "submitted_at",
-    "expected_has_failure", "attention_passed", "participant_attention_failures", "participant_stage",
+    "study_id",
+    "item_id",
+    "item_kind",
+    "source_example_id",
+    "generation_id",
+    "generator",
+    "participant_id",
+    "prolific_pid",
+    "username",
+    "has_failure",
+    "n_failures",
+    "failures",
+    "first_failure_l2_step",
+    "comments",
+    "wall_ms",
+    "active_ms",
+    "served_at",
+    "submitted_at",
+    "expected_has_failure",
+    "attention_passed",
+    "participant_attention_failures",
+    "participant_stage",
 )
 
 
@@ -105,7 +164,12 @@ def study_export_rows(*, study: Study) -> Iterator[dict]:
     failures with their step links (failures as ``[{description, l1_steps, l2_steps}]``)."""
     qs = (
         Annotation.objects.filter(item__study=study)
-        .select_related("participant__user", "item__generation__procedure", "item__generation__generator", "assignment")
+        .select_related(
+            "participant__user",
+            "item__generation__procedure",
+            "item__generation__generator",
+            "assignment",
+        )
         .order_by("item__kind", "item_id", "participant_id")
     )
     for a in qs.iterator(chunk_size=500):
@@ -131,7 +195,9 @@ def study_export_rows(*, study: Study) -> Iterator[dict]:
             "served_at": a.assignment.served_at.isoformat(),
             "submitted_at": a.submitted_at.isoformat(),
             "expected_has_failure": expected,
-            "attention_passed": (a.has_failure == expected) if item.kind != StudyItem.Kind.REGULAR and expected is not None else None,
+            "attention_passed": (a.has_failure == expected)
+            if item.kind != StudyItem.Kind.REGULAR and expected is not None
+            else None,
             "participant_attention_failures": a.participant.attention_failures,
             "participant_stage": a.participant.stage,
         }

@@ -1,11 +1,12 @@
 """Writes of the annotation app: studies, entry, the participant's stages, assignment,
 drafts, heartbeats and submissions. Every rule of the study lives here, enforced by the server."""
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -50,9 +51,20 @@ class SubmissionRefused(Exception):
 
 
 STUDY_SETTINGS = (
-    "description", "status", "entry", "prolific_study_id", "overlap", "items_per_participant",
-    "min_seconds_per_item", "attention_rate", "attention_warn_after", "attention_screen_after",
-    "qualification_pass_threshold", "completion_code", "screened_out_code", "assignment_timeout_minutes",
+    "description",
+    "status",
+    "entry",
+    "prolific_study_id",
+    "overlap",
+    "items_per_participant",
+    "min_seconds_per_item",
+    "attention_rate",
+    "attention_warn_after",
+    "attention_screen_after",
+    "qualification_pass_threshold",
+    "completion_code",
+    "screened_out_code",
+    "assignment_timeout_minutes",
 )
 
 
@@ -81,9 +93,13 @@ def study_create(
     for position, spec in enumerate(known_items):
         kind = spec.get("kind")
         if kind not in (Kind.ATTENTION, Kind.TRAINING, Kind.QUALIFICATION):
-            raise ValidationError(f"known item {position + 1}: kind must be attention, training or qualification, not {kind!r}")
+            raise ValidationError(
+                f"known item {position + 1}: kind must be attention, training or qualification, not {kind!r}"
+            )
         if not isinstance(spec.get("expected_has_failure"), bool):
-            raise ValidationError(f"known item {position + 1}: expected_has_failure must be true or false")
+            raise ValidationError(
+                f"known item {position + 1}: expected_has_failure must be true or false"
+            )
         study_items_add(
             study=study,
             generation_ids=[spec["generation_id"]],
@@ -113,8 +129,12 @@ def study_items_add(
         start = study.items.filter(kind=kind).count()
     items = [
         StudyItem(
-            study=study, generation_id=g, kind=kind, position=start + i,
-            expected_has_failure=expected_has_failure, explanation=explanation,
+            study=study,
+            generation_id=g,
+            kind=kind,
+            position=start + i,
+            expected_has_failure=expected_has_failure,
+            explanation=explanation,
         )
         for i, g in enumerate(ids)
     ]
@@ -144,7 +164,9 @@ def _check_open(study: Study) -> None:
 
 
 def _has_room(study: Study) -> bool:
-    return StudyItem.objects.filter(study=study, kind=Kind.REGULAR, n_assigned__lt=study.overlap).exists()
+    return StudyItem.objects.filter(
+        study=study, kind=Kind.REGULAR, n_assigned__lt=study.overlap
+    ).exists()
 
 
 def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
@@ -155,7 +177,9 @@ def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
         return existing
     _check_open(study)
     if not _has_room(study):
-        raise EntryRefused("full", "This study is full: every item already has all the annotators it needs.")
+        raise EntryRefused(
+            "full", "This study is full: every item already has all the annotators it needs."
+        )
     try:
         with transaction.atomic():
             return Participant.objects.create(study=study, **lookup, **defaults)
@@ -166,7 +190,9 @@ def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
 def participant_enter_prolific(*, study: Study, params: dict[str, str]) -> Participant:
     """Create or resume a participant from a Prolific link's query parameters."""
     if not study.accepts_prolific:
-        raise EntryRefused("bad_link", "This study is not run through Prolific; please log in with your account.")
+        raise EntryRefused(
+            "bad_link", "This study is not run through Prolific; please log in with your account."
+        )
     problems = []
     values = {}
     for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
@@ -179,17 +205,27 @@ def participant_enter_prolific(*, study: Study, params: dict[str, str]) -> Parti
     if not problems and study.prolific_study_id and values["STUDY_ID"] != study.prolific_study_id:
         problems.append("STUDY_ID does not match this study")
     if problems:
-        raise EntryRefused("bad_link", "This study link is incomplete or wrong: " + "; ".join(problems) + ".")
-    participant = _enter(study, {"prolific_pid": values["PROLIFIC_PID"]}, {"prolific_session_id": values["SESSION_ID"]})
+        raise EntryRefused(
+            "bad_link", "This study link is incomplete or wrong: " + "; ".join(problems) + "."
+        )
+    participant = _enter(
+        study,
+        {"prolific_pid": values["PROLIFIC_PID"]},
+        {"prolific_session_id": values["SESSION_ID"]},
+    )
     if participant.prolific_session_id != values["SESSION_ID"]:
-        Participant.objects.filter(pk=participant.pk).update(prolific_session_id=values["SESSION_ID"])
+        Participant.objects.filter(pk=participant.pk).update(
+            prolific_session_id=values["SESSION_ID"]
+        )
         participant.prolific_session_id = values["SESSION_ID"]
     return participant
 
 
 def participant_enter_account(*, study: Study, user) -> Participant:
     if not study.accepts_accounts:
-        raise EntryRefused("bad_link", "This study is run through Prolific; please use the link from Prolific.")
+        raise EntryRefused(
+            "bad_link", "This study is run through Prolific; please use the link from Prolific."
+        )
     return _enter(study, {"user": user}, {})
 
 
@@ -247,19 +283,30 @@ def assignments_release_stale(*, study: Study, now: datetime | None = None) -> i
             .values_list("pk", "item_id")
         )
         if stale:
-            released = Assignment.objects.filter(pk__in=[pk for pk, _ in stale]).update(state=Assignment.State.EXPIRED)
+            released = Assignment.objects.filter(pk__in=[pk for pk, _ in stale]).update(
+                state=Assignment.State.EXPIRED
+            )
             for _, item_id in stale:
-                StudyItem.objects.filter(pk=item_id, n_assigned__gt=0).update(n_assigned=F("n_assigned") - 1)
+                StudyItem.objects.filter(pk=item_id, n_assigned__gt=0).update(
+                    n_assigned=F("n_assigned") - 1
+                )
     return released
 
 
 def _take_slot(item_id: int, overlap: int) -> bool:
     """Atomically count one more live assignment on an item, never past k."""
-    return StudyItem.objects.filter(pk=item_id, n_assigned__lt=overlap).update(n_assigned=F("n_assigned") + 1) == 1
+    return (
+        StudyItem.objects.filter(pk=item_id, n_assigned__lt=overlap).update(
+            n_assigned=F("n_assigned") + 1
+        )
+        == 1
+    )
 
 
 def _new_assignment(participant: Participant, item: StudyItem, now: datetime) -> Assignment:
-    assignment = Assignment.objects.create(participant=participant, item=item, served_at=now, last_seen_at=now)
+    assignment = Assignment.objects.create(
+        participant=participant, item=item, served_at=now, last_seen_at=now
+    )
     assignment.is_new = True  # no draft to look up
     return assignment
 
@@ -273,7 +320,11 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
     )
     for skip_locked in (True, False):
         for _ in range(5):
-            item = base.select_related("generation__procedure").select_for_update(skip_locked=skip_locked, of=("self",)).first()
+            item = (
+                base.select_related("generation__procedure")
+                .select_for_update(skip_locked=skip_locked, of=("self",))
+                .first()
+            )
             if item is None:
                 break
             if _take_slot(item.pk, study.overlap):
@@ -281,10 +332,14 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
     return None
 
 
-def _resume_expired(participant: Participant, expired: list[Assignment], now: datetime) -> Assignment | None:
+def _resume_expired(
+    participant: Participant, expired: list[Assignment], now: datetime
+) -> Assignment | None:
     """A participant back after their assignment timed out gets it again if it still has room."""
     for assignment in expired:
-        if assignment.item.kind == Kind.REGULAR and not _take_slot(assignment.item_id, participant.study.overlap):
+        if assignment.item.kind == Kind.REGULAR and not _take_slot(
+            assignment.item_id, participant.study.overlap
+        ):
             continue
         assignment.state = Assignment.State.ACTIVE
         assignment.last_seen_at = now
@@ -295,8 +350,9 @@ def _resume_expired(participant: Participant, expired: list[Assignment], now: da
 
 def _finish_qualification(participant: Participant) -> None:
     answers = list(
-        Annotation.objects.filter(participant=participant, item__kind=Kind.QUALIFICATION)
-        .values_list("has_failure", "item__expected_has_failure")
+        Annotation.objects.filter(
+            participant=participant, item__kind=Kind.QUALIFICATION
+        ).values_list("has_failure", "item__expected_has_failure")
     )
     score = sum(1 for got, want in answers if got == want) / len(answers) if answers else 1.0
     participant.qualification_score = score
@@ -311,11 +367,15 @@ def _finish_qualification(participant: Participant) -> None:
 def _open_assignment(participant: Participant) -> Assignment | None:
     return (
         Assignment.objects.filter(participant_id=participant.pk, state=Assignment.State.ACTIVE)
-        .select_related("item__generation__procedure").order_by("served_at").first()
+        .select_related("item__generation__procedure")
+        .order_by("served_at")
+        .first()
     )
 
 
-def participant_current_assignment(*, participant: Participant, now: datetime | None = None) -> Assignment | None:
+def participant_current_assignment(
+    *, participant: Participant, now: datetime | None = None
+) -> Assignment | None:
     """The item this participant works on now: the open one, or a newly claimed one.
 
     Returns None when the participant has no item to do; their ``stage`` then says why
@@ -330,18 +390,26 @@ def participant_current_assignment(*, participant: Participant, now: datetime | 
     if participant.stage == Stage.WORKING:
         _maybe_release_stale(study, now)
     with transaction.atomic():
-        participant = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        participant = (
+            Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        )
         study = participant.study
         unfinished = list(
-            Assignment.objects.filter(participant_id=participant.pk, state__in=[Assignment.State.ACTIVE, Assignment.State.EXPIRED])
-            .select_related("item__generation__procedure").order_by("state", "-served_at")
+            Assignment.objects.filter(
+                participant_id=participant.pk,
+                state__in=[Assignment.State.ACTIVE, Assignment.State.EXPIRED],
+            )
+            .select_related("item__generation__procedure")
+            .order_by("state", "-served_at")
         )
         if unfinished and unfinished[0].state == Assignment.State.ACTIVE:
             return unfinished[0]
         if participant.stage == Stage.QUALIFICATION:
             item = (
-                study.items.filter(kind=Kind.QUALIFICATION).exclude(assignments__participant=participant)
-                .order_by("position", "id").first()
+                study.items.filter(kind=Kind.QUALIFICATION)
+                .exclude(assignments__participant=participant)
+                .order_by("position", "id")
+                .first()
             )
             if item is not None:
                 return _new_assignment(participant, item, now)
@@ -356,11 +424,16 @@ def participant_current_assignment(*, participant: Participant, now: datetime | 
         if participant.n_done >= study.items_per_participant:
             _finish(participant, Stage.DONE)
             return None
-        if attention_due(rate=study.attention_rate, regular_done=participant.n_done,
-                         attention_served=participant.n_attention_served):
+        if attention_due(
+            rate=study.attention_rate,
+            regular_done=participant.n_done,
+            attention_served=participant.n_attention_served,
+        ):
             item = (
-                study.items.filter(kind=Kind.ATTENTION).exclude(assignments__participant=participant)
-                .order_by("position", "id").first()
+                study.items.filter(kind=Kind.ATTENTION)
+                .exclude(assignments__participant=participant)
+                .order_by("position", "id")
+                .first()
             )
             if item is not None:
                 participant.n_attention_served += 1
@@ -382,7 +455,9 @@ def _clamped_active(assignment: Assignment, delta_ms: int, now: datetime) -> int
     return max(0, min(assignment.active_ms + delta, wall))
 
 
-def assignment_heartbeat(*, assignment: Assignment, active_ms: int, now: datetime | None = None) -> Assignment:
+def assignment_heartbeat(
+    *, assignment: Assignment, active_ms: int, now: datetime | None = None
+) -> Assignment:
     """Record that the page is open; ``active_ms``: active time since the page's last beat."""
     now = now or timezone.now()
     if assignment.state != Assignment.State.ACTIVE:
@@ -395,13 +470,17 @@ def assignment_heartbeat(*, assignment: Assignment, active_ms: int, now: datetim
     return assignment
 
 
-def draft_save(*, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None) -> bool:
+def draft_save(
+    *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
+) -> bool:
     """Autosave; ignored (returns False) once the assignment is submitted."""
     now = now or timezone.now()
     if assignment.state == Assignment.State.SUBMITTED:
         return False
     with transaction.atomic():
-        Draft.objects.update_or_create(assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now})
+        Draft.objects.update_or_create(
+            assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now}
+        )
         assignment_heartbeat(assignment=assignment, active_ms=active_ms, now=now)
     return True
 
@@ -440,8 +519,10 @@ def annotation_submit(
     if problems:
         if not interface_ok:
             AttentionCheckResult.objects.create(
-                participant_id=assignment.participant_id, assignment=assignment,
-                kind=AttentionCheckResult.Kind.INTERFACE, passed=False,
+                participant_id=assignment.participant_id,
+                assignment=assignment,
+                kind=AttentionCheckResult.Kind.INTERFACE,
+                passed=False,
                 detail=f"goal_ack={label.goal_ack}, steps read {len(label.read_steps)}/{n_l2}",
             )
         draft_save(assignment=assignment, label=label, active_ms=active_ms, now=now)
@@ -454,17 +535,28 @@ def annotation_submit(
             return SubmitResult(Annotation.objects.get(assignment_id=locked.pk), False)
         if locked.state == Assignment.State.EXPIRED:
             if item.kind == Kind.REGULAR and not _take_slot(item.pk, study.overlap):
-                raise SubmissionRefused([
-                    "This item was returned to the pool after a long pause and others have since "
-                    "completed it. Please continue with the next item."
-                ])
+                raise SubmissionRefused(
+                    [
+                        "This item was returned to the pool after a long pause and others have since "
+                        "completed it. Please continue with the next item."
+                    ]
+                )
         active = _clamped_active(locked, active_ms, now)
         wall_ms = int((now - locked.served_at).total_seconds() * 1000)
         annotation = Annotation.objects.create(
-            assignment=locked, participant_id=locked.participant_id, item=item,
-            has_failure=bool(label.has_failure), failures=cleaned_failures(label),
-            comments=label.comments.strip(), wall_ms=wall_ms, active_ms=min(active, wall_ms),
-            interface_checks={"goal_ack": label.goal_ack, "steps_read": len(label.read_steps), "n_steps": n_l2},
+            assignment=locked,
+            participant_id=locked.participant_id,
+            item=item,
+            has_failure=bool(label.has_failure),
+            failures=cleaned_failures(label),
+            comments=label.comments.strip(),
+            wall_ms=wall_ms,
+            active_ms=min(active, wall_ms),
+            interface_checks={
+                "goal_ack": label.goal_ack,
+                "steps_read": len(label.read_steps),
+                "n_steps": n_l2,
+            },
             submitted_at=now,
         )
         Assignment.objects.filter(pk=locked.pk).update(
@@ -474,19 +566,36 @@ def annotation_submit(
         if item.kind == Kind.REGULAR:
             Participant.objects.filter(pk=locked.participant_id).update(n_done=F("n_done") + 1)
         elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
-            participant = Participant.objects.select_for_update().select_related("study").get(pk=locked.participant_id)
+            participant = (
+                Participant.objects.select_for_update()
+                .select_related("study")
+                .get(pk=locked.participant_id)
+            )
             passed = annotation.has_failure == item.expected_has_failure
-            kind = AttentionCheckResult.Kind.PLANTED if item.kind == Kind.ATTENTION else AttentionCheckResult.Kind.QUALIFICATION
+            kind = (
+                AttentionCheckResult.Kind.PLANTED
+                if item.kind == Kind.ATTENTION
+                else AttentionCheckResult.Kind.QUALIFICATION
+            )
             AttentionCheckResult.objects.create(
-                participant=participant, assignment=locked, kind=kind, passed=passed,
+                participant=participant,
+                assignment=locked,
+                kind=kind,
+                passed=passed,
                 detail=f"answered has_failure={annotation.has_failure}, expected {item.expected_has_failure}",
             )
             if item.kind == Kind.ATTENTION and not passed:
                 participant.attention_failures += 1
                 participant.save(update_fields=["attention_failures"])
-                if study.attention_screen_after and participant.attention_failures >= study.attention_screen_after:
+                if (
+                    study.attention_screen_after
+                    and participant.attention_failures >= study.attention_screen_after
+                ):
                     _finish(participant, Stage.SCREENED_OUT)
-                elif study.attention_warn_after and participant.attention_failures >= study.attention_warn_after:
+                elif (
+                    study.attention_warn_after
+                    and participant.attention_failures >= study.attention_warn_after
+                ):
                     notices.append(attention_warning(participant=participant))
     return SubmitResult(annotation, True, notices)
 

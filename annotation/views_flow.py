@@ -3,6 +3,7 @@
 Thin views over :mod:`annotation.services`. A participant is known by the session (Prolific
 entry) or by their account; they only ever reach their own assignments.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -34,7 +35,9 @@ def _session_key(slug: str) -> str:
 
 
 def _participant(request: HttpRequest, study: Study) -> Participant | None:
-    participant = participant_for_session(study=study, participant_id=request.session.get(_session_key(study.slug)))
+    participant = participant_for_session(
+        study=study, participant_id=request.session.get(_session_key(study.slug))
+    )
     if participant is None and study.accepts_accounts:
         participant = participant_for_user(study=study, user=request.user)
     return participant
@@ -54,20 +57,31 @@ def _stage_url(study: Study, participant: Participant) -> str:
 
 
 def _refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
-    status = {"bad_link": 400, "no_session": 403, "full": 409, "closed": 410, "paused": 503}.get(reason, 400)
-    return render(request, "annotation/refused.html", {"study": study, "reason": reason, "message": message}, status=status)
+    status = {"bad_link": 400, "no_session": 403, "full": 409, "closed": 410, "paused": 503}.get(
+        reason, 400
+    )
+    return render(
+        request,
+        "annotation/refused.html",
+        {"study": study, "reason": reason, "message": message},
+        status=status,
+    )
 
 
 def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
     return _refused(
-        request, study, "no_session",
+        request,
+        study,
+        "no_session",
         "We could not find your session. Please open the study again from the link on Prolific.",
     )
 
 
 def _load(request: HttpRequest, slug: str, *stages: str):
     """(study, participant, response): response is set when the participant must go elsewhere."""
-    participant = participant_for_slug(slug=slug, participant_id=request.session.get(_session_key(slug)))
+    participant = participant_for_slug(
+        slug=slug, participant_id=request.session.get(_session_key(slug))
+    )
     if participant is not None:  # the common case: one query for the participant and the study
         study = participant.study
     else:
@@ -84,10 +98,14 @@ def _load(request: HttpRequest, slug: str, *stages: str):
 def enter(request: HttpRequest, slug: str) -> HttpResponse:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        return _refused(request, None, "bad_link", "This study link is wrong: no study has this address.")
+        return _refused(
+            request, None, "bad_link", "This study link is wrong: no study has this address."
+        )
     try:
         if "PROLIFIC_PID" in request.GET or not study.accepts_accounts:
-            participant = services.participant_enter_prolific(study=study, params=request.GET.dict())
+            participant = services.participant_enter_prolific(
+                study=study, params=request.GET.dict()
+            )
         elif not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         else:
@@ -123,7 +141,10 @@ def training(request: HttpRequest, slug: str) -> HttpResponse:
         services.participant_finish_training(participant=participant)
         return redirect(_stage_url(study, participant))
     context = {
-        "study": study, "participant": participant, "codebook": CODEBOOK, "review": review,
+        "study": study,
+        "participant": participant,
+        "codebook": CODEBOOK,
+        "review": review,
         "examples": training_items(study=study),
         "has_qualification": study.items.filter(kind="qualification").exists(),
     }
@@ -138,7 +159,9 @@ def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/_codebook.html", {"codebook": CODEBOOK, "full": True})
 
 
-def _item_context(study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()) -> dict:
+def _item_context(
+    study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()
+) -> dict:
     generation = assignment.item.generation
     procedure = generation.procedure
     l1, l2 = list(procedure.steps), list(generation.predicted_steps)
@@ -170,7 +193,8 @@ def _item_context(study: Study, participant: Participant, assignment: Assignment
         "codebook": {"question": CODEBOOK["question"]},
         "position": participant.n_done + 1,
         "warning": services.attention_warning(participant=participant)
-        if study.attention_warn_after and participant.attention_failures >= study.attention_warn_after
+        if study.attention_warn_after
+        and participant.attention_failures >= study.attention_warn_after
         else "",
     }
 
@@ -184,10 +208,17 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
     if assignment is None:
         participant.refresh_from_db()
         if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
-            return _refused(request, study, study.status, "This study is not accepting work right now. Your answers so far are saved.")
+            return _refused(
+                request,
+                study,
+                study.status,
+                "This study is not accepting work right now. Your answers so far are saved.",
+            )
         return redirect(_stage_url(study, participant))
     state = {} if getattr(assignment, "is_new", False) else assignment_draft(assignment=assignment)
-    return render(request, "annotation/item.html", _item_context(study, participant, assignment, state))
+    return render(
+        request, "annotation/item.html", _item_context(study, participant, assignment, state)
+    )
 
 
 def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
@@ -196,14 +227,21 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
         return study, participant, None, response
     assignment = assignment_for_participant(participant=participant, assignment_id=assignment_id)
     if assignment is None:
-        return study, participant, None, _refused(request, study, "no_session", "This item is not yours.")
+        return (
+            study,
+            participant,
+            None,
+            _refused(request, study, "no_session", "This item is not yours."),
+        )
     return study, participant, assignment, None
 
 
 def _label(request: HttpRequest, assignment: Assignment):
     generation = assignment.item.generation
     data = {key: request.POST.getlist(key) for key in request.POST}
-    return parse_label(data, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps))
+    return parse_label(
+        data, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps)
+    )
 
 
 def _int(value: str | None) -> int:
@@ -220,13 +258,17 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
         return response
     label = _label(request, assignment)
     try:
-        result = services.annotation_submit(assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms")))
+        result = services.annotation_submit(
+            assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms"))
+        )
     except services.SubmissionRefused as refusal:
         context = _item_context(study, participant, assignment, label.as_draft(), refusal.messages)
         return render(request, "annotation/item.html", context, status=422)
     for notice in result.notices:
         messages.warning(request, notice)
-    if assignment.item.kind != "regular":  # a known-answer item may end the qualification or the session
+    if (
+        assignment.item.kind != "regular"
+    ):  # a known-answer item may end the qualification or the session
         participant.refresh_from_db()
         return redirect(_stage_url(study, participant))
     return redirect("annotation:item", study.slug)
@@ -237,8 +279,14 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
     if response:
         return response
-    saved = services.draft_save(assignment=assignment, label=_label(request, assignment), active_ms=_int(request.POST.get("active_ms")))
-    text = f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
+    saved = services.draft_save(
+        assignment=assignment,
+        label=_label(request, assignment),
+        active_ms=_int(request.POST.get("active_ms")),
+    )
+    text = (
+        f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
+    )
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
@@ -247,7 +295,9 @@ def beat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
     if response:
         return response
-    services.assignment_heartbeat(assignment=assignment, active_ms=_int(request.POST.get("active_ms")))
+    services.assignment_heartbeat(
+        assignment=assignment, active_ms=_int(request.POST.get("active_ms"))
+    )
     return HttpResponse(status=204)
 
 
@@ -257,7 +307,11 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
         return response
     code = study.completion_code if stage == Stage.DONE else study.screened_out_code
     redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
-    return render(request, template, {"study": study, "participant": participant, "code": code, "redirect_url": redirect_url})
+    return render(
+        request,
+        template,
+        {"study": study, "participant": participant, "code": code, "redirect_url": redirect_url},
+    )
 
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:

@@ -1,4 +1,5 @@
 """Researcher pages: studies, progress and exports (researchers and admins only)."""
+
 from __future__ import annotations
 
 import csv
@@ -15,7 +16,12 @@ from django.views.decorators.http import require_POST
 from annotation import services
 from annotation.forms import StudyCreateForm
 from annotation.models import Study
-from annotation.selectors import EXPORT_FIELDS, study_export_rows, study_participant_rows, study_progress
+from annotation.selectors import (
+    EXPORT_FIELDS,
+    study_export_rows,
+    study_participant_rows,
+    study_progress,
+)
 from config.roles import is_researcher
 
 
@@ -43,13 +49,18 @@ def study_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             study = services.study_create(
-                name=form.cleaned_data["name"], generation_ids=form.cleaned_data["generation_ids"],
-                created_by=request.user, **form.settings(),
+                name=form.cleaned_data["name"],
+                generation_ids=form.cleaned_data["generation_ids"],
+                created_by=request.user,
+                **form.settings(),
             )
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, f"Study “{study.name}” created with {len(form.cleaned_data['generation_ids'])} items.")
+            messages.success(
+                request,
+                f"Study “{study.name}” created with {len(form.cleaned_data['generation_ids'])} items.",
+            )
             return redirect(study.get_absolute_url())
     return render(request, "annotation/research/study_create.html", {"form": form})
 
@@ -63,7 +74,8 @@ def progress(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": study_progress(study=study),
         "participants": study_participant_rows(study=study),
         "entry_url": entry_url,
-        "prolific_url": entry_url + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+        "prolific_url": entry_url
+        + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         "statuses": Study.Status.choices,
     }
     return render(request, "annotation/research/progress.html", context)
@@ -104,7 +116,9 @@ def export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
         writer = csv.writer(_Echo())
         header = (writer.writerow(EXPORT_FIELDS),)
         body = (writer.writerow([_csv_value(row[f]) for f in EXPORT_FIELDS]) for row in rows)
-        response = StreamingHttpResponse(_chain(header, body), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(
+            _chain(header, body), content_type="text/csv; charset=utf-8"
+        )
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-annotations.{fmt}"'
     return response
 

@@ -8,24 +8,39 @@ from annotation.services import STUDY_SETTINGS
 
 class KnownItemSerializer(serializers.Serializer):
     generation_id = serializers.IntegerField()
-    kind = serializers.ChoiceField(choices=[StudyItem.Kind.ATTENTION, StudyItem.Kind.TRAINING, StudyItem.Kind.QUALIFICATION])
+    kind = serializers.ChoiceField(
+        choices=[StudyItem.Kind.ATTENTION, StudyItem.Kind.TRAINING, StudyItem.Kind.QUALIFICATION]
+    )
     expected_has_failure = serializers.BooleanField()
     explanation = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class StudySerializer(serializers.ModelSerializer):
-    generation_ids = serializers.ListField(child=serializers.IntegerField(), write_only=True, allow_empty=False)
+    generation_ids = serializers.ListField(
+        child=serializers.IntegerField(), write_only=True, allow_empty=False
+    )
     known_items = KnownItemSerializer(many=True, write_only=True, required=False)
     n_items = serializers.IntegerField(read_only=True, source="items.count")
     entry_path = serializers.SerializerMethodField()
 
     class Meta:
         model = Study
-        fields = ["id", "name", "slug", "created_at", "n_items", "entry_path", "generation_ids", "known_items", *STUDY_SETTINGS]
+        fields = [
+            "id",
+            "name",
+            "slug",
+            "created_at",
+            "n_items",
+            "entry_path",
+            "generation_ids",
+            "known_items",
+            *STUDY_SETTINGS,
+        ]
         read_only_fields = ["id", "slug", "created_at"]
 
     def get_entry_path(self, study: Study) -> str:
         from django.urls import reverse
+
         return reverse("annotation:enter", args=[study.slug])
 
 

@@ -1,4 +1,5 @@
 """Study API for researchers: list, create, progress, status and the annotation export."""
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -26,14 +27,19 @@ class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = dict(serializer.validated_data)
         try:
             study = services.study_create(
-                name=data.pop("name"), generation_ids=data.pop("generation_ids"),
-                known_items=data.pop("known_items", []), created_by=request.user, **data,
+                name=data.pop("name"),
+                generation_ids=data.pop("generation_ids"),
+                known_items=data.pop("known_items", []),
+                created_by=request.user,
+                **data,
             )
         except DjangoValidationError as exc:
             raise ValidationError({"detail": exc.messages}) from exc
         return Response(self.get_serializer(study).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(summary="Study progress: items per labels done, participants by stage, attention checks")
+    @extend_schema(
+        summary="Study progress: items per labels done, participants by stage, attention checks"
+    )
     @action(detail=True, methods=["get"])
     def progress(self, request, pk=None):
         progress = study_progress(study=self.get_object())
@@ -44,10 +50,14 @@ class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def status(self, request, pk=None):
         serializer = StudyStatusSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        study = services.study_set_status(study=self.get_object(), status=serializer.validated_data["status"])
+        study = services.study_set_status(
+            study=self.get_object(), status=serializer.validated_data["status"]
+        )
         return Response(self.get_serializer(study).data)
 
-    @extend_schema(summary="Every annotation with participant ids, timings, attention results and failures (paginated)")
+    @extend_schema(
+        summary="Every annotation with participant ids, timings, attention results and failures (paginated)"
+    )
     @action(detail=True, methods=["get"])
     def annotations(self, request, pk=None):
         rows = list(study_export_rows(study=self.get_object()))

@@ -1,4 +1,5 @@
 """Builders of benchmark data and studies for the annotation tests."""
+
 from __future__ import annotations
 
 import itertools
@@ -17,38 +18,70 @@ def make_generations(n: int, *, n_steps: int = 4, prefix: str = "item") -> list[
     out = []
     for i in range(n):
         proc = Procedure.objects.create(
-            dataset=dataset, source_example_id=f"{prefix}-{tag}-{i}",
+            dataset=dataset,
+            source_example_id=f"{prefix}-{tag}-{i}",
             goal=f"Goal {i}: brew a cup of pour-over coffee with a paper filter ({prefix}).",
             resources=["kettle", "paper filter", "ground coffee"],
             steps=[f"Reference step {s} of {prefix} {i}." for s in range(1, n_steps + 1)],
         )
-        out.append(Generation.objects.create(
-            procedure=proc, generator=generator,
-            predicted_steps=[f"Generated step {s} of {prefix} {i}." for s in range(1, n_steps + 1)],
-        ))
+        out.append(
+            Generation.objects.create(
+                procedure=proc,
+                generator=generator,
+                predicted_steps=[
+                    f"Generated step {s} of {prefix} {i}." for s in range(1, n_steps + 1)
+                ],
+            )
+        )
     return out
 
 
-def make_study(*, n_items: int = 6, n_attention: int = 0, n_qualification: int = 0, n_training: int = 0, **settings):
+def make_study(
+    *,
+    n_items: int = 6,
+    n_attention: int = 0,
+    n_qualification: int = 0,
+    n_training: int = 0,
+    **settings,
+):
     gens = make_generations(n_items + n_attention + n_qualification + n_training)
     regular = gens[:n_items]
     rest = gens[n_items:]
     known = []
-    for kind, count in (("attention", n_attention), ("qualification", n_qualification), ("training", n_training)):
+    for kind, count in (
+        ("attention", n_attention),
+        ("qualification", n_qualification),
+        ("training", n_training),
+    ):
         for _ in range(count):
             g = rest.pop(0)
-            known.append({"generation_id": g.pk, "kind": kind, "expected_has_failure": True,
-                          "explanation": "L2 step 2 contradicts the goal."})
+            known.append(
+                {
+                    "generation_id": g.pk,
+                    "kind": kind,
+                    "expected_has_failure": True,
+                    "explanation": "L2 step 2 contradicts the goal.",
+                }
+            )
     settings.setdefault("min_seconds_per_item", 0)
-    return services.study_create(name="Test study", generation_ids=[g.pk for g in regular], known_items=known, **settings)
+    return services.study_create(
+        name="Test study", generation_ids=[g.pk for g in regular], known_items=known, **settings
+    )
 
 
-def full_label(*, n_steps: int = 4, has_failure: bool = False, failures=None, comments: str = "") -> ParsedLabel:
+def full_label(
+    *, n_steps: int = 4, has_failure: bool = False, failures=None, comments: str = ""
+) -> ParsedLabel:
     if has_failure and failures is None:
-        failures = [{"description": "Step 2 contradicts the goal.", "l1_steps": [2], "l2_steps": [2]}]
+        failures = [
+            {"description": "Step 2 contradicts the goal.", "l1_steps": [2], "l2_steps": [2]}
+        ]
     return ParsedLabel(
-        goal_ack=True, read_steps=list(range(1, n_steps + 1)),
-        choice="failure" if has_failure else "none", failures=failures or [], comments=comments,
+        goal_ack=True,
+        read_steps=list(range(1, n_steps + 1)),
+        choice="failure" if has_failure else "none",
+        failures=failures or [],
+        comments=comments,
     )
 
 
@@ -58,6 +91,7 @@ def prolific(pid: str, study_id: str = "S1", session: str = "SESS1") -> dict:
 
 def working_participant(study, pid: str):
     from annotation.models import Participant
+
     p = services.participant_enter_prolific(study=study, params=prolific(pid))
     services.participant_consent(participant=p, agree=True)
     services.participant_finish_training(participant=p)

@@ -1,5 +1,6 @@
 """Concurrent assignment on the real database: participants arriving at once never push an
 item past k, and one participant's two tabs never hold two items."""
+
 import threading
 
 import pytest
@@ -57,7 +58,9 @@ def test_one_participant_two_tabs_get_the_same_item():
     p = working_participant(study, "TWO_TABS")
 
     def claim():
-        return services.participant_current_assignment(participant=Participant.objects.get(pk=p.pk)).pk
+        return services.participant_current_assignment(
+            participant=Participant.objects.get(pk=p.pk)
+        ).pk
 
     got = run_at_once(claim, [() for _ in range(6)])
     assert len(set(got)) == 1

@@ -1,6 +1,12 @@
 """Pure tests of the label parser/validator and the attention schedule."""
+
 from annotation.labels import (
-    attention_due, attention_interval, first_failure_step, parse_label, submission_errors, cleaned_failures,
+    attention_due,
+    attention_interval,
+    cleaned_failures,
+    first_failure_step,
+    parse_label,
+    submission_errors,
 )
 
 
@@ -9,9 +15,20 @@ def form(**kw):
 
 
 def test_parse_full_failure_label_and_drop_out_of_range_steps():
-    data = form(goal_ack="1", read=["1", "2", "3", "9", "x"], choice="failure", comments=" ok ",
-                **{"f-0-desc": " Wrong order ", "f-0-l1": ["1", "7"], "f-0-l2": ["3"],
-                   "f-2-desc": "Missing rinse", "f-2-l1": [], "f-2-l2": ["2"]})
+    data = form(
+        goal_ack="1",
+        read=["1", "2", "3", "9", "x"],
+        choice="failure",
+        comments=" ok ",
+        **{
+            "f-0-desc": " Wrong order ",
+            "f-0-l1": ["1", "7"],
+            "f-0-l2": ["3"],
+            "f-2-desc": "Missing rinse",
+            "f-2-l1": [],
+            "f-2-l2": ["2"],
+        },
+    )
     label = parse_label(data, n_l1=4, n_l2=3)
     assert label.goal_ack and label.read_steps == [1, 2, 3]
     assert label.has_failure is True
@@ -23,7 +40,9 @@ def test_parse_full_failure_label_and_drop_out_of_range_steps():
 
 
 def test_errors_name_each_missing_field():
-    label = parse_label(form(read=["1"], choice="failure", **{"f-0-desc": "", "f-1-desc": "x"}), n_l1=3, n_l2=3)
+    label = parse_label(
+        form(read=["1"], choice="failure", **{"f-0-desc": "", "f-1-desc": "x"}), n_l1=3, n_l2=3
+    )
     errors = submission_errors(label, n_l2=3)
     assert any(e.startswith("Goal:") for e in errors)
     assert any("2 left: L2.2, L2.3" in e for e in errors)
@@ -40,17 +59,28 @@ def test_choice_required_and_failure_choice_needs_a_failure():
 
 
 def test_no_failure_choice_discards_failure_blocks():
-    label = parse_label(form(goal_ack="1", read=["1"], choice="none", **{"f-0-desc": "x", "f-0-l2": "1"}), n_l1=1, n_l2=1)
+    label = parse_label(
+        form(goal_ack="1", read=["1"], choice="none", **{"f-0-desc": "x", "f-0-l2": "1"}),
+        n_l1=1,
+        n_l2=1,
+    )
     assert label.has_failure is False and cleaned_failures(label) == []
 
 
 def test_first_failure_step_is_earliest_l2_step():
-    assert first_failure_step([{"l2_steps": [4, 3]}, {"l2_steps": [2]}, {"l1_steps": [1], "l2_steps": []}]) == 2
+    assert (
+        first_failure_step(
+            [{"l2_steps": [4, 3]}, {"l2_steps": [2]}, {"l1_steps": [1], "l2_steps": []}]
+        )
+        == 2
+    )
     assert first_failure_step([{"l1_steps": [1], "l2_steps": []}]) is None
 
 
 def test_attention_schedule():
-    assert attention_interval(0) == 0 and attention_interval(0.1) == 10 and attention_interval(1) == 1
+    assert (
+        attention_interval(0) == 0 and attention_interval(0.1) == 10 and attention_interval(1) == 1
+    )
     assert not attention_due(rate=0.25, regular_done=0, attention_served=0)
     assert not attention_due(rate=0.25, regular_done=3, attention_served=0)
     assert attention_due(rate=0.25, regular_done=4, attention_served=0)

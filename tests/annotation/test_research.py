@@ -1,4 +1,5 @@
 """Researcher pages, exports and the study API."""
+
 import csv
 import io
 import json
@@ -27,20 +28,37 @@ def labelled_study():
     while (a := services.participant_current_assignment(participant=p)) is not None:
         Assignment.objects.filter(pk=a.pk).update(served_at=timezone.now() - timedelta(seconds=5))
         a.refresh_from_db()
-        services.annotation_submit(assignment=a, label=full_label(has_failure=True, comments="a, \"quoted\"\nline"))
+        services.annotation_submit(
+            assignment=a, label=full_label(has_failure=True, comments='a, "quoted"\nline')
+        )
     return study
 
 
 def test_create_study_from_the_researcher_page(researcher):
     gens = make_generations(5)
     ds = gens[0].procedure.dataset_id
-    r = researcher.post(reverse("annotation:study_create"), {
-        "name": "Pilot", "description": "", "entry": "prolific", "prolific_study_id": "", "overlap": 3,
-        "items_per_participant": 2, "min_seconds_per_item": 90, "attention_rate": 0.1, "attention_warn_after": 1,
-        "attention_screen_after": 2, "qualification_pass_threshold": 0.8, "completion_code": "C0DE",
-        "screened_out_code": "SCRN", "assignment_timeout_minutes": 30,
-        "dataset": ds, "generator": gens[0].generator_id, "limit": 4,
-    })
+    r = researcher.post(
+        reverse("annotation:study_create"),
+        {
+            "name": "Pilot",
+            "description": "",
+            "entry": "prolific",
+            "prolific_study_id": "",
+            "overlap": 3,
+            "items_per_participant": 2,
+            "min_seconds_per_item": 90,
+            "attention_rate": 0.1,
+            "attention_warn_after": 1,
+            "attention_screen_after": 2,
+            "qualification_pass_threshold": 0.8,
+            "completion_code": "C0DE",
+            "screened_out_code": "SCRN",
+            "assignment_timeout_minutes": 30,
+            "dataset": ds,
+            "generator": gens[0].generator_id,
+            "limit": 4,
+        },
+    )
     study = Study.objects.get(name="Pilot")
     assert r.status_code == 302 and r.url == study.get_absolute_url()
     assert study.items.count() == 4 and study.completion_code == "C0DE"
@@ -70,29 +88,55 @@ def test_jsonl_and_csv_exports(researcher):
     rows = [json.loads(line) for line in b"".join(r.streaming_content).decode().splitlines()]
     assert len(rows) == 3 and {r["item_kind"] for r in rows} == {"regular", "attention"}
     reg = next(x for x in rows if x["item_kind"] == "regular")
-    assert reg["prolific_pid"] == "PID_EXPORT" and reg["failures"][0]["l2_steps"] == [2] and reg["wall_ms"] >= 5000
+    assert (
+        reg["prolific_pid"] == "PID_EXPORT"
+        and reg["failures"][0]["l2_steps"] == [2]
+        and reg["wall_ms"] >= 5000
+    )
     assert next(x for x in rows if x["item_kind"] == "attention")["attention_passed"] is True
     r = researcher.get(reverse("annotation:study_export", args=[study.pk, "csv"]))
     table = list(csv.DictReader(io.StringIO(b"".join(r.streaming_content).decode())))
     assert len(table) == 3 and table[0]["comments"] == 'a, "quoted"\nline'
     assert json.loads(table[0]["failures"])[0]["description"] == "Step 2 contradicts the goal."
-    assert researcher.get(reverse("annotation:study_export", args=[study.pk, "xml"])).status_code == 404
+    assert (
+        researcher.get(reverse("annotation:study_export", args=[study.pk, "xml"])).status_code
+        == 404
+    )
 
 
 def test_api_create_progress_status_and_export(researcher):
     gens = make_generations(4)
-    r = researcher.post("/api/studies/", {
-        "name": "API study", "generation_ids": [g.pk for g in gens[:3]], "overlap": 2,
-        "known_items": [{"generation_id": gens[3].pk, "kind": "attention", "expected_has_failure": True}],
-    }, content_type="application/json")
+    r = researcher.post(
+        "/api/studies/",
+        {
+            "name": "API study",
+            "generation_ids": [g.pk for g in gens[:3]],
+            "overlap": 2,
+            "known_items": [
+                {"generation_id": gens[3].pk, "kind": "attention", "expected_has_failure": True}
+            ],
+        },
+        content_type="application/json",
+    )
     assert r.status_code == 201, r.content
     body = r.json()
-    assert body["n_items"] == 4 and body["overlap"] == 2 and body["entry_path"].startswith("/study/s/")
+    assert (
+        body["n_items"] == 4 and body["overlap"] == 2 and body["entry_path"].startswith("/study/s/")
+    )
     pk = body["id"]
     assert researcher.get(f"/api/studies/{pk}/progress/").json()["n_items"] == 3
-    assert researcher.post(f"/api/studies/{pk}/status/", {"status": "closed"}, content_type="application/json").json()["status"] == "closed"
+    assert (
+        researcher.post(
+            f"/api/studies/{pk}/status/", {"status": "closed"}, content_type="application/json"
+        ).json()["status"]
+        == "closed"
+    )
     assert researcher.get(f"/api/studies/{pk}/annotations/").json()["count"] == 0
-    bad = researcher.post("/api/studies/", {"name": "Bad", "generation_ids": [999999]}, content_type="application/json")
+    bad = researcher.post(
+        "/api/studies/",
+        {"name": "Bad", "generation_ids": [999999]},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "999999" in json.dumps(bad.json())
 
 
@@ -106,8 +150,12 @@ def test_admin_pages_render(client, django_user_model):
     study = labelled_study()
     admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-Test-12345")
     client.force_login(admin)
-    for name, args in (("admin:annotation_study_changelist", []), ("admin:annotation_study_change", [study.pk]),
-                       ("admin:annotation_annotation_changelist", []), ("admin:annotation_participant_changelist", [])):
+    for name, args in (
+        ("admin:annotation_study_changelist", []),
+        ("admin:annotation_study_change", [study.pk]),
+        ("admin:annotation_annotation_changelist", []),
+        ("admin:annotation_participant_changelist", []),
+    ):
         r = client.get(reverse(name, args=args))
         assert r.status_code == 200, name
     assert study.name in client.get(reverse("admin:annotation_study_changelist")).content.decode()

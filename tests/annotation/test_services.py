@@ -1,4 +1,5 @@
 """The study rules, enforced by the services, on the configured database (PostgreSQL in CI)."""
+
 from datetime import timedelta
 
 import pytest
@@ -6,7 +7,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation import services
-from annotation.models import Annotation, Assignment, AttentionCheckResult, Draft, Participant, StudyItem
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheckResult,
+    Draft,
+    Participant,
+    StudyItem,
+)
 from annotation.selectors import study_export_rows, study_label_rows, study_progress
 from tests.annotation.factories import full_label, make_study, prolific, working_participant
 
@@ -23,6 +31,7 @@ def submit(a, **kw):
 
 # --- entry ---------------------------------------------------------------------------
 
+
 def test_prolific_entry_creates_then_resumes_same_participant():
     study = make_study()
     p1 = services.participant_enter_prolific(study=study, params=prolific("PID_A"))
@@ -31,11 +40,14 @@ def test_prolific_entry_creates_then_resumes_same_participant():
     assert Participant.objects.get().prolific_session_id == "OTHER"
 
 
-@pytest.mark.parametrize("params,needle", [
-    ({"STUDY_ID": "S", "SESSION_ID": "X"}, "PROLIFIC_PID is missing"),
-    ({"PROLIFIC_PID": "a b<", "STUDY_ID": "S", "SESSION_ID": "X"}, "PROLIFIC_PID is malformed"),
-    ({"PROLIFIC_PID": "A", "STUDY_ID": "WRONG", "SESSION_ID": "X"}, "STUDY_ID does not match"),
-])
+@pytest.mark.parametrize(
+    "params,needle",
+    [
+        ({"STUDY_ID": "S", "SESSION_ID": "X"}, "PROLIFIC_PID is missing"),
+        ({"PROLIFIC_PID": "a b<", "STUDY_ID": "S", "SESSION_ID": "X"}, "PROLIFIC_PID is malformed"),
+        ({"PROLIFIC_PID": "A", "STUDY_ID": "WRONG", "SESSION_ID": "X"}, "STUDY_ID does not match"),
+    ],
+)
 def test_bad_prolific_links_are_refused_with_reason(params, needle):
     study = make_study(prolific_study_id="S")
     with pytest.raises(services.EntryRefused) as exc:
@@ -71,6 +83,7 @@ def test_account_entry(make_user):
 
 
 # --- assignment ----------------------------------------------------------------------
+
 
 def test_least_annotated_first_never_twice_and_capped_at_k():
     study = make_study(n_items=3, overlap=2, items_per_participant=10)
@@ -135,10 +148,13 @@ def test_assignment_unique_per_participant_item_constraint():
     p = working_participant(study, "A")
     a = next_item(p)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Assignment.objects.create(participant=p, item=a.item, served_at=a.served_at, last_seen_at=a.served_at)
+        Assignment.objects.create(
+            participant=p, item=a.item, served_at=a.served_at, last_seen_at=a.served_at
+        )
 
 
 # --- submission ----------------------------------------------------------------------
+
 
 def test_minimum_time_enforced_by_server():
     study = make_study(min_seconds_per_item=90)
@@ -174,8 +190,15 @@ def test_double_submit_stores_one_annotation():
     assert r1.created and not r2.created and r2.annotation.pk == r1.annotation.pk
     assert Annotation.objects.count() == 1 and Annotation.objects.get().has_failure is True
     with pytest.raises(IntegrityError), transaction.atomic():
-        Annotation.objects.create(assignment=a, participant=a.participant, item=a.item, has_failure=False,
-                                  wall_ms=1, active_ms=1, submitted_at=timezone.now())
+        Annotation.objects.create(
+            assignment=a,
+            participant=a.participant,
+            item=a.item,
+            has_failure=False,
+            wall_ms=1,
+            active_ms=1,
+            submitted_at=timezone.now(),
+        )
 
 
 def test_draft_autosave_restores_and_is_ignored_after_submit():
@@ -195,19 +218,32 @@ def test_active_time_from_heartbeats_is_clamped():
     a = next_item(working_participant(study, "A"))
     t = a.served_at
     services.assignment_heartbeat(assignment=a, active_ms=10_000, now=t + timedelta(seconds=15))
-    services.assignment_heartbeat(assignment=a, active_ms=999_999, now=t + timedelta(seconds=30))  # capped at 30 s
-    services.assignment_heartbeat(assignment=a, active_ms=0, now=t + timedelta(seconds=45))  # idle / hidden tab
+    services.assignment_heartbeat(
+        assignment=a, active_ms=999_999, now=t + timedelta(seconds=30)
+    )  # capped at 30 s
+    services.assignment_heartbeat(
+        assignment=a, active_ms=0, now=t + timedelta(seconds=45)
+    )  # idle / hidden tab
     a.refresh_from_db()
     assert a.active_ms == 30_000  # 10 s + min(999 s, 2 beats = 30 s), clamped to wall time 30 s
-    res = services.annotation_submit(assignment=a, label=full_label(), active_ms=5_000, now=t + timedelta(seconds=60))
+    res = services.annotation_submit(
+        assignment=a, label=full_label(), active_ms=5_000, now=t + timedelta(seconds=60)
+    )
     assert res.annotation.wall_ms == 60_000 and res.annotation.active_ms == 35_000
 
 
 # --- attention, qualification --------------------------------------------------------
 
+
 def test_planted_attention_checks_warn_then_screen_out():
-    study = make_study(n_items=10, n_attention=3, attention_rate=0.5, attention_warn_after=1, attention_screen_after=2,
-                       items_per_participant=10)
+    study = make_study(
+        n_items=10,
+        n_attention=3,
+        attention_rate=0.5,
+        attention_warn_after=1,
+        attention_screen_after=2,
+        items_per_participant=10,
+    )
     p = working_participant(study, "A")
     kinds = []
     notices = []
@@ -219,7 +255,9 @@ def test_planted_attention_checks_warn_then_screen_out():
     p.refresh_from_db()
     assert p.stage == Participant.Stage.SCREENED_OUT and p.attention_failures == 2
     assert len(notices) == 1 and "missed 1 attention check" in notices[0]
-    results = list(AttentionCheckResult.objects.filter(kind="planted").values_list("passed", flat=True))
+    results = list(
+        AttentionCheckResult.objects.filter(kind="planted").values_list("passed", flat=True)
+    )
     assert results == [False, False]
 
 
@@ -234,7 +272,9 @@ def test_passing_attention_checks_are_recorded_and_do_not_count():
     assert AttentionCheckResult.objects.filter(kind="planted", passed=True).count() == 1
 
 
-@pytest.mark.parametrize("answers,stage", [((True, True, False), "working"), ((True, False, False), "screened_out")])
+@pytest.mark.parametrize(
+    "answers,stage", [((True, True, False), "working"), ((True, False, False), "screened_out")]
+)
 def test_qualification_pass_and_fail(answers, stage):
     study = make_study(n_qualification=3, qualification_pass_threshold=0.6)
     p = services.participant_enter_prolific(study=study, params=prolific("Q"))
@@ -263,13 +303,19 @@ def test_declining_consent_ends_session():
 
 # --- selectors -----------------------------------------------------------------------
 
+
 def test_progress_label_rows_and_export():
     study = make_study(n_items=2, overlap=2, n_attention=1, attention_rate=0.5)
     for pid in ("A", "B"):
         p = working_participant(study, pid)
         while (a := next_item(p)) is not None:
-            submit(a, has_failure=(pid == "A"),
-                   failures=[{"description": "d", "l1_steps": [1], "l2_steps": [3, 2]}] if pid == "A" else None)
+            submit(
+                a,
+                has_failure=(pid == "A"),
+                failures=[{"description": "d", "l1_steps": [1], "l2_steps": [3, 2]}]
+                if pid == "A"
+                else None,
+            )
     prog = study_progress(study=study)
     assert prog["items_complete"] == 2 and prog["n_annotations"] == 4 and prog["percent"] == 100.0
     assert prog["checks"]["planted_total"] == 2 and prog["checks"]["planted_failed"] == 1
@@ -281,4 +327,8 @@ def test_progress_label_rows_and_export():
     att = [r for r in export if r["item_kind"] == "attention"]
     assert {r["prolific_pid"]: r["attention_passed"] for r in att} == {"A": True, "B": False}
     reg = next(r for r in export if r["item_kind"] == "regular" and r["prolific_pid"] == "A")
-    assert reg["failures"][0]["l2_steps"] == [3, 2] and reg["first_failure_l2_step"] == 2 and reg["wall_ms"] >= 0
+    assert (
+        reg["failures"][0]["l2_steps"] == [3, 2]
+        and reg["first_failure_l2_step"] == 2
+        and reg["wall_ms"] >= 0
+    )

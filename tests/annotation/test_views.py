@@ -1,5 +1,6 @@
 """The annotator flow and researcher pages through Django's test client (real sessions, CSRF off
 only where the client cannot carry a token)."""
+
 import json
 from datetime import timedelta
 
@@ -18,7 +19,9 @@ def url(name, study, *args):
 
 
 def enter(client, study, pid="PID1"):
-    return client.get(url("enter", study), {"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "X1"})
+    return client.get(
+        url("enter", study), {"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "X1"}
+    )
 
 
 def to_items(client, study, pid="PID1"):
@@ -31,7 +34,12 @@ def to_items(client, study, pid="PID1"):
 
 
 def answer(n=4, choice="none", **extra):
-    data = {"goal_ack": "1", "read": [str(i) for i in range(1, n + 1)], "choice": choice, "comments": ""}
+    data = {
+        "goal_ack": "1",
+        "read": [str(i) for i in range(1, n + 1)],
+        "choice": choice,
+        "comments": "",
+    }
     data.update(extra)
     return data
 
@@ -41,7 +49,9 @@ def current(pid="PID1"):
 
 
 def age(assignment, seconds=120):
-    Assignment.objects.filter(pk=assignment.pk).update(served_at=timezone.now() - timedelta(seconds=seconds))
+    Assignment.objects.filter(pk=assignment.pk).update(
+        served_at=timezone.now() - timedelta(seconds=seconds)
+    )
 
 
 def test_full_prolific_session_with_completion_redirect(client):
@@ -55,23 +65,43 @@ def test_full_prolific_session_with_completion_redirect(client):
     r = client.post(url("training", study))
     assert r.url == url("item", study)
     page = client.get(url("item", study)).content.decode()
-    for text in ("I've read the goal", "L1 <span>(a valid reference solution)", "L2 <span>(solution to evaluate)",
-                 "No critical failures identified", "Critical failures identified", "Comments",
-                 "Submit &amp; Continue", "Aim to spend 1–2 minutes"):
+    for text in (
+        "I've read the goal",
+        "L1 <span>(a valid reference solution)",
+        "L2 <span>(solution to evaluate)",
+        "No critical failures identified",
+        "Critical failures identified",
+        "Comments",
+        "Submit &amp; Continue",
+        "Aim to spend 1–2 minutes",
+    ):
         assert text in page, text
     a = current()
     r = client.post(url("submit", study, a.pk), answer())
-    assert r.status_code == 422 and "at least 90 s" in r.content.decode()  # early: refused by the server
+    assert (
+        r.status_code == 422 and "at least 90 s" in r.content.decode()
+    )  # early: refused by the server
     age(a)
-    r = client.post(url("submit", study, a.pk), answer(choice="failure", **{
-        "f-0-desc": "Wrong temperature", "f-0-l1": ["2"], "f-0-l2": ["3"],
-        "f-1-desc": "Missing rinse", "f-1-l2": ["4"]}))
+    r = client.post(
+        url("submit", study, a.pk),
+        answer(
+            choice="failure",
+            **{
+                "f-0-desc": "Wrong temperature",
+                "f-0-l1": ["2"],
+                "f-0-l2": ["3"],
+                "f-1-desc": "Missing rinse",
+                "f-1-l2": ["4"],
+            },
+        ),
+    )
     assert r.status_code == 302
     assert r.url == url("item", study)
     ann = Annotation.objects.get()
     assert ann.has_failure and ann.failures == [
         {"description": "Wrong temperature", "l1_steps": [2], "l2_steps": [3]},
-        {"description": "Missing rinse", "l1_steps": [], "l2_steps": [4]}]
+        {"description": "Missing rinse", "l1_steps": [], "l2_steps": [4]},
+    ]
     client.get(url("item", study))
     a2 = current()
     age(a2)
@@ -86,6 +116,7 @@ def test_full_prolific_session_with_completion_redirect(client):
 
 def test_resume_on_another_device_lands_on_the_same_item_with_the_draft(client, django_user_model):
     from django.test import Client
+
     study = make_study()
     to_items(client, study)
     client.get(url("item", study))
@@ -107,7 +138,9 @@ def test_double_submit_is_idempotent(client):
     a = current()
     age(a)
     r1 = client.post(url("submit", study, a.pk), answer())
-    r2 = client.post(url("submit", study, a.pk), answer(choice="failure", **{"f-0-desc": "x", "f-0-l2": "1"}))
+    r2 = client.post(
+        url("submit", study, a.pk), answer(choice="failure", **{"f-0-desc": "x", "f-0-l2": "1"})
+    )
     assert r1.status_code == r2.status_code == 302
     assert Annotation.objects.count() == 1 and Annotation.objects.get().has_failure is False
 
@@ -118,17 +151,30 @@ def test_incomplete_submission_lists_each_problem(client):
     client.get(url("item", study))
     a = current()
     age(a)
-    r = client.post(url("submit", study, a.pk), {"read": ["1"], "choice": "failure", "f-0-desc": ""})
+    r = client.post(
+        url("submit", study, a.pk), {"read": ["1"], "choice": "failure", "f-0-desc": ""}
+    )
     html = r.content.decode()
     assert r.status_code == 422
-    assert "Goal: tick" in html and "3 left" in html and "Failure 1: write a short description." in html
+    assert (
+        "Goal: tick" in html
+        and "3 left" in html
+        and "Failure 1: write a short description." in html
+    )
     assert Annotation.objects.count() == 0
 
 
-@pytest.mark.parametrize("params,status,needle", [
-    ({}, 400, "PROLIFIC_PID is missing"),
-    ({"PROLIFIC_PID": "x y", "STUDY_ID": "S", "SESSION_ID": "s"}, 400, "PROLIFIC_PID is malformed"),
-])
+@pytest.mark.parametrize(
+    "params,status,needle",
+    [
+        ({}, 400, "PROLIFIC_PID is missing"),
+        (
+            {"PROLIFIC_PID": "x y", "STUDY_ID": "S", "SESSION_ID": "s"},
+            400,
+            "PROLIFIC_PID is malformed",
+        ),
+    ],
+)
 def test_bad_links_get_clear_pages(client, params, status, needle):
     study = make_study()
     r = client.get(url("enter", study), params)
@@ -145,12 +191,14 @@ def test_unknown_study_closed_and_full_pages(client):
     to_items(client, study, "FIRST")
     client.get(url("item", study))
     from django.test import Client
+
     r = enter(Client(), study, "SECOND")
     assert r.status_code == 409 and "This study is full" in r.content.decode()
 
 
 def test_no_session_and_other_participants_assignments_are_refused(client):
     from django.test import Client
+
     study = make_study(overlap=2)
     r = client.get(url("item", study))
     assert r.status_code == 403 and "open the study again" in r.content.decode()
@@ -172,17 +220,27 @@ def test_no_session_and_other_participants_assignments_are_refused(client):
 def test_annotator_pages_show_no_judge_outputs_or_other_labels(client):
     study = make_study(n_items=1, overlap=3)
     from django.test import Client
+
     first = Client()
     to_items(first, study, "A")
     first.get(url("item", study))
     a = current("A")
     age(a)
-    first.post(url("submit", study, a.pk), answer(choice="failure", **{"f-0-desc": "LABEL-BY-A", "f-0-l2": "1"}))
+    first.post(
+        url("submit", study, a.pk),
+        answer(choice="failure", **{"f-0-desc": "LABEL-BY-A", "f-0-l2": "1"}),
+    )
     to_items(client, study, "B")
     page = client.get(url("item", study)).content.decode()
     assert current("B").item_id == a.item_id  # the same item A labelled
     assert "LABEL-BY-A" not in page
-    for word in ("judge", "Judgment", "reasoning", "How2Score", "gen-"):  # no judge output, no generator name
+    for word in (
+        "judge",
+        "Judgment",
+        "reasoning",
+        "How2Score",
+        "gen-",
+    ):  # no judge output, no generator name
         assert word not in page
 
 
@@ -196,7 +254,9 @@ def test_researcher_pages_refuse_annotators(client, make_user, name):
     client.force_login(annotator)
     assert client.get(reverse(f"annotation:{name}")).status_code == 403
     assert client.get(reverse("annotation:study_progress", args=[study.pk])).status_code == 403
-    assert client.get(reverse("annotation:study_export", args=[study.pk, "jsonl"])).status_code == 403
+    assert (
+        client.get(reverse("annotation:study_export", args=[study.pk, "jsonl"])).status_code == 403
+    )
     assert client.get("/api/studies/").status_code == 403
 
 

@@ -1,4 +1,5 @@
 """Real-browser fixtures: Playwright driving Debian's chromium (never a downloaded browser)."""
+
 from __future__ import annotations
 
 import os
@@ -11,15 +12,23 @@ import pytest
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SHOTS = Path(__file__).resolve().parents[1] / "perf" / "out" / "screenshots"
 
 
 @pytest.fixture(scope="session")
 def browser():
     if not os.path.exists(CHROMIUM) or shutil.which(CHROMIUM) is None:
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium (apt-get install -y chromium)")
+        pytest.skip(
+            "Debian chromium is not installed at /usr/bin/chromium (apt-get install -y chromium)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -1,5 +1,6 @@
 """A whole Prolific session in a real browser: entry, consent, codebook, qualification, items
 (linking failures to steps), an early-submit refusal, and the completion redirect to Prolific."""
+
 from __future__ import annotations
 
 import re
@@ -31,24 +32,45 @@ def build_study(min_seconds: int) -> services.Study:
     gen = Generator.objects.create(name="e2e-model")
 
     def g(i, goal, l1, l2):
-        proc = Procedure.objects.create(dataset=ds, source_example_id=f"e2e-{i}", goal=goal, steps=l1,
-                                        resources=["coconut oil", "spoon", "water"])
+        proc = Procedure.objects.create(
+            dataset=ds,
+            source_example_id=f"e2e-{i}",
+            goal=goal,
+            steps=l1,
+            resources=["coconut oil", "spoon", "water"],
+        )
         return Generation.objects.create(procedure=proc, generator=gen, predicted_steps=l2)
 
     goal = "To perform coconut oil pulling for improved oral health and whiter teeth using coconut oil."
     regular = [g(i, goal, COCONUT_L1, COCONUT_L2) for i in range(2)]
-    training = g(10, "Brew pour-over coffee.", ["Boil water.", "Rinse the filter.", "Pour slowly."],
-                 ["Boil water.", "Pour slowly.", "Pour slowly again."])
-    qual = g(11, "Make a cup of tea with a tea bag.", ["Boil water.", "Steep the bag 3 minutes.", "Remove the bag."],
-             ["Boil water.", "Steep the bag for 3 hours.", "Remove the bag."])
+    training = g(
+        10,
+        "Brew pour-over coffee.",
+        ["Boil water.", "Rinse the filter.", "Pour slowly."],
+        ["Boil water.", "Pour slowly.", "Pour slowly again."],
+    )
+    qual = g(
+        11,
+        "Make a cup of tea with a tea bag.",
+        ["Boil water.", "Steep the bag 3 minutes.", "Remove the bag."],
+        ["Boil water.", "Steep the bag for 3 hours.", "Remove the bag."],
+    )
     return services.study_create(
-        name="Critical failures in how-to procedures", generation_ids=[x.pk for x in regular],
+        name="Critical failures in how-to procedures",
+        generation_ids=[x.pk for x in regular],
         known_items=[
-            {"generation_id": training.pk, "kind": "training", "expected_has_failure": True,
-             "explanation": "L2 step 3 repeats step 2: redundant repetition."},
+            {
+                "generation_id": training.pk,
+                "kind": "training",
+                "expected_has_failure": True,
+                "explanation": "L2 step 3 repeats step 2: redundant repetition.",
+            },
             {"generation_id": qual.pk, "kind": "qualification", "expected_has_failure": True},
         ],
-        min_seconds_per_item=min_seconds, items_per_participant=2, attention_rate=0, prolific_study_id="PSTUDY1",
+        min_seconds_per_item=min_seconds,
+        items_per_participant=2,
+        attention_rate=0,
+        prolific_study_id="PSTUDY1",
     )
 
 
@@ -61,8 +83,10 @@ def read_everything(page):
 
 def test_prolific_session_end_to_end(live_server, page, shots):
     study = build_study(min_seconds=4)
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="<h1>Prolific</h1>",
-                                                                          content_type="text/html"))
+    page.route(
+        "https://app.prolific.com/**",
+        lambda route: route.fulfill(status=200, body="<h1>Prolific</h1>", content_type="text/html"),
+    )
     page.route("https://images.google.com/**", lambda route: route.abort())
     entry = f"{live_server.url}/study/s/{study.slug}/?PROLIFIC_PID=5f0c0ffee&STUDY_ID=PSTUDY1&SESSION_ID=sess42"
 
@@ -87,7 +111,9 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     # Item 1: an early submit is refused by the server, with a message, and nothing is lost
     page.get_by_text("Item 1 of 2").wait_for()
     page.get_by_role("button", name="Review common types of critical failures").click()
-    page.locator("#codebook-dialog").get_by_text("Severe vagueness").wait_for()  # loaded by htmx on first open
+    page.locator("#codebook-dialog").get_by_text(
+        "Severe vagueness"
+    ).wait_for()  # loaded by htmx on first open
     page.keyboard.press("Escape")
     assert "until submission becomes open" in page.locator("#timer").inner_text()
     assert page.locator("#submit-btn").is_disabled()
@@ -129,7 +155,9 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     page.get_by_text("All done").wait_for()
     assert page.locator("#completion-code").inner_text() == study.completion_code
     page.screenshot(path=str(shots / "done.png"))
-    page.wait_for_url(f"https://app.prolific.com/submissions/complete?cc={study.completion_code}", timeout=15_000)
+    page.wait_for_url(
+        f"https://app.prolific.com/submissions/complete?cc={study.completion_code}", timeout=15_000
+    )
 
     p = Participant.objects.get(prolific_pid="5f0c0ffee")
     assert p.stage == "done" and p.qualification_score == 1.0
@@ -137,7 +165,15 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     assert [a.has_failure for a in labels] == [False, True]
     assert labels[0].comments == "Looks fine to me." and labels[0].wall_ms >= 4000
     assert labels[1].failures == [
-        {"description": "L2 spits the oil into the sink; L1 warns that it clogs drains.", "l1_steps": [3], "l2_steps": [3]},
-        {"description": "Running hot water does not prevent the clog.", "l1_steps": [], "l2_steps": [3]},
+        {
+            "description": "L2 spits the oil into the sink; L1 warns that it clogs drains.",
+            "l1_steps": [3],
+            "l2_steps": [3],
+        },
+        {
+            "description": "Running hot water does not prevent the clog.",
+            "l1_steps": [],
+            "l2_steps": [3],
+        },
     ]
     assert AttentionCheckResult.objects.filter(kind="qualification", passed=True).count() == 1

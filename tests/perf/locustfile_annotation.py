@@ -1,5 +1,6 @@
 """Locust users for bench_annotation.py: simulated Prolific annotators in a closed loop
 (load the item page, then save = submit), each entering with its own PROLIFIC_PID."""
+
 from __future__ import annotations
 
 import os
@@ -21,26 +22,45 @@ class Annotator(FastHttpUser):
     def on_start(self):
         pid = uuid.uuid4().hex[:24]
         base = f"/study/s/{SLUG}"
-        with self.client.get(f"{base}/?PROLIFIC_PID={pid}&STUDY_ID=BENCH&SESSION_ID=s{pid[:8]}",
-                             name="setup: enter", allow_redirects=True, catch_response=True) as r:
+        with self.client.get(
+            f"{base}/?PROLIFIC_PID={pid}&STUDY_ID=BENCH&SESSION_ID=s{pid[:8]}",
+            name="setup: enter",
+            allow_redirects=True,
+            catch_response=True,
+        ) as r:
             token = _CSRF.search(r.text or "")
             if not token:
                 r.failure("no consent form")
                 raise StopUser()
-        self.client.post(f"{base}/consent/", data={"csrfmiddlewaretoken": token.group(1), "consent": "agree"},
-                         name="setup: consent", allow_redirects=False)
-        self.client.post(f"{base}/codebook/", data={"csrfmiddlewaretoken": token.group(1)},
-                         name="setup: codebook", allow_redirects=False)
+        self.client.post(
+            f"{base}/consent/",
+            data={"csrfmiddlewaretoken": token.group(1), "consent": "agree"},
+            name="setup: consent",
+            allow_redirects=False,
+        )
+        self.client.post(
+            f"{base}/codebook/",
+            data={"csrfmiddlewaretoken": token.group(1)},
+            name="setup: codebook",
+            allow_redirects=False,
+        )
         self.base = base
         self.form = {
-            "goal_ack": "1", "read": [str(i) for i in range(1, N_STEPS + 1)], "choice": "failure",
-            "f-0-desc": "L2 step 2 contradicts the goal.", "f-0-l1": "2", "f-0-l2": "2", "comments": "",
+            "goal_ack": "1",
+            "read": [str(i) for i in range(1, N_STEPS + 1)],
+            "choice": "failure",
+            "f-0-desc": "L2 step 2 contradicts the goal.",
+            "f-0-l1": "2",
+            "f-0-l2": "2",
+            "comments": "",
             "active_ms": "1000",
         }
 
     @task
     def annotate(self):
-        with self.client.get(f"{self.base}/item/", name="item page", allow_redirects=False, catch_response=True) as r:
+        with self.client.get(
+            f"{self.base}/item/", name="item page", allow_redirects=False, catch_response=True
+        ) as r:
             if r.status_code != 200:
                 r.failure(f"item page answered {r.status_code}")
                 raise StopUser()
@@ -51,11 +71,20 @@ class Annotator(FastHttpUser):
                 raise StopUser()
         data = dict(self.form, csrfmiddlewaretoken=token.group(1))
         body = "&".join(
-            f"{k}={v}" for k, vals in data.items() for v in (vals if isinstance(vals, list) else [vals])
+            f"{k}={v}"
+            for k, vals in data.items()
+            for v in (vals if isinstance(vals, list) else [vals])
         ).replace(" ", "+")
-        with self.client.post(action.group(1), data=body, name="save (submit)", allow_redirects=False,
-                              headers={"Content-Type": "application/x-www-form-urlencoded",
-                                       "Referer": self.host + self.base + "/item/"},
-                              catch_response=True) as r:
+        with self.client.post(
+            action.group(1),
+            data=body,
+            name="save (submit)",
+            allow_redirects=False,
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Referer": self.host + self.base + "/item/",
+            },
+            catch_response=True,
+        ) as r:
             if r.status_code != 302:
                 r.failure(f"save answered {r.status_code}")
