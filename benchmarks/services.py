@@ -67,6 +67,12 @@ def _open_lines(path: Path | str | None, lines: Iterable[bytes | str] | None) ->
         yield handle
 
 
+def _check_name(value: str | None, *, option: str, model, field_name: str) -> None:
+    limit = model._meta.get_field(field_name).max_length
+    if value is not None and (not value.strip() or len(value) > limit):
+        raise ValueError(f"{option} must be 1 to {limit} characters, got {len(value)}")
+
+
 def _chunks(items: list, size: int) -> Iterator[list]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -100,6 +106,8 @@ def procedures_import(
     Records whose ``source_example_id`` is already in the dataset with the same content are left
     alone; with different content they are an error unless ``update`` is true.
     """
+    _check_name(dataset, option="--dataset", model=Dataset, field_name="name")
+    _check_name(version, option="--version", model=Dataset, field_name="version")
     source = str(path) if path is not None else "input"
     with _open_lines(path, lines) as stream:
         parsed = formats.read_examples(stream, limits=_limits(), max_errors=max_errors)
@@ -227,6 +235,7 @@ def generations_import(
     several datasets is an error. ``token_count`` is counted over the predicted steps (o200k)
     when a record has none.
     """
+    _check_name(generator, option="--generator", model=Generator, field_name="name")
     source = str(path) if path is not None else "input"
     ds = resolve_dataset(name=dataset, version=version) if dataset else None
     with _open_lines(path, lines) as stream:

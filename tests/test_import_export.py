@@ -306,3 +306,13 @@ def test_services_accept_lines_and_refuse_without_writing():
     assert not Generator.objects.exists()
     with pytest.raises(ValueError, match="exactly one of path= or lines="):
         procedures_import(dataset="svc", lines=lines, path="x.jsonl")
+
+
+def test_overlong_names_are_refused_before_reading(examples_file):
+    with pytest.raises(CommandError, match="--dataset must be 1 to 128 characters, got 129"):
+        run("import_procedures", str(examples_file), "--dataset", "d" * 129)
+    with pytest.raises(CommandError, match="--version must be 1 to 32 characters"):
+        run("import_procedures", str(examples_file), "--dataset", "d", "--version", "v" * 33)
+    with pytest.raises(CommandError, match="--generator must be 1 to 128 characters"):
+        run("import_generations", str(examples_file), "--generator", "g" * 200)
+    assert not Dataset.objects.exists()

@@ -36,6 +36,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
             raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         except OSError as exc:
             raise CommandError(f"cannot read {opts['file']}: {exc.strerror or exc}") from exc
         self.stdout.write(f"generations of {opts['generator']}: {report}")

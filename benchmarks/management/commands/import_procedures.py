@@ -34,6 +34,8 @@ class Command(BaseCommand):
             )
         except ImportRefused as exc:
             raise CommandError(str(exc)) from exc
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         except OSError as exc:
             raise CommandError(f"cannot read {opts['file']}: {exc.strerror or exc}") from exc
         self.stdout.write(f"procedures into {name}@{version}: {report}")
