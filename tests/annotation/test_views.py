@@ -287,3 +287,24 @@ def test_codebook_partial_for_participants_only(client):
     to_items(client, study)
     html = client.get(url("codebook_partial", study)).content.decode()
     assert "Severe vagueness" in html and "Acceptable variations" in html
+
+
+def test_missed_attention_check_warns_then_screens_out(client):
+    study = make_study(n_items=4, n_attention=2, attention_rate=1.0, attention_warn_after=1, attention_screen_after=2)
+    to_items(client, study)
+    seen = []
+    for _ in range(4):
+        r = client.get(url("item", study))
+        if r.status_code == 302:
+            break
+        a = current()
+        seen.append(a.item.kind)
+        age(a)
+        client.post(url("submit", study, a.pk), answer(choice="none"))  # planted items expect a failure
+        if a.item.kind == "attention" and len(seen) == 2:
+            page = client.get(url("item", study)).content.decode()
+            assert "Heads up: you have missed 1 attention check" in page
+    assert seen == ["regular", "attention", "regular", "attention"]
+    r = client.get(url("item", study))
+    assert r.status_code == 302 and r.url == url("screened_out", study)
+    assert study.screened_out_code in client.get(r.url).content.decode()
