@@ -217,7 +217,12 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["participant", "item"], name="assignment_once_per_participant_item"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["participant"],
+                condition=Q(state="active"),
+                name="assignment_one_active_per_participant",
+            ),
         ]
         indexes = [
             models.Index(fields=["state", "last_seen_at"], name="assignment_state_seen_idx"),

@@ -332,3 +332,12 @@ def test_progress_label_rows_and_export():
         and reg["first_failure_l2_step"] == 2
         and reg["wall_ms"] >= 0
     )
+
+
+def test_database_allows_one_active_assignment_per_participant():
+    study = make_study(n_items=2)
+    p = working_participant(study, "A")
+    a = next_item(p)
+    other = StudyItem.objects.filter(study=study, kind="regular").exclude(pk=a.item_id).first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Assignment.objects.create(participant=p, item=other, served_at=a.served_at, last_seen_at=a.served_at)
