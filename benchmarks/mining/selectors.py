@@ -9,7 +9,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
-from benchmarks.mining.stages import STAGES
+from benchmarks.mining.stages import STAGE_SHORT, STAGES
 from benchmarks.topics import TOPICS
 
 SCHEMA_VERSION = "how2mine.v1"
@@ -66,7 +66,7 @@ def batch_yields(*, batch: MiningBatch) -> dict[str, Any]:
     for slug, r in rows_by_topic.items():
         if slug and slug not in names:
             rows.append(_row(slug, r))
-    return {"stages": [{"number": n, "key": k, "label": lbl} for n, k, lbl in stages],
+    return {"stages": [{"number": n, "key": k, "label": lbl, "short": STAGE_SHORT[k]} for n, k, lbl in stages],
             "topics": rows, "total": _row("All topics", total)}
 
 

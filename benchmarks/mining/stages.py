@@ -15,6 +15,8 @@ STAGES: tuple[tuple[int, str, str, str | None], ...] = (
     (5, "resources", "Resource extraction", "extract_resources.txt"),
     (6, "final_filter", "Final validation", "final_filter.txt"),
 )
+STAGE_SHORT = {"procedures": "extraction", "prefilter": "heuristics", "filter": "LLM filter",
+               "postprocess": "rewrite", "resources": "resources", "final_filter": "final check"}
 STAGE_KEYS = tuple(s[1] for s in STAGES)
 STAGE_NUMBERS = {s[1]: s[0] for s in STAGES}
 STAGE_LABELS = {s[1]: s[2] for s in STAGES}

@@ -116,7 +116,7 @@ def test_console_new_batch_form_and_live_partial(make_user, media_root, llm_serv
     assert resp["Location"] == f"/mining/batches/{batch.pk}/"
     live = web.get(f"/mining/batches/{batch.pk}/live/")
     html = live.content.decode()
-    assert 'id="batch-progress" max="2" value="2"' in html and "Completed" in html
+    assert 'max="2" value="2"' in html and "Completed" in html
     assert "hx-trigger" not in html  # finished batches stop polling
     assert "Food &amp; Dining" in html and "1 <span class=\"muted\">(50.0%)</span>" in html
     # gpt-4.1 list prices: 2 USD / 8 USD per million tokens
