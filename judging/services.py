@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any, Iterator
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
@@ -264,8 +264,8 @@ def _link_known(run: JudgeRun) -> int:
         matched = [(i, known[h]) for i, h in batch if h in known]
         if matched:
             with transaction.atomic():
-                updates = [JudgeRunItem(id=i, judgment_id=j, error="") for i, j in matched]
-                JudgeRunItem.objects.bulk_update(updates, ["judgment", "error"], batch_size=1000)
+                JudgeRunItem.objects.filter(id__in=[i for i, _ in matched]).update(
+                    judgment_id=Subquery(_judgment_of_item(run.judge)), error="")
                 JudgeRun.objects.filter(pk=run.pk).update(n_done=F("n_done") + len(matched),
                                                           n_reused=F("n_reused") + len(matched))
             linked += len(matched)
@@ -300,6 +300,10 @@ def _pending_inputs(run: JudgeRun, *, limit: int, template: str) -> Iterator[Ite
                 return
 
 
+def _judgment_of_item(judge: Judge):
+    return Judgment.objects.filter(judge_key=judge.judge_id, content_hash=OuterRef("content_hash")).values("id")[:1]
+
+
 def judgments_store(*, run: JudgeRun, judge: Judge, results: list[tuple[ItemInput, LLMResponse | LLMError]]) -> None:
     """Store one batch of results in one transaction: judgments, item links, run counters."""
     new = [judgment_from_response(judge=judge, inp=inp, response=res) for inp, res in results
@@ -310,11 +314,9 @@ def judgments_store(*, run: JudgeRun, judge: Judge, results: list[tuple[ItemInpu
     with transaction.atomic():
         if new:
             Judgment.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
-            ids = dict(Judgment.objects.filter(judge_key=judge.judge_id, content_hash__in=[j.content_hash for j in new])
-                       .values_list("content_hash", "id"))
-            links = [JudgeRunItem(id=inp.item_id, judgment_id=ids[inp.content_hash], error="")
-                     for inp, res in results if isinstance(res, LLMResponse)]
-            JudgeRunItem.objects.bulk_update(links, ["judgment", "error"], batch_size=1000)
+            # one UPDATE linking each item to the judgment of its content (unique index lookup)
+            JudgeRunItem.objects.filter(id__in=[inp.item_id for inp, res in results if isinstance(res, LLMResponse)]
+                                        ).update(judgment_id=Subquery(_judgment_of_item(judge)), error="")
         for inp, err in failed:
             JudgeRunItem.objects.filter(pk=inp.item_id).update(attempts=F("attempts") + 1, error=str(err)[:2000])
         JudgeRun.objects.filter(pk=run.pk).update(

@@ -73,6 +73,12 @@ def end_to_end(n: int, latency: float, concurrency: int) -> dict:
                                       concurrency=concurrency, timeout_s=30)
         worker = start_worker(Path(tmp), concurrency=1)
         try:
+            import psutil
+
+            procs = [psutil.Process(worker.proc.pid)] + psutil.Process(worker.proc.pid).children(recursive=True)
+            cpu0 = sum(sum(p.cpu_times()[:2]) for p in procs)
+            me = psutil.Process()
+            me_cpu0 = sum(me.cpu_times()[:2])
             t0 = time.perf_counter()
             run = services.judge_run_create(judge=judge, selection={"generators": ["bench-gen"]})
             # judge_run_create enqueues on commit; outside a transaction that is now
@@ -83,6 +89,8 @@ def end_to_end(n: int, latency: float, concurrency: int) -> dict:
                     break
                 time.sleep(0.1)
             elapsed = time.perf_counter() - t0
+            worker_cpu = sum(sum(p.cpu_times()[:2]) for p in procs) - cpu0
+            server_cpu = sum(me.cpu_times()[:2]) - me_cpu0
             first_req = min(r.received_at for r in server.requests)
             last_req = max(r.received_at for r in server.requests)
         finally:
@@ -95,6 +103,8 @@ def end_to_end(n: int, latency: float, concurrency: int) -> dict:
             "requests": len(server.requests),
             "rate": n / elapsed,
             "request_window_s": last_req - first_req,
+            "worker_cpu_s": worker_cpu,
+            "server_cpu_s": server_cpu,
         }
 
 
@@ -153,6 +163,9 @@ def main() -> int:
         print(f"end to end: {args.n} judgments in {e2e['elapsed_s']:.2f}s (launch {e2e['launch_s']:.2f}s, "
               f"{e2e['requests']} requests) = {e2e['rate']:.1f} judgments/s; ideal {ideal:.0f}/s -> "
               f"{100 * share:.1f}% (target >= 80%) {'PASS' if share >= 0.8 else 'FAIL'}")
+        print(f"  requests sent over {e2e['request_window_s']:.2f}s; CPU: worker {e2e['worker_cpu_s']:.1f}s, "
+              f"test server + poller {e2e['server_cpu_s']:.1f}s; machine load average {os.getloadavg()[0]:.2f} "
+              f"on {os.cpu_count()} CPUs")
         own = own_work(args.n)
         print(f"own work per judgment: prompt build {own['build_ms']:.3f} ms, parse {own['parse_ms']:.3f} ms, "
               f"store (bulk, incl. parse) {own['store_incl_parse_ms']:.3f} ms; total {own['total_ms']:.3f} ms "
