@@ -44,7 +44,7 @@ def _int_param(request: Request, name: str) -> int | None:
 
 
 class _Base(APIView):
-    permission_classes = [IsAuthenticated, IsResearcherOrAdmin]
+    permission_classes = (IsAuthenticated, IsResearcherOrAdmin)
 
 
 class StudyComparisonView(_Base):

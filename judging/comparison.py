@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from annotation.agreement import LabelMatrix, Stat, Undefined, cohen_kappa_from_confusion, majority_labels, stat_json
+from annotation.agreement import (
+    LabelMatrix,
+    Stat,
+    Undefined,
+    cohen_kappa_from_confusion,
+    majority_labels,
+    stat_json,
+)
 
 HAS_FAILURE = "has_failure"
 NO_FAILURE = "no_failure"

@@ -24,9 +24,10 @@ import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from annotation.models import Annotation
 from judging import prompting

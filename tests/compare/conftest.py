@@ -35,17 +35,17 @@ def generators_scenario(db):
     base = make_generations(4, prefix="rank")
     from benchmarks.models import Generation
     gens = {"g1": [], "g2": [], "g3": []}
-    for name in gens:
+    for name, out in gens.items():
         gen = Generator.objects.create(name=f"rank-{name}")
         for g in base:
-            gens[name].append(Generation.objects.create(
+            out.append(Generation.objects.create(
                 procedure=g.procedure, generator=gen,
                 predicted_steps=[f"{name} step {s} for {g.procedure.source_example_id}" for s in range(1, 5)]))
     x = make_judge("judge-x", model="model-x")
     y = make_judge("judge-y", model="model-y")
     verdicts_x = {"g1": [False, False, False, True], "g2": [False, False, True, True], "g3": [True, True, True, False]}
     verdicts_y = {"g1": [False, False, False, False], "g2": [True, True, True, True], "g3": [False, True, True, True]}
-    for name in gens:
-        judged_run(x, gens[name], verdicts_x[name])
-        judged_run(y, gens[name], verdicts_y[name])
+    for name, generations in gens.items():
+        judged_run(x, generations, verdicts_x[name])
+        judged_run(y, generations, verdicts_y[name])
     return {"judges": (x, y), "gens": gens}

@@ -33,12 +33,12 @@ def judged_run(judge: Judge, generations: list[Generation], verdicts: list, *, c
                      "L1_steps": [2], "L2_steps": [2]}] if v else []
         judgment, _ = Judgment.objects.get_or_create(
             judge_key=judge.judge_id, content_hash=h,
-            defaults=dict(
-                judge=judge, source_example_id=g.procedure.source_example_id,
-                reasoning=f"{judge.name} read {g.procedure.source_example_id}.", critical_failures=failures,
-                has_failure=bool(v), n_failures=len(failures), parse_failed=v is None,
-                raw_output="not json" if v is None else "{}", latency_s=latency_s,
-            ),
+            defaults={
+                "judge": judge, "source_example_id": g.procedure.source_example_id,
+                "reasoning": f"{judge.name} read {g.procedure.source_example_id}.", "critical_failures": failures,
+                "has_failure": bool(v), "n_failures": len(failures), "parse_failed": v is None,
+                "raw_output": "not json" if v is None else "{}", "latency_s": latency_s,
+            },
         )
         JudgeRunItem.objects.create(run=run, generation=g, content_hash=h, judgment=judgment)
     return run

@@ -37,7 +37,7 @@ def test_study_comparison_numbers(scenario, django_assert_max_num_queries):
 
 
 def test_study_comparison_for_chosen_judges(scenario):
-    a, b, c = scenario["judges"]
+    c = scenario["judges"][2]
     report = sel.study_comparison(study=scenario["study"], judges=[c])
     only = report["judges"][0]
     assert only["judge"] == "judge-c" and only["n_not_judged"] == 5 and only["agreement"]["value"] is None
