@@ -1,0 +1,154 @@
+"""The judging console: judges, runs (launch with a cost estimate first, then a live htmx
+progress bar; cancel) and judgments. Launch and cancel are for the admin role only."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from benchmarks.models import Dataset, Generator, Topic
+from config.roles import is_admin
+from judging import selectors, services
+from judging.models import Judge, JudgeRun, Judgment
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = ("name", "backend", "model", "prompt_template", "concurrency", "price_input_per_mtok",
+                    "price_output_per_mtok", "short_judge_id")
+    list_filter = ("backend",)
+    search_fields = ("name", "model")
+    readonly_fields = ("judge_id", "created_at")
+    actions = ("launch_run",)
+
+    @admin.display(description="judge id")
+    def short_judge_id(self, obj: Judge) -> str:
+        return obj.judge_id[:12]
+
+    @admin.action(description="Launch a judge run with this judge")
+    def launch_run(self, request, queryset):
+        judge = queryset.first()
+        return redirect(reverse("admin:judging_judgerun_launch") + (f"?judge={judge.pk}" if judge else ""))
+
+
+class LaunchForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.exclude(backend=Judge.Backend.IMPORTED))
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), required=False)
+    generators = forms.ModelMultipleChoiceField(queryset=Generator.objects.all(), required=False)
+    topics = forms.ModelMultipleChoiceField(queryset=Topic.objects.all(), required=False)
+    generation_ids = forms.CharField(required=False, help_text="comma-separated generation ids")
+
+    def clean_generation_ids(self) -> list[int]:
+        raw = [p.strip() for p in (self.cleaned_data.get("generation_ids") or "").split(",") if p.strip()]
+        bad = [p for p in raw if not p.isdigit()]
+        if bad:
+            raise ValidationError(f"not an id: {', '.join(bad[:5])}")
+        return [int(p) for p in raw]
+
+    def selection(self) -> dict:
+        d = self.cleaned_data
+        out: dict = {}
+        if d.get("dataset"):
+            out["dataset"] = d["dataset"].pk
+        if d.get("generators"):
+            out["generators"] = [g.pk for g in d["generators"]]
+        if d.get("topics"):
+            out["topics"] = [t.pk for t in d["topics"]]
+        if d.get("generation_ids"):
+            out["generation_ids"] = d["generation_ids"]
+        return out
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "judge", "status", "progress_bar", "n_total", "n_done", "n_parse_failed", "cost",
+                    "estimated_cost", "created_at")
+    list_filter = ("status", "judge")
+    list_select_related = ("judge",)
+    readonly_fields = [f.name for f in JudgeRun._meta.fields]
+    change_form_template = "admin/judging/judgerun/change_form.html"
+    change_list_template = "admin/judging/judgerun/change_list.html"
+
+    def has_add_permission(self, request) -> bool:
+        return False  # runs are launched through the launch page (estimate first)
+
+    @admin.display(description="progress")
+    def progress_bar(self, obj: JudgeRun) -> str:
+        return format_html('<progress max="1" value="{}"></progress> {}%', f"{obj.progress:.3f}",
+                           f"{100 * obj.progress:.0f}")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        run = JudgeRun.objects.select_related("judge").filter(pk=object_id).first()
+        extra = dict(extra_context or {})
+        if run is not None:
+            extra.update(progress=selectors.judge_run_progress(run), can_cancel=is_admin(request.user))
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def get_urls(self):
+        own = [
+            path("launch/", self.admin_site.admin_view(self.launch_view), name="judging_judgerun_launch"),
+            path("<int:pk>/progress/", self.admin_site.admin_view(self.progress_view), name="judging_judgerun_progress"),
+            path("<int:pk>/cancel/", self.admin_site.admin_view(self.cancel_view), name="judging_judgerun_cancel"),
+        ]
+        return own + super().get_urls()
+
+    def _require_admin(self, request: HttpRequest) -> None:
+        if not is_admin(request.user):
+            raise PermissionDenied("launching and cancelling judge runs is for admins")
+
+    def launch_view(self, request: HttpRequest) -> HttpResponse:
+        self._require_admin(request)
+        estimate = None
+        if request.method == "POST":
+            form = LaunchForm(request.POST)
+            if form.is_valid():
+                judge = form.cleaned_data["judge"]
+                try:
+                    if request.POST.get("confirm") == "1":
+                        run = services.judge_run_create(judge=judge, selection=form.selection(), user=request.user)
+                        messages.success(request, f"Run {run.pk} launched: {run.n_total} item(s).")
+                        return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
+                    estimate = services.judge_run_estimate(judge=judge, selection=form.selection())
+                except ValidationError as exc:
+                    for field, errs in getattr(exc, "message_dict", {"__all__": exc.messages}).items():
+                        form.add_error(field if field in form.fields else None, errs)
+        else:
+            form = LaunchForm(initial={"judge": request.GET.get("judge")})
+        context = {**self.admin_site.each_context(request), "title": "Launch a judge run", "form": form,
+                   "estimate": estimate, "opts": self.model._meta}
+        return TemplateResponse(request, "admin/judging/judgerun/launch.html", context)
+
+    def progress_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        run = get_object_or_404(JudgeRun.objects.select_related("judge"), pk=pk)
+        if not self.has_view_permission(request, run):
+            raise PermissionDenied
+        return TemplateResponse(request, "admin/judging/judgerun/_progress.html",
+                                {"run": run, "p": selectors.judge_run_progress(run), "can_cancel": is_admin(request.user)})
+
+    def cancel_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        self._require_admin(request)
+        if request.method != "POST":
+            return redirect(reverse("admin:judging_judgerun_change", args=[pk]))
+        run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
+        if request.headers.get("HX-Request"):
+            return self.progress_view(request, run.pk)
+        messages.info(request, f"Run {run.pk}: cancel requested.")
+        return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "judge", "source_example_id", "has_failure", "n_failures", "parse_failed",
+                    "prompt_tokens", "completion_tokens", "created_at")
+    list_filter = ("judge", "has_failure", "parse_failed")
+    list_select_related = ("judge",)
+    search_fields = ("source_example_id", "content_hash")
+    readonly_fields = [f.name for f in Judgment._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False

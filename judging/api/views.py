@@ -1,0 +1,106 @@
+"""Judging API: judges, runs and judgments for researchers; launch and cancel for admins."""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from benchmarks.models import Generator
+from config.permissions import IsAdminRole, IsResearcherOrAdmin
+from judging import selectors, services
+from judging.api import serializers
+from judging.models import Judge, JudgeRun
+
+
+def _validation(exc: DjangoValidationError) -> ValidationError:
+    detail = exc.message_dict if hasattr(exc, "error_dict") else {"selection": exc.messages}
+    return ValidationError({"selection": detail} if "selection" not in detail else detail)
+
+
+class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = serializers.JudgeSerializer
+    filterset_fields = ("name", "backend", "model")
+    search_fields = ("name", "model")
+    ordering_fields = ("name", "created_at")
+
+    def get_queryset(self):
+        return selectors.judge_list()
+
+    @extend_schema(parameters=[OpenApiParameter("generator", str, description="generator name")])
+    @action(detail=True, methods=["get"])
+    def how2score(self, request, pk=None):
+        judge = self.get_object()
+        generator = None
+        if request.query_params.get("generator"):
+            generator = Generator.objects.filter(name=request.query_params["generator"]).first()
+            if generator is None:
+                raise ValidationError({"generator": f"no generator named {request.query_params['generator']!r}"})
+        return Response(selectors.how2score_report(judge=judge, generator=generator))
+
+
+class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = serializers.JudgeRunSerializer
+    filterset_fields = ("status", "judge")
+    ordering_fields = ("created_at", "status")
+
+    def get_queryset(self):
+        return selectors.judge_run_list()
+
+    def get_permissions(self):
+        if self.action in ("create", "cancel", "estimate"):
+            return [IsAdminRole()]
+        return [IsResearcherOrAdmin()]
+
+    @extend_schema(request=serializers.JudgeRunLaunchSerializer, responses=serializers.JudgeRunSerializer)
+    def create(self, request):
+        data = serializers.JudgeRunLaunchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = services.judge_run_create(judge=data.validated_data["judge"],
+                                            selection=data.validated_data["selection"], user=request.user)
+        except DjangoValidationError as exc:
+            raise _validation(exc) from exc
+        except ValueError as exc:
+            raise ValidationError({"judge": str(exc)}) from exc
+        return Response(serializers.JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=serializers.JudgeRunLaunchSerializer)
+    @action(detail=False, methods=["post"])
+    def estimate(self, request):
+        data = serializers.JudgeRunLaunchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            est = services.judge_run_estimate(judge=data.validated_data["judge"],
+                                              selection=data.validated_data["selection"])
+        except DjangoValidationError as exc:
+            raise _validation(exc) from exc
+        return Response({**est, "est_cost": str(est["est_cost"])})
+
+    @extend_schema(request=None, responses=serializers.JudgeRunSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
+        return Response(serializers.JudgeRunSerializer(run).data)
+
+
+class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = serializers.JudgmentSerializer
+    filterset_fields = ("has_failure", "parse_failed", "source_example_id")
+    ordering_fields = ("id", "created_at")
+
+    def get_queryset(self):
+        params = self.request.query_params
+        judge = run = None
+        if params.get("judge"):
+            judge = Judge.objects.filter(name=params["judge"]).first()
+            if judge is None:
+                raise ValidationError({"judge": f"no judge named {params['judge']!r}"})
+        if params.get("run"):
+            if not str(params["run"]).isdigit():
+                raise ValidationError({"run": "must be an integer id"})
+            run = get_object_or_404(JudgeRun, pk=params["run"])
+        return selectors.judgment_list(judge=judge, run=run).order_by("id")
