@@ -4,6 +4,7 @@ drafts, heartbeats and submissions. Every rule of the study lives here, enforced
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -278,7 +279,7 @@ def assignments_release_stale(*, study: Study, now: datetime | None = None) -> i
     released = 0
     with transaction.atomic():
         stale = list(
-            Assignment.objects.select_for_update(skip_locked=True)
+            Assignment.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(item__study=study, state=Assignment.State.ACTIVE, last_seen_at__lt=cutoff)
             .values_list("pk", "item_id")
         )
@@ -318,17 +319,21 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
         .exclude(assignments__participant_id=participant.pk)
         .order_by("n_assigned", "position", "id")
     )
-    for skip_locked in (True, False):
-        for _ in range(5):
-            item = (
-                base.select_related("generation__procedure")
-                .select_for_update(skip_locked=skip_locked, of=("self",))
-                .first()
-            )
-            if item is None:
-                break
+    # SKIP LOCKED never waits on a row another claim holds, so claims cannot deadlock; when every
+    # candidate is momentarily locked, look again shortly (bounded) before calling the pool empty.
+    for attempt in range(40):
+        item = (
+            base.select_related("generation__procedure")
+            .select_for_update(skip_locked=True, of=("self",))
+            .first()
+        )
+        if item is not None:
             if _take_slot(item.pk, study.overlap):
                 return _new_assignment(participant, item, now)
+            continue
+        if not base.exists():
+            return None
+        time.sleep(min(0.002 * (attempt + 1), 0.05))
     return None
 
 
@@ -391,7 +396,7 @@ def participant_current_assignment(
         _maybe_release_stale(study, now)
     with transaction.atomic():
         participant = (
-            Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+            Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
         )
         study = participant.study
         unfinished = list(
@@ -567,7 +572,7 @@ def annotation_submit(
             Participant.objects.filter(pk=locked.participant_id).update(n_done=F("n_done") + 1)
         elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
             participant = (
-                Participant.objects.select_for_update()
+                Participant.objects.select_for_update(of=("self",))
                 .select_related("study")
                 .get(pk=locked.participant_id)
             )
