@@ -1,7 +1,6 @@
 """Reads for judging: selections, judges, runs, judgments, How2Score."""
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError

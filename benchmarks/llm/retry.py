@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 
 
 @dataclass(frozen=True)

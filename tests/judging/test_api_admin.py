@@ -10,7 +10,6 @@ from rest_framework.test import APIClient
 from judging import services
 from judging.models import JudgeRun, Judgment
 from tests.judging.support import judge_responder, make_data
-from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,6 @@ import pytest
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.registry import build_backend
-from tests.support.llm_fixtures import llm_backend_config, llm_server  # noqa: F401
 
 
 def test_chat_reply_usage_and_structured_output(llm_server, llm_backend_config):

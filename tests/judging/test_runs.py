@@ -7,9 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from judging import selectors, services
-from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+from judging.models import JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
-from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 # transactional: results are written by the run's writer thread on its own connection
 pytestmark = pytest.mark.django_db(transaction=True)

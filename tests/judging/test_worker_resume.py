@@ -8,7 +8,6 @@ from django.db import transaction
 from judging import services
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
-from tests.support.llm_fixtures import llm_server  # noqa: F401
 from tests.support.worker import running_worker, start_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

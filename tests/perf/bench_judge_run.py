@@ -112,7 +112,7 @@ def own_work(n: int) -> dict:
     """Prompt build, parse and store per judgment, without network (bulk store per 256)."""
     from benchmarks.llm.base import LLMResponse
     from judging import prompting, services
-    from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+    from judging.models import JudgeRunItem, Judgment
     from tests.judging.support import judge_responder
     from tests.support.llm_server import RecordedRequest
 
