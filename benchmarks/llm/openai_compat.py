@@ -26,8 +26,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence
 
-import httpx2
 import openai
+
+try:  # the HTTP library of the installed openai client: httpx2 (openai 3.x) or httpx (1.x, 2.x)
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - depends on the openai version
+    import httpx  # type: ignore[no-redef]
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.ratelimit import RateLimiter
@@ -90,8 +94,8 @@ class OpenAICompatBackend:
         # TCP_NODELAY: the client writes headers and body separately; with Nagle on, the body
         # waits for the server's delayed ACK (~40 ms a request on Linux).
         size = max(20, self.concurrency * 2)
-        transport = httpx2.HTTPTransport(
-            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
+        transport = httpx.HTTPTransport(
+            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
         return openai.OpenAI(
@@ -155,7 +159,7 @@ class OpenAICompatBackend:
                 prompt = "\n\n".join(m.get("content", "") for m in request.messages)
             body["prompt"] = prompt
             path = "/completions"
-        raw = self.client.post(path, body=body, cast_to=httpx2.Response)
+        raw = self.client.post(path, body=body, cast_to=httpx.Response)
         data = json.loads(raw.content)  # ValueError on a malformed body: retried
         try:
             choice = data["choices"][0]
