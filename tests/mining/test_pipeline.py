@@ -75,3 +75,37 @@ def test_six_stages_record_every_path_and_usage(tmp_path, media_root, mining_bac
     rec = next(selectors.export_records(batch=batch))
     assert set(rec) == {"schema_version", "source_example", "processed_example", "final_procedure"}
     assert rec["source_example"]["id"] == "d1" and rec["final_procedure"]["resources"] == ["oven", "flour", "tray"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_csv_and_parquet_uploads_with_truncation_and_failed_requests(fmt, tmp_path, media_root, settings,
+                                                                    llm_server, mining_backends, script):
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [doc(1), doc(2, topic="Health"), doc(3, "FAILME")]
+    rows[1]["text"] = "Huge doc\n" + "word " * 30_000  # 150,009 characters
+    path = tmp_path / f"docs.{fmt}"
+    if fmt == "csv":
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=["id", "url", "topic", "text"])
+            w.writeheader()
+            w.writerows(rows)
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    # A request that fails for good (400 is not retried) becomes an 'error' outcome, not a crash.
+    llm_server.add_fault("status", status=400, match=lambda r: "FAILME" in r.prompt_text)
+    upload = SimpleUploadedFile(path.name, path.read_bytes())
+    batch = services.batch_create(name=fmt, upload=upload, stages="1,2", backends=mining_backends, start=False)
+    assert batch.source_format == fmt and batch.backends.keys() == {"procedures"}
+    batch = services.batch_run(batch_id=batch.pk)
+    d = _outcomes(batch)
+    assert d["d1"].outcome == "kept" and d["d1"].goal.startswith("Recipe 1")  # no rewrite: stages 1-2 only
+    assert d["d2"].notes == ["document truncated from 150009 to 100000 characters"] and len(d["d2"].text) == 100_000
+    assert d["d2"].outcome == "kept"
+    assert d["d3"].outcome == "error" and "LLM request failed" in d["d3"].drop_reason and "HTTP 400" in d["d3"].drop_reason
+    usage = MiningStageUsage.objects.get(batch=batch, stage="procedures")
+    assert (usage.requests, usage.failed_requests) == (3, 1)
+    assert batch.status == MiningBatch.Status.COMPLETED and batch.n_done == 3
