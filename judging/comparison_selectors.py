@@ -36,6 +36,14 @@ def judges_by_names(names: Sequence[str]) -> list[Judge]:
     return [found[n] for n in names]
 
 
+def _judges_by_key(judges: Sequence[Judge]) -> dict[str, list[int]]:
+    """Judge pks by ``judge_id``: two judge rows configured identically share their judgments."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for j in judges:
+        out[j.judge_id].append(j.pk)
+    return out
+
+
 def generation_content_hashes(generation_ids: Iterable[int]) -> dict[int, str]:
     rows = Generation.objects.filter(pk__in=list(generation_ids)).values_list(
         "id", "procedure__goal", "procedure__steps", "predicted_steps")
@@ -50,24 +58,26 @@ def verdicts_for_generations(*, judges: Sequence[Judge], generation_ids: Iterabl
     by_hash: dict[str, list[int]] = defaultdict(list)
     for gid, h in hashes.items():
         by_hash[h].append(gid)
-    judge_by_key = {j.judge_id: j.pk for j in judges}
+    judges_by_key = _judges_by_key(judges)
     out: dict[int, Verdicts] = {j.pk: {} for j in judges}
-    rows = Judgment.objects.filter(judge_key__in=list(judge_by_key), content_hash__in=list(by_hash)).values_list(
+    rows = Judgment.objects.filter(judge_key__in=list(judges_by_key), content_hash__in=list(by_hash)).values_list(
         "judge_key", "content_hash", "has_failure", "parse_failed")
     for key, h, has_failure, parse_failed in rows.iterator(chunk_size=5000):
-        for gid in by_hash[h]:
-            out[judge_by_key[key]][gid] = None if parse_failed else has_failure
+        for pk in judges_by_key[key]:
+            for gid in by_hash[h]:
+                out[pk][gid] = None if parse_failed else has_failure
     return out
 
 
 def verdicts_by_content(*, judges: Sequence[Judge]) -> dict[int, Verdicts]:
     """``{judge pk: {content_hash: has_failure | None}}`` over everything each judge judged."""
-    judge_by_key = {j.judge_id: j.pk for j in judges}
+    judges_by_key = _judges_by_key(judges)
     out: dict[int, Verdicts] = {j.pk: {} for j in judges}
-    rows = Judgment.objects.filter(judge_key__in=list(judge_by_key)).values_list(
+    rows = Judgment.objects.filter(judge_key__in=list(judges_by_key)).values_list(
         "judge_key", "content_hash", "has_failure", "parse_failed")
     for key, h, has_failure, parse_failed in rows.iterator(chunk_size=5000):
-        out[judge_by_key[key]][h] = None if parse_failed else has_failure
+        for pk in judges_by_key[key]:
+            out[pk][h] = None if parse_failed else has_failure
     return out
 
 
@@ -187,18 +197,44 @@ def generator_rankings(*, judges: Sequence[Judge], dataset: Dataset | None = Non
 # --- leaderboard -----------------------------------------------------------------------------
 
 
-def _token_pair(scores: dict | None, token_count: int | None, cand: list, ref: list,
-                ref_cache: dict[int, int], procedure_id: int) -> tuple[int, int]:
-    scores = scores or {}
-    gen = scores.get("gen_tokens")
-    ref_tokens = scores.get("ref_tokens")
-    if gen is None:
-        gen = token_count if token_count is not None else count_steps_tokens(cand or [])
-    if ref_tokens is None:
-        if procedure_id not in ref_cache:
-            ref_cache[procedure_id] = count_steps_tokens(ref or [])
-        ref_tokens = ref_cache[procedure_id]
-    return int(gen), int(ref_tokens)
+def _token_counts(generation_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """``{generation id: (gen tokens, ref tokens)}``: the stored ``scores`` (``gen_tokens`` /
+    ``ref_tokens`` of the token_ratio scorer) where present, else o200k counts made here."""
+    out: dict[int, tuple[int, int]] = {}
+    missing: list[int] = []
+    for chunk in _chunks(generation_ids, 5000):
+        rows = Generation.objects.filter(pk__in=chunk).values_list("id", "scores", "token_count")
+        for gid, scores, token_count in rows:
+            scores = scores or {}
+            gen, ref = scores.get("gen_tokens"), scores.get("ref_tokens")
+            if gen is None and token_count is not None:
+                gen = token_count
+            if gen is None or ref is None:
+                missing.append(gid)
+            else:
+                out[gid] = (int(gen), int(ref))
+    ref_cache: dict[int, int] = {}
+    for chunk in _chunks(missing, 2000):
+        rows = Generation.objects.filter(pk__in=chunk).values_list(
+            "id", "scores", "token_count", "predicted_steps", "procedure_id", "procedure__steps")
+        for gid, scores, token_count, cand, proc_id, ref_steps in rows:
+            scores = scores or {}
+            gen = scores.get("gen_tokens", token_count)
+            if gen is None:
+                gen = count_steps_tokens(cand or [])
+            ref = scores.get("ref_tokens")
+            if ref is None:
+                if proc_id not in ref_cache:
+                    ref_cache[proc_id] = count_steps_tokens(ref_steps or [])
+                ref = ref_cache[proc_id]
+            out[gid] = (int(gen), int(ref))
+    return out
+
+
+def _chunks(values: Sequence[int], size: int):
+    values = list(values)
+    for i in range(0, len(values), size):
+        yield values[i:i + size]
 
 
 def judge_leaderboard(*, judges: Sequence[Judge] | None = None, study: Study | None = None) -> dict[str, Any]:
@@ -206,7 +242,7 @@ def judge_leaderboard(*, judges: Sequence[Judge] | None = None, study: Study | N
     humans on ``study`` when given. Cost and time are summed over the judge's runs (time:
     started → finished), rates over its judgments."""
     judges = list(judges) if judges is not None else list(Judge.objects.order_by("name"))
-    keys = {j.judge_id: j for j in judges}
+    keys = _judges_by_key(judges)
     totals = {j.pk: cmp.JudgeTotals(judge=j.name, extra={"judge_id": j.judge_id, "model": j.model,
                                                        "backend": j.backend}) for j in judges}
     counts = Judgment.objects.filter(judge_key__in=list(keys)).values("judge_key").annotate(
@@ -214,9 +250,10 @@ def judge_leaderboard(*, judges: Sequence[Judge] | None = None, study: Study | N
         n_hf=Count("id", filter=Q(parse_failed=False, has_failure=True)), latency=Sum("latency_s"),
     )
     for row in counts:
-        t = totals[keys[row["judge_key"]].pk]
-        t.n_judgments, t.n_parse_failed, t.n_has_failure = row["n"], row["n_pf"], row["n_hf"]
-        t.extra["mean_latency_s"] = (row["latency"] or 0.0) / row["n"] if row["n"] else None
+        for pk in keys[row["judge_key"]]:
+            t = totals[pk]
+            t.n_judgments, t.n_parse_failed, t.n_has_failure = row["n"], row["n_pf"], row["n_hf"]
+            t.extra["mean_latency_s"] = (row["latency"] or 0.0) / row["n"] if row["n"] else None
     runs = JudgeRun.objects.filter(judge__in=judges).values("judge_id").annotate(
         cost=Sum("cost"), n_runs=Count("id"),
         seconds=Sum(F("finished_at") - F("started_at"), filter=Q(finished_at__isnull=False, started_at__isnull=False)),
@@ -230,26 +267,27 @@ def judge_leaderboard(*, judges: Sequence[Judge] | None = None, study: Study | N
         t.extra.setdefault("n_runs", 0)
         t.extra.setdefault("mean_latency_s", None)
     # verbosity: token lengths of the judged candidates, once per judgment
-    items = JudgeRunItem.objects.filter(judgment__judge_key__in=list(keys), judgment__parse_failed=False).values_list(
-        "judgment_id", "judgment__judge_key", "judgment__has_failure", "generation__scores", "generation__token_count",
-        "generation__predicted_steps", "generation__procedure__steps", "generation__procedure_id",
-    ).order_by("judgment_id")
+    judged = JudgeRunItem.objects.filter(judgment__judge_key__in=list(keys), judgment__parse_failed=False).values_list(
+        "judgment_id", "judgment__judge_key", "judgment__has_failure", "generation_id").order_by("judgment_id")
     seen: set[int] = set()
-    ref_cache: dict[int, int] = {}
-    for jid, key, has_failure, scores, token_count, cand, ref, proc_id in items.iterator(chunk_size=2000):
-        if jid in seen:
-            continue
-        seen.add(jid)
-        gen, ref_tokens = _token_pair(scores, token_count, cand, ref, ref_cache, proc_id)
-        t = totals[keys[key].pk]
-        t.gen_tokens += gen
-        t.ref_tokens += ref_tokens
-        if has_failure:
-            t.gen_tokens_has_failure += gen
-            t.ref_tokens_has_failure += ref_tokens
-        else:
-            t.gen_tokens_no_failure += gen
-            t.ref_tokens_no_failure += ref_tokens
+    verdicts: list[tuple[str, bool, int]] = []
+    for jid, key, has_failure, gid in judged.iterator(chunk_size=5000):
+        if jid not in seen:
+            seen.add(jid)
+            verdicts.append((key, has_failure, gid))
+    tokens = _token_counts(sorted({gid for _, _, gid in verdicts}))
+    for key, has_failure, gid in verdicts:
+        gen, ref_tokens = tokens[gid]
+        for pk in keys[key]:
+            t = totals[pk]
+            t.gen_tokens += gen
+            t.ref_tokens += ref_tokens
+            if has_failure:
+                t.gen_tokens_has_failure += gen
+                t.ref_tokens_has_failure += ref_tokens
+            else:
+                t.gen_tokens_no_failure += gen
+                t.ref_tokens_no_failure += ref_tokens
     if study is not None:
         majority, _, item_generation = _study_majority(study)
         verdicts = verdicts_for_generations(judges=judges, generation_ids=item_generation.values())

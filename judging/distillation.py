@@ -93,12 +93,21 @@ def _check_runs(*, teacher: Judge, runs: Sequence[JudgeRun]) -> None:
 
 
 def _run_rows(run: JudgeRun) -> dict[int, tuple]:
+    """``{generation id: (has_failure, parse_failed, reasoning, critical_failures, procedure id,
+    goal, reference steps, candidate steps)}`` of the run's judged items."""
     rows = JudgeRunItem.objects.filter(run=run, judgment__isnull=False).values_list(
-        "generation_id", "judgment_id", "judgment__has_failure", "judgment__parse_failed", "judgment__reasoning",
+        "generation_id", "judgment__has_failure", "judgment__parse_failed", "judgment__reasoning",
         "judgment__critical_failures", "generation__procedure_id", "generation__procedure__goal",
         "generation__procedure__steps", "generation__predicted_steps",
     )
     return {row[0]: row[1:] for row in rows.iterator(chunk_size=2000)}
+
+
+def _run_verdicts(run: JudgeRun) -> dict[int, tuple[bool, bool]]:
+    """``{generation id: (has_failure, parse_failed)}`` of the run's judged items."""
+    rows = JudgeRunItem.objects.filter(run=run, judgment__isnull=False).values_list(
+        "generation_id", "judgment__has_failure", "judgment__parse_failed")
+    return {gid: (hf, pf) for gid, hf, pf in rows.iterator(chunk_size=5000)}
 
 
 def _human_labelled() -> tuple[set[int], set[int]]:
@@ -120,7 +129,7 @@ def distill_records(*, teacher: Judge, runs: Sequence[JudgeRun],
     """The SFT records, counting kept and dropped items into ``report``."""
     _check_runs(teacher=teacher, runs=runs)
     template = prompting.load_template(teacher.prompt_template)
-    first, second = _run_rows(runs[0]), _run_rows(runs[1])
+    first, second = _run_rows(runs[0]), _run_verdicts(runs[1])
     labelled_generations, labelled_procedures = _human_labelled()
     seen: set[str] = set()
     for gid in sorted(first.keys() | second.keys()):
@@ -129,14 +138,14 @@ def distill_records(*, teacher: Judge, runs: Sequence[JudgeRun],
         reason = None
         if a is None or b is None:
             reason = "not_in_both_runs"
-        elif a[2] or b[2]:
+        elif a[1] or b[1]:
             reason = "parse_failed"
-        elif bool(a[1]) != bool(b[1]):
+        elif bool(a[0]) != bool(b[0]):
             reason = "inconsistent"
-        elif gid in labelled_generations or a[5] in labelled_procedures:
+        elif gid in labelled_generations or a[4] in labelled_procedures:
             reason = "human_labelled"
         if reason is None:
-            _, _, _, reasoning, failures, _, goal, ref, cand = a
+            _, _, reasoning, failures, _, goal, ref, cand = a
             h = prompting.content_hash(goal=goal, reference_steps=ref or [], steps=cand or [])
             if h in seen:
                 reason = "duplicate_content"

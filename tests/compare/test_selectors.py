@@ -100,3 +100,18 @@ def test_leaderboard(scenario, django_assert_max_num_queries):
     ref_t = 20 + sum(count_steps_tokens(x.procedure.steps) for x in others)
     assert ra["verbosity"]["value"] == pytest.approx(gen_t / ref_t)
     assert rows["judge-c"]["n_judgments"] == 0 and rows["judge-c"]["verbosity"]["value"] is None
+
+
+def test_identically_configured_judges_share_verdicts(scenario):
+    """Two judge rows with the same configuration have one judge_id, hence the same stored verdicts."""
+    from tests.compare.support import make_judge
+
+    a = scenario["judges"][0]
+    twin = make_judge("judge-a-twin", model="gpt-5")
+    assert twin.judge_id == a.judge_id
+    report = sel.study_comparison(study=scenario["study"], judges=[a, twin])
+    judges = by_judge(report)
+    assert judges["judge-a-twin"]["agreement"] == judges["judge-a"]["agreement"] == {"value": pytest.approx(0.8)}
+    assert report["pairs"][0]["agreement"]["value"] == 1.0
+    rows = {r["judge"]: r for r in sel.judge_leaderboard(judges=[a, twin])["rows"]}
+    assert rows["judge-a-twin"]["n_judgments"] == rows["judge-a"]["n_judgments"] == 6
