@@ -156,8 +156,16 @@ def rankings(request: HttpRequest) -> HttpResponse:
         table.sort(key=lambda row: (row["cells"][0] is None, row["cells"][0]["rank"] if row["cells"][0] else 0,
                                     row["generator"]))
     taus = [{**t, "tau_text": num(t["tau"]), "why": _why(t["tau"])} for t in report["kendall_tau"]]
+    charts = [
+        bar_chart_svg(
+            title=f"How2Score under {j['judge']}", labels=[r["generator"] for r in j["ranking"]],
+            values=[r["how2score_percent"] for r in j["ranking"]], value_range=(0.0, 100.0), value_format="{:.1f}",
+            axis_label="How2Score (%)", id_prefix=f"how2score-{j['judge']}",
+        )
+        for j in report["judges"] if j["ranking"]
+    ]
     context = {
-        "report": report, "table": table, "taus": taus, "dataset": dataset,
+        "report": report, "table": table, "taus": taus, "dataset": dataset, "charts": charts,
         "datasets": Dataset.objects.order_by("name", "version")[:100], "all_judges": Judge.objects.order_by("name"),
         "chosen": request.GET.getlist("judge"),
     }
@@ -177,5 +185,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "verbosity_text": num(r["verbosity"], 2), "verbosity_no_failure_text": num(r["verbosity_no_failure"], 2),
         "verbosity_has_failure_text": num(r["verbosity_has_failure"], 2),
     } for r in report["rows"]]
-    context = {"rows": rows, "study": study_obj, "studies": Study.objects.order_by("-created_at")[:100]}
+    chart = bar_chart_svg(
+        title="Agreement with the human majority", labels=[r["judge"] for r in rows],
+        values=[r["agreement"]["value"] for r in rows], value_range=(0.0, 1.0), value_format="{:.1%}",
+        axis_label=f"share of items of {study_obj.name}", id_prefix="leaderboard-agreement",
+    ) if study_obj is not None and rows else ""
+    context = {"rows": rows, "study": study_obj, "chart": chart,
+               "studies": Study.objects.order_by("-created_at")[:100]}
     return render(request, "judging/compare/leaderboard.html", context)

@@ -48,14 +48,17 @@ def test_rankings_and_leaderboard_pages(generators_scenario, scenario, researche
     html = researcher_client.get("/judging/compare/rankings/", {"judge": ["judge-x", "judge-y"]}).content.decode()
     assert 'id="ranking-table"' in html and "rank-g3" in html
     assert "0.333" in html                                               # Kendall tau-b
+    assert html.count('class="plot"') == 2 and "How2Score under judge-y" in html
     board = researcher_client.get("/judging/compare/leaderboard/", {"study": scenario["study"].pk}).content.decode()
     assert board.index("judge-a") < board.index("judge-b")               # 80% before 40%
     assert "80.0%" in board and "16.7%" in board                         # B's parse-failure rate
+    assert 'aria-labelledby="leaderboard-agreement-title' in board
     matrix = researcher_client.get("/judging/compare/judges/", {"judge": ["judge-a", "judge-b"]}).content.decode()
     assert "60.0%" in matrix
 
 
 def test_api(scenario, client, make_user):
+    assert client.get("/api/compare/leaderboard/").status_code in (401, 403)
     client.force_login(make_user("ann", role="annotator"))
     assert client.get("/api/compare/leaderboard/").status_code == 403
     client.force_login(make_user("res", role="researcher"))
@@ -94,3 +97,13 @@ def test_judge_compare_command(scenario, generators_scenario):
         call_command("judge_compare")
     with pytest.raises(CommandError, match="no study with id 999999"):
         call_command("judge_compare", "--study", "999999")
+
+
+def test_api_schema_documents_the_comparison_endpoints(client, make_user):
+    client.force_login(make_user("res", role="researcher"))
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    text = response.content.decode()
+    for path in ("/api/compare/leaderboard/", "/api/compare/rankings/", "/api/compare/judges/",
+                 "/api/compare/studies/{id}/"):
+        assert path in text
