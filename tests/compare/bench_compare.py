@@ -28,16 +28,18 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2re
 os.environ["TEST_DATABASE_NAME"] = "bench_h2r_compare"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.db import connection  # noqa: E402
+from django.db import connection
 
 TARGET_S = 2.0
-WORDS = ("remove the cover carefully and place screws in a small bowl so none are lost while you work on the "
-         "panel then loosen bolt tighten clockwise measure twice cut once mix flour water salt yeast knead dough "
-         "for ten minutes until smooth preheat oven check temperature wipe surface apply thin layer").split()
+WORDS = (  # noqa: SIM905 (a readable sentence, split once)
+    "remove the cover carefully and place screws in a small bowl so none are lost while you work on the "
+    "panel then loosen bolt tighten clockwise measure twice cut once mix flour water salt yeast knead dough "
+    "for ten minutes until smooth preheat oven check temperature wipe surface apply thin layer"
+).split()
 
 
 def sentence(rng: random.Random, n: int) -> str:
