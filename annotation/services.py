@@ -396,7 +396,9 @@ def participant_current_assignment(
         _maybe_release_stale(study, now)
     with transaction.atomic():
         participant = (
-            Participant.objects.select_for_update(of=("self",)).select_related("study").get(pk=participant.pk)
+            Participant.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=participant.pk)
         )
         study = participant.study
         unfinished = list(

@@ -1,6 +1,6 @@
 """The annotator flow: entry → consent → codebook and training → qualification → items → completion.
 
-Thin views over :mod:`annotation.services`. A participant is known by the session (Prolific
+Thin views over :mod:`annotation.services`. A participant is known by a signed cookie (Prolific
 entry) or by their account; they only ever reach their own assignments.
 """
 
@@ -30,13 +30,23 @@ from annotation.selectors import (
 Stage = Participant.Stage
 
 
-def _session_key(slug: str) -> str:
-    return f"annotation:participant:{slug}"
+_COOKIE_SALT = "annotation.participant"
+_COOKIE_MAX_AGE = 60 * 60 * 24 * 30
+
+
+def _cookie_name(slug: str) -> str:
+    return f"h2r_p_{slug}"
+
+
+def _cookie_participant_id(request: HttpRequest, slug: str) -> int | None:
+    """The participant id from a signed cookie (HMAC with SECRET_KEY; no session row needed)."""
+    value = request.get_signed_cookie(_cookie_name(slug), default=None, salt=_COOKIE_SALT)
+    return int(value) if value and value.isdigit() else None
 
 
 def _participant(request: HttpRequest, study: Study) -> Participant | None:
     participant = participant_for_session(
-        study=study, participant_id=request.session.get(_session_key(study.slug))
+        study=study, participant_id=_cookie_participant_id(request, study.slug)
     )
     if participant is None and study.accepts_accounts:
         participant = participant_for_user(study=study, user=request.user)
@@ -80,7 +90,7 @@ def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
 def _load(request: HttpRequest, slug: str, *stages: str):
     """(study, participant, response): response is set when the participant must go elsewhere."""
     participant = participant_for_slug(
-        slug=slug, participant_id=request.session.get(_session_key(slug))
+        slug=slug, participant_id=_cookie_participant_id(request, slug)
     )
     if participant is not None:  # the common case: one query for the participant and the study
         study = participant.study
@@ -112,8 +122,18 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
             participant = services.participant_enter_account(study=study, user=request.user)
     except services.EntryRefused as refusal:
         return _refused(request, study, refusal.reason, refusal.message)
-    request.session[_session_key(study.slug)] = participant.pk
-    return redirect(_stage_url(study, participant))
+    response = redirect(_stage_url(study, participant))
+    response.set_signed_cookie(
+        _cookie_name(study.slug),
+        str(participant.pk),
+        salt=_COOKIE_SALT,
+        max_age=_COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
+        path=f"/study/s/{study.slug}/",
+    )
+    return response
 
 
 @require_http_methods(["GET", "POST"])
