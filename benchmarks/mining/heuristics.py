@@ -14,6 +14,7 @@ Two checks in sequence:
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -78,7 +79,7 @@ def _rate(words: list[list[str]], n: int) -> float:
             continue
         total += k
         if n == 2:
-            seen.update(zip(w, w[1:]))
+            seen.update(pairwise(w))
         elif n == 3:
             seen.update(zip(w, w[1:], w[2:]))
         elif n == 4:

@@ -65,5 +65,6 @@ def test_batch_page_updates_live_until_completed(page, shots, live_server, make_
     # Export link downloads the how2mine records.
     with page.expect_download() as dl:
         page.get_by_role("link", name="Export JSONL").click()
-    lines = open(dl.value.path(), encoding="utf-8").read().splitlines()
+    with open(dl.value.path(), encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
     assert len(lines) == 24 and json.loads(lines[0])["final_procedure"]["goal"].startswith("Rewritten:")
