@@ -1,0 +1,111 @@
+"""Real browser (Playwright + Debian chromium): the admin estimates, launches a judge run and
+watches the htmx progress bar move to the end without reloading the page."""
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from decimal import Decimal
+
+import pytest
+
+from judging import services
+from judging.models import JudgeRun
+from tests.judging.support import judge_responder, make_data
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def _no_leftover_sessions(live_server):
+    """The live server's request threads can leave an idle session behind (seen after a
+    COMMIT); end it so the test database can be dropped."""
+    yield
+    from django.db import connection
+
+    with connection.cursor() as c:
+        c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                  "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'")
+
+
+@pytest.fixture
+def page():
+    if shutil.which(CHROMIUM) is None:
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        context = browser.new_context()
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        yield pg
+        browser.close()
+
+
+def test_launch_with_estimate_then_live_progress(_no_leftover_sessions, page, live_server, llm_server, make_user, monkeypatch):
+    from config.roles import ensure_roles
+    from django.test import Client
+
+    from django.db import connections
+
+    # live-server request threads close their connection after each request (no leftover
+    # sessions when the test database is dropped)
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
+    ensure_roles()
+    llm_server.responder = judge_responder
+    llm_server.latency_s = 0.25
+    data = make_data(n=12, bad_every=4)
+    judge = services.judge_create(name="browser-judge", backend="openai", base_url=llm_server.base_url, model="m",
+                                  concurrency=2, price_input_per_mtok=Decimal("3"), price_output_per_mtok=Decimal("12"))
+    # the worker's part, in a thread of this process (the broker is not under test here)
+    workers: list[threading.Thread] = []
+
+    def work(run_id):
+        from django.db import connection
+
+        try:
+            services.judge_run_execute_chunk(run_id=run_id)
+        finally:
+            connection.close()
+
+    def enqueue(*, run_id, backend, countdown=None):
+        t = threading.Thread(target=work, args=(run_id,), daemon=True)
+        workers.append(t)
+        threading.Timer(1.5, t.start).start()  # let the page show the run at 0 first
+
+    monkeypatch.setattr("judging.services.enqueue_run", enqueue)
+    client = Client()
+    client.force_login(make_user("boss", role="admin", staff=True))
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
+                               "url": live_server.url}])
+
+    page.goto(f"{live_server.url}/admin/judging/judgerun/launch/")
+    page.select_option("select[name=judge]", str(judge.pk))
+    page.select_option("select[name=dataset]", str(data["dataset"].pk))
+    page.click("#preview")
+    assert page.inner_text("#est-items") == "12"
+    assert page.inner_text("#est-requests") == "12"
+    assert Decimal(page.inner_text("#est-cost")) > 0
+    assert JudgeRun.objects.count() == 0
+    page.click("#launch")
+    page.wait_for_selector("#run-progress")
+    assert page.inner_text("#run-count") == "0 / 12"
+    page.evaluate("window.__stayed = true")  # a reload would lose this
+    seen = set()
+    for _ in range(200):
+        seen.add(page.inner_text("#run-count"))
+        if page.inner_text("#run-status") == "succeeded":
+            break
+        page.wait_for_timeout(100)
+    assert page.inner_text("#run-status") == "succeeded"
+    assert page.inner_text("#run-count") == "12 / 12"
+    assert page.evaluate("window.__stayed") is True
+    assert len(seen - {"0 / 12", "12 / 12"}) >= 1, seen  # watched it move
+    run = JudgeRun.objects.get()
+    assert run.n_done == 12 and run.cost > 0
+    for t in workers:
+        t.join(timeout=10)
+
