@@ -1,5 +1,5 @@
 """Token counting with the o200k_base encoding (the reference implementation counts with
-tiktoken ``o200k_base``). The encoding ships inside the ``bpe-openai`` wheel, so nothing is
+tiktoken ``o200k_base``); special-token strings in the text count as ordinary text. The encoding ships inside the ``bpe-openai`` wheel, so nothing is
 fetched at run time; ``bpe-openai`` is byte-for-byte compatible with tiktoken."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _encoding():
 def count_tokens(text: str) -> int:
     if not text:
         return 0
-    return len(_encoding().encode(text))
+    return len(_encoding().encode_ordinary(text))
 
 
 def count_steps_tokens(steps: Iterable[str]) -> int:

@@ -14,7 +14,7 @@ RESEARCHER = "researcher"
 ADMIN = "admin"
 ROLES = (ANNOTATOR, RESEARCHER, ADMIN)
 
-PROJECT_APPS = ("benchmarks", "annotation", "judging")
+PROJECT_APPS = ("benchmarks", "mining", "annotation", "judging")
 
 # Models a researcher may change as well as view (app_label.model_name).
 RESEARCHER_WRITES = {

@@ -7,7 +7,7 @@ Times (median of 3) ``study_comparison``, ``judge_pair_comparison`` (all content
 ``generator_rankings`` and ``judge_leaderboard`` (with the study), plus ``distill_export``
 of two 7,000-item runs. Target: each page's numbers in under 2 s.
 
-Run: ``.venv/bin/python tests/compare/bench_compare.py [--procedures 7000] [--generators 3] [--judges 3]``
+Run: ``.venv/bin/python tests/perf/bench_compare.py [--procedures 7000] [--generators 3] [--judges 3]``
 Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
 database ``bench_h2r_compare`` is created and dropped).
 """
