@@ -42,6 +42,7 @@ class LaunchForm(forms.Form):
     generators = forms.ModelMultipleChoiceField(queryset=Generator.objects.all(), required=False)
     topics = forms.ModelMultipleChoiceField(queryset=Topic.objects.all(), required=False)
     generation_ids = forms.CharField(required=False, help_text="comma-separated generation ids")
+    study = forms.IntegerField(required=False, min_value=1, help_text="judge the items of this study (id)")
 
     def clean_generation_ids(self) -> list[int]:
         raw = [p.strip() for p in (self.cleaned_data.get("generation_ids") or "").split(",") if p.strip()]
@@ -61,6 +62,8 @@ class LaunchForm(forms.Form):
             out["topics"] = [t.pk for t in d["topics"]]
         if d.get("generation_ids"):
             out["generation_ids"] = d["generation_ids"]
+        if d.get("study"):
+            out["study"] = d["study"]
         return out
 
 

@@ -11,7 +11,7 @@ from benchmarks.models import Dataset, Generation, Generator, Topic
 from judging import aggregate
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 
-SELECTION_KEYS = ("dataset", "topics", "generators", "generation_ids")
+SELECTION_KEYS = ("dataset", "topics", "generators", "generation_ids", "study")
 
 
 def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
@@ -47,6 +47,15 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
             if missing:
                 errors[key] = f"unknown {key}: {', '.join(map(str, missing))}"
             out[key] = sorted(set(ids))
+    if selection.get("study") not in (None, ""):
+        from annotation.models import Study
+
+        value = selection["study"]
+        study = Study.objects.filter(pk=value).first() if str(value).isdigit() else None
+        if study is None:
+            errors["study"] = f"no study {value!r}"
+        else:
+            out["study"] = study.pk
     gids = selection.get("generation_ids") or []
     if not isinstance(gids, list) or not all(isinstance(g, int) or str(g).isdigit() for g in gids):
         errors["generation_ids"] = "must be a list of integer ids"
@@ -58,7 +67,7 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
     if errors:
         raise ValidationError(errors)
     if not out:
-        raise ValidationError({"selection": "choose a dataset, topics, generators or generation ids"})
+        raise ValidationError({"selection": "choose a dataset, topics, generators, generation ids or a study"})
     return out
 
 
@@ -72,6 +81,8 @@ def generations_for_selection(selection: dict[str, Any]) -> QuerySet[Generation]
         qs = qs.filter(generator_id__in=selection["generators"])
     if selection.get("generation_ids"):
         qs = qs.filter(pk__in=selection["generation_ids"])
+    if selection.get("study"):
+        qs = qs.filter(study_items__study_id=selection["study"]).distinct()
     return qs.order_by("id")
 
 

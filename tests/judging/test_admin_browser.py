@@ -25,6 +25,8 @@ def _no_leftover_sessions(live_server):
     yield
     from django.db import connection
 
+    if connection.vendor != "postgresql":
+        return
     with connection.cursor() as c:
         c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                   "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'")

@@ -163,3 +163,23 @@ def test_how2score_report_by_generator_and_topic(llm_server):
     assert a["avg_generated_tokens"] == pytest.approx(sum(10 + i for i in range(8)) / 8)
     assert {r["topic"] for r in a["by_topic"]} == {"food-dining", "health"}
     assert sum(r["n_judged"] for r in a["by_topic"]) == 6
+
+
+def test_selection_by_study_items(llm_server):
+    from annotation.models import Study, StudyItem
+
+    llm_server.responder = judge_responder
+    data = make_data(n=5, generators=("gen-a", "gen-b"))
+    study = Study.objects.create(name="pilot")
+    picked = data["generations"][1:4]
+    for i, g in enumerate(picked):
+        StudyItem.objects.create(study=study, generation=g, position=i)
+    StudyItem.objects.create(study=study, generation=picked[0], kind="training", position=9,
+                             expected_has_failure=False)  # same generation
+    judge = make_judge(llm_server)
+    run = services.judge_run_create(judge=judge, selection={"study": study.pk}, enqueue=False)
+    assert run.n_total == 3
+    assert set(run.items.values_list("generation_id", flat=True)) == {g.pk for g in picked}
+    with pytest.raises(ValidationError) as info:
+        services.judge_run_create(judge=judge, selection={"study": 999999}, enqueue=False)
+    assert "study" in info.value.message_dict
