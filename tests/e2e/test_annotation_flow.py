@@ -144,6 +144,13 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     page.locator("#f-1-desc").fill("Running hot water does not prevent the clog.")
     page.locator(".failure").nth(1).get_by_text("L2.3").click()
     page.locator("#save-status").filter(has_text="Draft saved").wait_for()
+    # A refresh (or a dropped tab) loses nothing: the autosaved draft comes back from the server
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.wait_for_timeout(900)  # let the last autosave (debounced) land
+    page.reload()
+    assert page.locator("#f-1-desc").input_value() == "Running hot water does not prevent the clog."
+    assert page.locator("#read-count").inner_text().startswith("4/4")
+    assert page.locator(".failure").nth(0).locator("input[value='3'][name='f-0-l1']").is_checked()
     page.screenshot(path=str(shots / "item-failures.png"), full_page=True)
     page.screenshot(path=str(shots / "item-failures-viewport.png"), full_page=False)
     no_hscroll = page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
