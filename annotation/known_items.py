@@ -1,0 +1,62 @@
+"""Read known-answer items (attention, training, qualification) from JSONL (pure Python).
+
+One object per line: ``{"source_example_id" or "generation_id", "kind":
+"attention|training|qualification", "expected_has_failure": true|false, "explanation"?}``.
+Errors name the file line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+KINDS = ("attention", "training", "qualification")
+
+
+class KnownItemsError(ValueError):
+    pass
+
+
+def parse_known_items(lines: Iterable[str], *, source: str = "<input>") -> list[dict]:
+    items: list[dict] = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        where = f"{source} line {number}"
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise KnownItemsError(f"{where}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict):
+            raise KnownItemsError(f"{where}: expected a JSON object")
+        has_gid, has_sid = "generation_id" in obj, "source_example_id" in obj
+        if has_gid == has_sid:
+            raise KnownItemsError(
+                f"{where}: give exactly one of generation_id or source_example_id"
+            )
+        if has_gid and (
+            not isinstance(obj["generation_id"], int) or isinstance(obj["generation_id"], bool)
+        ):
+            raise KnownItemsError(f"{where}: field generation_id must be an integer")
+        if has_sid and (
+            not isinstance(obj["source_example_id"], str) or not obj["source_example_id"]
+        ):
+            raise KnownItemsError(f"{where}: field source_example_id must be a non-empty string")
+        if obj.get("kind") not in KINDS:
+            raise KnownItemsError(f"{where}: field kind must be one of {', '.join(KINDS)}")
+        if not isinstance(obj.get("expected_has_failure"), bool):
+            raise KnownItemsError(f"{where}: field expected_has_failure must be true or false")
+        explanation = obj.get("explanation", "")
+        if not isinstance(explanation, str):
+            raise KnownItemsError(f"{where}: field explanation must be a string")
+        item = {
+            "kind": obj["kind"],
+            "expected_has_failure": obj["expected_has_failure"],
+            "explanation": explanation,
+            "line": number,
+        }
+        item["generation_id" if has_gid else "source_example_id"] = obj[
+            "generation_id" if has_gid else "source_example_id"
+        ]
+        items.append(item)
+    return items
