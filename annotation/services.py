@@ -412,6 +412,9 @@ def participant_current_assignment(
         if unfinished and unfinished[0].state == Assignment.State.ACTIVE:
             return unfinished[0]
         if participant.stage == Stage.QUALIFICATION:
+            resumed = _resume_expired(participant, unfinished, now)
+            if resumed is not None:
+                return resumed
             item = (
                 study.items.filter(kind=Kind.QUALIFICATION)
                 .exclude(assignments__participant=participant)

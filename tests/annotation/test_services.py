@@ -341,3 +341,17 @@ def test_database_allows_one_active_assignment_per_participant():
     other = StudyItem.objects.filter(study=study, kind="regular").exclude(pk=a.item_id).first()
     with pytest.raises(IntegrityError), transaction.atomic():
         Assignment.objects.create(participant=p, item=other, served_at=a.served_at, last_seen_at=a.served_at)
+
+
+def test_qualification_item_returned_to_pool_is_resumed_not_skipped():
+    study = make_study(n_items=2, n_qualification=2, assignment_timeout_minutes=1)
+    q = services.participant_enter_prolific(study=study, params=prolific("QQ"))
+    services.participant_consent(participant=q, agree=True)
+    services.participant_finish_training(participant=q)
+    q.refresh_from_db()
+    first = next_item(q)
+    Assignment.objects.filter(pk=first.pk).update(last_seen_at=timezone.now() - timedelta(minutes=5))
+    assert services.assignments_release_stale(study=study) == 1
+    assert Assignment.objects.get(pk=first.pk).state == Assignment.State.EXPIRED
+    again = next_item(q)
+    assert again.pk == first.pk and again.state == Assignment.State.ACTIVE
