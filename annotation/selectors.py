@@ -47,11 +47,14 @@ def assignment_for_participant(
     *, participant: Participant, assignment_id: int
 ) -> Assignment | None:
     """Only the participant's own assignment; None for anyone else's."""
-    return (
-        Assignment.objects.select_related("item__generation__procedure", "participant__study")
+    assignment = (
+        Assignment.objects.select_related("item__generation__procedure")
         .filter(pk=assignment_id, participant=participant)
         .first()
     )
+    if assignment is not None:
+        assignment.participant = participant  # already loaded, with its study
+    return assignment
 
 
 def assignment_draft(*, assignment: Assignment) -> dict:
