@@ -1,16 +1,14 @@
-"""Writes of the annotation app: studies, entry, the participant's stages, assignment,
-drafts, heartbeats and submissions. Every rule of the study lives here, enforced by the server."""
+"""Writes of the annotation app: the participant's stages, assignment, drafts, heartbeats and
+submissions (studies and entry live in :mod:`annotation.services_study`, re-exported here).
+Every rule of the study is enforced here, by the server."""
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -25,209 +23,24 @@ from annotation.models import (
     Study,
     StudyItem,
 )
-from benchmarks.models import Generation
+from annotation.services_study import (  # noqa: F401 - re-exported: services is the public API
+    STUDY_SETTINGS,
+    EntryRefused,
+    participant_enter_account,
+    participant_enter_prolific,
+    study_create,
+    study_items_add,
+    study_set_status,
+)
 
 Kind = StudyItem.Kind
 Stage = Participant.Stage
-
-_PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class EntryRefused(Exception):
-    """Why a participant cannot enter; ``reason`` picks the page shown."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 class SubmissionRefused(Exception):
     def __init__(self, messages: list[str]) -> None:
         super().__init__("; ".join(messages))
         self.messages = messages
-
-
-# --- studies --------------------------------------------------------------------------
-
-
-STUDY_SETTINGS = (
-    "description",
-    "status",
-    "entry",
-    "prolific_study_id",
-    "overlap",
-    "items_per_participant",
-    "min_seconds_per_item",
-    "attention_rate",
-    "attention_warn_after",
-    "attention_screen_after",
-    "qualification_pass_threshold",
-    "completion_code",
-    "screened_out_code",
-    "assignment_timeout_minutes",
-)
-
-
-@transaction.atomic
-def study_create(
-    *,
-    name: str,
-    generation_ids: Iterable[int],
-    known_items: Iterable[dict] = (),
-    created_by=None,
-    **settings,
-) -> Study:
-    """Create a study over generations (regular items) plus known-answer items.
-
-    ``known_items``: ``{generation_id, kind: attention|training|qualification,
-    expected_has_failure: bool, explanation?}``.
-    """
-    unknown = set(settings) - set(STUDY_SETTINGS)
-    if unknown:
-        raise ValidationError(f"unknown study setting(s): {', '.join(sorted(unknown))}")
-    settings.setdefault("assignment_timeout_minutes", conf.default_assignment_timeout_minutes())
-    study = Study(name=name, created_by=created_by, **settings)
-    study.full_clean()
-    study.save()
-    study_items_add(study=study, generation_ids=generation_ids, kind=Kind.REGULAR)
-    for position, spec in enumerate(known_items):
-        kind = spec.get("kind")
-        if kind not in (Kind.ATTENTION, Kind.TRAINING, Kind.QUALIFICATION):
-            raise ValidationError(
-                f"known item {position + 1}: kind must be attention, training or qualification, not {kind!r}"
-            )
-        if not isinstance(spec.get("expected_has_failure"), bool):
-            raise ValidationError(
-                f"known item {position + 1}: expected_has_failure must be true or false"
-            )
-        study_items_add(
-            study=study,
-            generation_ids=[spec["generation_id"]],
-            kind=kind,
-            expected_has_failure=spec["expected_has_failure"],
-            explanation=spec.get("explanation", ""),
-            start=position,
-        )
-    return study
-
-
-def study_items_add(
-    *,
-    study: Study,
-    generation_ids: Iterable[int],
-    kind: str = Kind.REGULAR,
-    expected_has_failure: bool | None = None,
-    explanation: str = "",
-    start: int | None = None,
-) -> list[StudyItem]:
-    ids = list(dict.fromkeys(int(g) for g in generation_ids))
-    found = set(Generation.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    missing = [g for g in ids if g not in found]
-    if missing:
-        raise ValidationError(f"generation(s) not found: {', '.join(map(str, missing[:10]))}")
-    if start is None:
-        start = study.items.filter(kind=kind).count()
-    items = [
-        StudyItem(
-            study=study,
-            generation_id=g,
-            kind=kind,
-            position=start + i,
-            expected_has_failure=expected_has_failure,
-            explanation=explanation,
-        )
-        for i, g in enumerate(ids)
-    ]
-    try:
-        with transaction.atomic():
-            return StudyItem.objects.bulk_create(items)
-    except IntegrityError as exc:
-        raise ValidationError(f"a generation is already in this study as a {kind} item") from exc
-
-
-def study_set_status(*, study: Study, status: str) -> Study:
-    if status not in Study.Status.values:
-        raise ValidationError(f"status must be one of {', '.join(Study.Status.values)}")
-    study.status = status
-    study.save(update_fields=["status"])
-    return study
-
-
-# --- entry ----------------------------------------------------------------------------
-
-
-def _check_open(study: Study) -> None:
-    if study.status == Study.Status.CLOSED:
-        raise EntryRefused("closed", "This study is closed and no longer accepts participants.")
-    if study.status == Study.Status.PAUSED:
-        raise EntryRefused("paused", "This study is paused. Please come back a little later.")
-
-
-def _has_room(study: Study) -> bool:
-    return StudyItem.objects.filter(
-        study=study, kind=Kind.REGULAR, n_assigned__lt=study.overlap
-    ).exists()
-
-
-def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
-    existing = Participant.objects.filter(study=study, **lookup).first()
-    if existing is not None:
-        if existing.stage not in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED):
-            _check_open(study)
-        return existing
-    _check_open(study)
-    if not _has_room(study):
-        raise EntryRefused(
-            "full", "This study is full: every item already has all the annotators it needs."
-        )
-    try:
-        with transaction.atomic():
-            return Participant.objects.create(study=study, **lookup, **defaults)
-    except IntegrityError:  # the same person arriving twice at once
-        return Participant.objects.get(study=study, **lookup)
-
-
-def participant_enter_prolific(*, study: Study, params: dict[str, str]) -> Participant:
-    """Create or resume a participant from a Prolific link's query parameters."""
-    if not study.accepts_prolific:
-        raise EntryRefused(
-            "bad_link", "This study is not run through Prolific; please log in with your account."
-        )
-    problems = []
-    values = {}
-    for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
-        value = (params.get(name) or "").strip()
-        if not value:
-            problems.append(f"{name} is missing")
-        elif not _PROLIFIC_ID.match(value):
-            problems.append(f"{name} is malformed (letters, digits, - and _ only, at most 64)")
-        values[name] = value
-    if not problems and study.prolific_study_id and values["STUDY_ID"] != study.prolific_study_id:
-        problems.append("STUDY_ID does not match this study")
-    if problems:
-        raise EntryRefused(
-            "bad_link", "This study link is incomplete or wrong: " + "; ".join(problems) + "."
-        )
-    participant = _enter(
-        study,
-        {"prolific_pid": values["PROLIFIC_PID"]},
-        {"prolific_session_id": values["SESSION_ID"]},
-    )
-    if participant.prolific_session_id != values["SESSION_ID"]:
-        Participant.objects.filter(pk=participant.pk).update(
-            prolific_session_id=values["SESSION_ID"]
-        )
-        participant.prolific_session_id = values["SESSION_ID"]
-    return participant
-
-
-def participant_enter_account(*, study: Study, user) -> Participant:
-    if not study.accepts_accounts:
-        raise EntryRefused(
-            "bad_link", "This study is run through Prolific; please use the link from Prolific."
-        )
-    return _enter(study, {"user": user}, {})
 
 
 # --- stages ---------------------------------------------------------------------------
