@@ -38,9 +38,10 @@ Stage = Participant.Stage
 
 
 class SubmissionRefused(Exception):
-    def __init__(self, messages: list[str]) -> None:
+    def __init__(self, messages: list[str], *, item_gone: bool = False) -> None:
         super().__init__("; ".join(messages))
         self.messages = messages
+        self.item_gone = item_gone
 
 
 # --- stages ---------------------------------------------------------------------------
@@ -362,7 +363,8 @@ def annotation_submit(
                     [
                         "This item was returned to the pool after a long pause and others have since "
                         "completed it. Please continue with the next item."
-                    ]
+                    ],
+                    item_gone=True,
                 )
         active = _clamped_active(locked, active_ms, now)
         wall_ms = int((now - locked.served_at).total_seconds() * 1000)

@@ -282,6 +282,10 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
             assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms"))
         )
     except services.SubmissionRefused as refusal:
+        if refusal.item_gone:  # returned to the pool and completed by others: move on
+            for message in refusal.messages:
+                messages.error(request, message)
+            return redirect("annotation:item", study.slug)
         context = _item_context(study, participant, assignment, label.as_draft(), refusal.messages)
         return render(request, "annotation/item.html", context, status=422)
     for notice in result.notices:

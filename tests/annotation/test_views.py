@@ -290,7 +290,13 @@ def test_codebook_partial_for_participants_only(client):
 
 
 def test_missed_attention_check_warns_then_screens_out(client):
-    study = make_study(n_items=4, n_attention=2, attention_rate=1.0, attention_warn_after=1, attention_screen_after=2)
+    study = make_study(
+        n_items=4,
+        n_attention=2,
+        attention_rate=1.0,
+        attention_warn_after=1,
+        attention_screen_after=2,
+    )
     to_items(client, study)
     seen = []
     for _ in range(4):
@@ -300,7 +306,9 @@ def test_missed_attention_check_warns_then_screens_out(client):
         a = current()
         seen.append(a.item.kind)
         age(a)
-        client.post(url("submit", study, a.pk), answer(choice="none"))  # planted items expect a failure
+        client.post(
+            url("submit", study, a.pk), answer(choice="none")
+        )  # planted items expect a failure
         if a.item.kind == "attention" and len(seen) == 2:
             page = client.get(url("item", study)).content.decode()
             assert "Heads up: you have missed 1 attention check" in page
@@ -308,3 +316,26 @@ def test_missed_attention_check_warns_then_screens_out(client):
     r = client.get(url("item", study))
     assert r.status_code == 302 and r.url == url("screened_out", study)
     assert study.screened_out_code in client.get(r.url).content.decode()
+
+
+def test_late_submit_of_an_item_given_to_someone_else_moves_on(client, settings):
+    from django.test import Client
+
+    settings.ANNOTATION_SWEEP_SECONDS = 0
+    study = make_study(n_items=2, overlap=1, assignment_timeout_minutes=1)
+    to_items(client, study, "SLOW")
+    client.get(url("item", study))
+    slow = current("SLOW")
+    Assignment.objects.filter(pk=slow.pk).update(
+        served_at=timezone.now() - timedelta(minutes=10),
+        last_seen_at=timezone.now() - timedelta(minutes=10),
+    )
+    other = Client()
+    to_items(other, study, "FAST")
+    other.get(url("item", study))  # sweeps: SLOW's item goes back to the pool and FAST gets it
+    assert current("FAST").item_id == slow.item_id
+    r = client.post(url("submit", study, slow.pk), answer())
+    assert r.status_code == 302 and r.url == url("item", study)
+    page = client.get(r.url, follow=True).content.decode()
+    assert "returned to the pool" in page
+    assert Annotation.objects.filter(assignment=slow).count() == 0
