@@ -171,6 +171,8 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     labels = list(Annotation.objects.filter(item__kind="regular").order_by("submitted_at"))
     assert [a.has_failure for a in labels] == [False, True]
     assert labels[0].comments == "Looks fine to me." and labels[0].wall_ms >= 4000
+    for label in labels:  # idle-aware active time measured in the page, clamped by the server
+        assert 0 < label.active_ms <= label.wall_ms
     assert labels[1].failures == [
         {
             "description": "L2 spits the oil into the sink; L1 warns that it clogs drains.",
