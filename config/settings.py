@@ -190,6 +190,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["config.permissions.IsResearcherOrAdmin"],
+    "ENUM_NAME_OVERRIDES": {
+        "MiningBatchStatusEnum": "benchmarks.mining.models.MiningBatch.Status",
+        "StudyStatusEnum": "annotation.models.Study.Status",
+        "JudgeRunStatusEnum": "judging.models.JudgeRun.Status",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

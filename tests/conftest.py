@@ -2,6 +2,10 @@
 point at them (``make test`` does), else on SQLite and the filesystem broker."""
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 
 from tests.support.worker import running_worker
@@ -36,3 +40,54 @@ def make_user(db):
         return user
 
     return _make
+
+
+# --- Real browser: Playwright driving Debian's chromium (never a downloaded browser) -----------
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = Path(__file__).resolve().parent / "perf" / "out" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium per test module. Playwright's sync API runs an event loop in this thread
+    while it is open, so Django's async guard is lifted for exactly that long (the tests' ORM
+    calls stay synchronous) and restored afterwards."""
+    if shutil.which(CHROMIUM) is None:
+        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield b
+            b.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    yield pg
+    context.close()
+
+
+@pytest.fixture
+def shots():
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS

@@ -2,7 +2,6 @@
 pagination, the side-by-side procedure page, error pages, query counts, and one real-browser run."""
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -195,10 +194,8 @@ def test_home_links_by_role(db, client, make_user):
 
 
 @pytest.mark.e2e
-def test_browser_filters_the_table_in_place(live_server, transactional_db, make_user, client):
+def test_browser_filters_the_table_in_place(live_server, transactional_db, make_user, client, browser):
     """Typing in the search box swaps only the table (htmx), pushes the URL, and keeps the page."""
-    from playwright.sync_api import sync_playwright
-
     from config.roles import ensure_roles
 
     ensure_roles()  # a transactional test starts from an emptied database
@@ -206,27 +203,24 @@ def test_browser_filters_the_table_in_place(live_server, transactional_db, make_
     client.force_login(make_user("rita", role="researcher"))
     session = client.cookies["sessionid"].value
     url = live_server.url + b["dataset"].get_absolute_url()
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        try:
-            context = browser.new_context(viewport={"width": 1366, "height": 900})
-            context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-            page = context.new_page()
-            page.goto(url)
-            assert page.locator("table.procedures tbody tr").count() == 25
-            page.evaluate("window.__marker = 'kept'")
-            page.keyboard.press("/")  # app.js: "/" focuses the search box
-            assert page.evaluate("document.activeElement.id") == "filter-q"
-            page.fill("#filter-q", "sourdough")
-            page.wait_for_function("document.querySelectorAll('table.procedures tbody tr').length === 1")
-            assert page.evaluate("window.__marker") == "kept"  # no full reload
-            assert "q=sourdough" in page.url
-            page.select_option("#filter-topic", b["topics"][1].slug)
-            page.wait_for_selector("text=No procedures match these filters")
-            assert page.evaluate("document.documentElement.scrollWidth") <= 1366
-        finally:
-            browser.close()
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    try:
+        context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+        page = context.new_page()
+        page.goto(url)
+        assert page.locator("table.procedures tbody tr").count() == 25
+        page.evaluate("window.__marker = 'kept'")
+        page.keyboard.press("/")  # app.js: "/" focuses the search box
+        assert page.evaluate("document.activeElement.id") == "filter-q"
+        page.fill("#filter-q", "sourdough")
+        page.wait_for_function("document.querySelectorAll('table.procedures tbody tr').length === 1")
+        assert page.evaluate("window.__marker") == "kept"  # no full reload
+        assert "q=sourdough" in page.url
+        page.select_option("#filter-topic", b["topics"][1].slug)
+        page.wait_for_selector("text=No procedures match these filters")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+    finally:
+        context.close()
 
 
 def test_login_page_round_trip(bench, client, make_user):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, Permission
 
-from config.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_roles, is_admin, is_researcher
+from config.roles import ADMIN, ANNOTATOR, PROJECT_APPS, RESEARCHER, ensure_roles, is_admin, is_researcher
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,7 @@ def test_admin_has_every_project_permission():
     for model in BENCHMARK_MODELS:
         for action in ("view", "add", "change", "delete"):
             assert f"{action}_{model}" in perms
-    project = Permission.objects.filter(content_type__app_label__in=["benchmarks", "annotation", "judging"])
+    project = Permission.objects.filter(content_type__app_label__in=PROJECT_APPS)
     assert set(Group.objects.get(name=ADMIN).permissions.all()) == set(project)
 
 

@@ -5,6 +5,7 @@ import json
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import StreamingHttpResponse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, parsers, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -51,9 +52,11 @@ class BatchSerializer(serializers.ModelSerializer):
                   "cancel_requested", "n_documents", "n_done", "progress_percent", "error", "created_at",
                   "started_at", "finished_at", "yields", "usage"]
 
+    @extend_schema_field(serializers.JSONField(allow_null=True))
     def get_yields(self, obj):
         return selectors.batch_yields(batch=obj) if self.context.get("detail") else None
 
+    @extend_schema_field(serializers.JSONField(allow_null=True))
     def get_usage(self, obj):
         if not self.context.get("detail"):
             return None

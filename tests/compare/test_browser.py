@@ -5,22 +5,16 @@ import shutil
 import pytest
 
 pytestmark = [pytest.mark.urls("tests.compare.urls"), pytest.mark.django_db(transaction=True)]
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture
-def page():
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        pg = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        pg.set_default_timeout(15_000)
-        yield pg
-        browser.close()
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    yield pg
+    context.close()
 
 
 def test_study_comparison_page_renders(scenario, live_server, make_user, page, tmp_path):

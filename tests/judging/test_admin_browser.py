@@ -13,7 +13,6 @@ from judging import services
 from judging.models import JudgeRun
 from tests.judging.support import judge_responder, make_data
 
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -33,18 +32,12 @@ def _no_leftover_sessions(live_server):
 
 
 @pytest.fixture
-def page():
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        context = browser.new_context()
-        pg = context.new_page()
-        pg.set_default_timeout(20_000)
-        yield pg
-        browser.close()
+def page(browser):
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    yield pg
+    context.close()
 
 
 def test_launch_with_estimate_then_live_progress(_no_leftover_sessions, page, live_server, llm_server, make_user, monkeypatch):

@@ -11,7 +11,6 @@ from django.test import Client
 
 from benchmarks.mining import services
 from benchmarks.mining.models import MiningBatch
-from tests.e2e.conftest import browser, page, shots  # noqa: F401
 from tests.mining.conftest import doc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
