@@ -402,6 +402,7 @@ def test_run_demo_serves_the_page_and_runs_a_worker(demo_env, monkeypatch):
         probe = Celery("probe", broker="filesystem://", broker_transport_options={
             "data_folder_in": folder, "data_folder_out": folder,
             "processed_folder": str(var / "broker" / "processed"),
+            "control_folder": str(var / "broker" / "control"),
         })
         task_id = probe.send_task("celery.accumulate", args=(7, 8), queue="default").id
         demo.wait_for(f"celery.accumulate[{task_id}] succeeded", timeout=30)
