@@ -8,7 +8,8 @@ Config keys (all but ``model`` optional)::
      "endpoint": "chat" | "completions",    # chat for instruct models, completions for base models
      "concurrency": 16, "requests_per_minute": 500, "tokens_per_minute": 200000,
      "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
-     "structured_output": true}             # send response_format json_schema when asked
+     "structured_output": true,             # send response_format json_schema when asked
+     "ramp_up_s": 0.2}                      # spread the first wave of requests (slow start)
 
 Concurrency is a thread pool per ``complete_many``/``complete_iter`` call; the rate limiter
 is shared by every thread of the backend. Retries (exponential backoff with jitter, honouring
@@ -56,6 +57,9 @@ class OpenAICompatBackend:
         if self.endpoint not in ("chat", "completions"):
             raise ValueError(f"openai backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}")
         self.concurrency: int = max(1, int(config.get("concurrency") or 8))
+        # the first wave of requests is spread over this many seconds: replies then arrive
+        # spread out instead of all at once, so none waits for the others to be read
+        self.ramp_up_s: float = float(config.get("ramp_up_s", 0.2))
         self.structured_output: bool = bool(config.get("structured_output", True))
         self.timeout_s: float = float(config.get("timeout_s") or 120)
         self.retry = RetryPolicy(
@@ -257,7 +261,7 @@ class OpenAICompatBackend:
         width = max(1, int(concurrency or self.concurrency))
         iterator = iter(enumerate(requests))
         finished: queue.SimpleQueue = queue.SimpleQueue()
-        in_flight = 0
+        in_flight = started = 0
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm") as pool:
             exhausted = False
             while True:
@@ -270,9 +274,12 @@ class OpenAICompatBackend:
                     except StopIteration:
                         exhausted = True
                         break
+                    if started < width and self.ramp_up_s and started:
+                        time.sleep(self.ramp_up_s / width)  # slow start: spread the first wave
                     future = pool.submit(self._safe, request)
                     future.add_done_callback(lambda f, i=index: finished.put((i, f)))
                     in_flight += 1
+                    started += 1
                 if not in_flight:
                     return
                 index, future = finished.get()

@@ -97,7 +97,11 @@ def end_to_end(n: int, latency: float, concurrency: int) -> dict:
             worker.stop()
         assert run.status == JudgeRun.Status.SUCCEEDED, (run.status, run.error)
         assert Judgment.objects.count() == n and run.n_done == n
+        lat = sorted(Judgment.objects.values_list("latency_s", flat=True))
         return {
+            "run_s": (run.finished_at - run.started_at).total_seconds(),
+            "latency_mean_s": sum(lat) / len(lat),
+            "latency_p95_s": lat[int(0.95 * (len(lat) - 1))],
             "elapsed_s": elapsed,
             "launch_s": t_launched - t0,
             "requests": len(server.requests),
@@ -166,6 +170,11 @@ def main() -> int:
         print(f"  requests sent over {e2e['request_window_s']:.2f}s; CPU: worker {e2e['worker_cpu_s']:.1f}s, "
               f"test server + poller {e2e['server_cpu_s']:.1f}s; machine load average {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} CPUs")
+        run_rate = args.n / e2e["run_s"]
+        print(f"  the run itself (started_at -> finished_at, in the worker): {e2e['run_s']:.2f}s = "
+              f"{run_rate:.1f} judgments/s = {100 * run_rate / ideal:.1f}% of ideal")
+        print(f"  request latency seen by the client: mean {1000 * e2e['latency_mean_s']:.0f} ms, "
+              f"p95 {1000 * e2e['latency_p95_s']:.0f} ms (server waits {1000 * args.latency:.0f} ms)")
         own = own_work(args.n)
         print(f"own work per judgment: prompt build {own['build_ms']:.3f} ms, parse {own['parse_ms']:.3f} ms, "
               f"store (bulk, incl. parse) {own['store_incl_parse_ms']:.3f} ms; total {own['total_ms']:.3f} ms "

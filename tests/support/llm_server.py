@@ -1,8 +1,10 @@
 """A local OpenAI-compatible test server on loopback, for tests and benchmarks.
 
 It speaks ``POST /v1/chat/completions``, ``POST /v1/completions`` and ``GET /v1/models``
-well enough for the official ``openai`` client, is threaded (one thread per connection,
-HTTP/1.1 keep-alive; 64+ concurrent requests are fine) and binds 127.0.0.1 on a free port.
+well enough for the official ``openai`` client and binds 127.0.0.1 on a free port. It is an
+asyncio HTTP/1.1 server (keep-alive) on its own thread, with responders called on a pool of
+256 threads: hundreds of concurrent requests are fine, latency costs no thread, and a
+responder may block.
 
 Usage (pytest: use the ``llm_server`` fixture from :mod:`tests.support.llm_fixtures`)::
 
@@ -38,12 +40,14 @@ error body. Everything is thread-safe.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 Responder = Callable[["RecordedRequest"], "str | dict[str, Any]"]
@@ -96,75 +100,178 @@ def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    wbufsize = 1 << 16  # headers and body leave in one write (flushed after each request)
-    disable_nagle_algorithm = True
-    server: "_Server"
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 408: "Request Timeout",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            503: "Service Unavailable", 504: "Gateway Timeout"}
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
 
-    def _send(self, status: int, payload: bytes, *, headers: dict[str, str] | None = None,
-              content_type: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(payload)
+def _http_response(status: int, payload: bytes, headers: dict[str, str] | None = None) -> bytes:
+    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Content-Type: application/json",
+            f"Content-Length: {len(payload)}"]
+    head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
 
-    def do_GET(self) -> None:
-        owner = self.server.owner
-        if self.path.rstrip("/").endswith("/v1/models"):
-            body = {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "test"}
-                                               for m in owner.models]}
-            self._send(200, json.dumps(body).encode())
-        else:
-            self._send(404, b'{"error": {"message": "not found"}}')
 
-    def do_POST(self) -> None:
-        owner = self.server.owner
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        path = self.path.split("?", 1)[0].rstrip("/")
+class LLMTestServer:
+    """An asyncio HTTP/1.1 server (keep-alive, TCP_NODELAY) on its own thread; responders run
+    on a thread pool, so a responder may block (e.g. ``time.sleep``) without stalling others."""
+
+    def __init__(self, *, responder: Responder | None = None, latency_s: float = 0.0,
+                 models: tuple[str, ...] = ("test-model",), responder_threads: int = 256) -> None:
+        self.responder: Responder = responder or default_responder
+        self.latency_s = latency_s
+        self.models = models
+        self.requests: list[RecordedRequest] = []
+        self._faults: list[Fault] = []
+        self._lock = threading.Lock()
+        self._responder_threads = responder_threads
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._port = 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> "LLMTestServer":
+        self._loop = asyncio.new_event_loop()
+        self._executor = ThreadPoolExecutor(max_workers=self._responder_threads, thread_name_prefix="llm-responder")
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._server = self._loop.run_until_complete(
+                    asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=2048))
+                self._port = self._server.sockets[0].getsockname()[1]
+            except BaseException as exc:  # noqa: BLE001 - reported to start()
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            self._loop.run_forever()
+            self._loop.close()
+
+        self._thread = threading.Thread(target=serve, name="llm-test-server", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None or self._server is None:
+            return
+        loop, server = self._loop, self._server
+
+        async def shutdown() -> None:
+            server.close()
+            for writer in list(self._writers):
+                writer.close()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(5)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(5)
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._server = None
+            self._loop = None
+
+    def __enter__(self) -> "LLMTestServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- HTTP ----------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                try:
+                    method, target, _version = lines[0].split(" ", 2)
+                except ValueError:
+                    return
+                headers: dict[str, str] = {}
+                for line in lines[1:]:
+                    if line:
+                        key, _, value = line.partition(":")
+                        headers[key.strip().lower()] = value.strip()
+                length = int(headers.get("content-length") or 0)
+                try:
+                    raw = await reader.readexactly(length) if length else b""
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                response = await self._respond(method, target, headers, raw)
+                if response is None:  # a hang: no reply, the connection is dropped
+                    return
+                writer.write(response)
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    return
+        except (ConnectionError, asyncio.CancelledError):
+            return
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _respond(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> bytes | None:
+        path = target.split("?", 1)[0].rstrip("/")
+        if method == "GET":
+            if path.endswith("/v1/models"):
+                body = {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "test"}
+                                                   for m in self.models]}
+                return _http_response(200, json.dumps(body).encode())
+            return _http_response(404, b'{"error": {"message": "not found"}}')
+        if method != "POST":
+            return _http_response(404, b'{"error": {"message": "not found"}}')
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
-            self._send(400, b'{"error": {"message": "request body is not JSON"}}')
-            return
+            return _http_response(400, b'{"error": {"message": "request body is not JSON"}}')
         if not (path.endswith("/v1/chat/completions") or path.endswith("/v1/completions")):
-            self._send(404, b'{"error": {"message": "not found"}}')
-            return
-        req = RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}, body, time.time())
-        fault = owner._take_fault(req)
+            return _http_response(404, b'{"error": {"message": "not found"}}')
+        req = RecordedRequest("POST", path, headers, body, time.time())
+        fault = self._take_fault(req)
         req.fault = fault.kind if fault else None
-        owner._record(req)
+        self._record(req)
         if fault is not None:
             if fault.kind == "status":
-                headers = {}
-                if fault.retry_after is not None:
-                    headers["Retry-After"] = f"{fault.retry_after:g}"
+                extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
                 err = {"error": {"message": f"injected {fault.status}", "type": "test_fault", "code": fault.status}}
-                self._send(fault.status, json.dumps(err).encode(), headers=headers)
-                return
+                return _http_response(fault.status, json.dumps(err).encode(), extra)
             if fault.kind == "hang":
-                time.sleep(fault.seconds)
-                self.close_connection = True
-                return
+                await asyncio.sleep(fault.seconds)
+                return None
             if fault.kind == "malformed":
-                self._send(200, b'{"id": "x", "choices": [ this is not json')
-                return
+                return _http_response(200, b'{"id": "x", "choices": [ this is not json')
             if fault.kind == "slow":
-                time.sleep(fault.seconds)
-        if owner.latency_s:
-            time.sleep(owner.latency_s)
+                await asyncio.sleep(fault.seconds)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         try:
-            reply = owner.responder(req)
+            reply = await asyncio.get_running_loop().run_in_executor(self._executor, self.responder, req)
         except Exception as exc:  # a broken responder is a 500, visible in the test
-            self._send(500, json.dumps({"error": {"message": f"responder failed: {exc!r}"}}).encode())
-            return
+            return _http_response(500, json.dumps({"error": {"message": f"responder failed: {exc!r}"}}).encode())
         if isinstance(reply, str):
             reply = {"text": reply}
         text = str(reply.get("text", ""))
@@ -189,64 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
                 "usage": usage,
             }
-        self._send(200, json.dumps(payload).encode())
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 1024
-    owner: "LLMTestServer"
-
-    def handle_error(self, request, client_address) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, TimeoutError)):
-            return  # the client went away (timeout, killed worker): expected in fault tests
-        super().handle_error(request, client_address)
-
-
-class LLMTestServer:
-    def __init__(self, *, responder: Responder | None = None, latency_s: float = 0.0,
-                 models: tuple[str, ...] = ("test-model",)) -> None:
-        self.responder: Responder = responder or default_responder
-        self.latency_s = latency_s
-        self.models = models
-        self.requests: list[RecordedRequest] = []
-        self._faults: list[Fault] = []
-        self._lock = threading.Lock()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -----------------------------------------------------------------------
-    def start(self) -> "LLMTestServer":
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="llm-test-server", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "LLMTestServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return _http_response(200, json.dumps(payload).encode())
 
     # -- faults and records --------------------------------------------------------------
     def add_fault(self, kind: str, *, count: int = 1, status: int = 500, retry_after: float | None = None,
