@@ -304,3 +304,4 @@ class AttentionCheckResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {'pass' if self.passed else 'fail'} for {self.participant}"
+from annotation.models_adjudication import Adjudication  # noqa: E402,F401
