@@ -1,0 +1,59 @@
+"""``manage.py export_labels --study ID --format csv|jsonl [--output FILE] [--gold --kind K --key K]``
+
+Per-item labels of a study's regular items (each annotator's label, the majority with ties
+explicit, the adjudicated label), or with ``--gold`` the adjudicated labels as known-answer
+items that ``create_study --known-items`` reads back.
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import report_selectors as rs
+from annotation.models import Study
+from annotation.report_views import stream_rows
+
+
+class Command(BaseCommand):
+    help = "Export a study's per-item labels (or its adjudicated gold set) as CSV or JSONL."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", type=int, required=True, help="study id")
+        parser.add_argument("--format", choices=("csv", "jsonl"), default="jsonl")
+        parser.add_argument("--output", help="file to write (default: standard output)")
+        parser.add_argument("--gold", action="store_true", help="the adjudicated gold set instead")
+        parser.add_argument("--kind", choices=rs.GOLD_KINDS, default="qualification")
+        parser.add_argument("--key", choices=rs.GOLD_KEYS, default="generation_id")
+
+    def handle(self, *args, **opts):
+        study = Study.objects.filter(pk=opts["study"]).first()
+        if study is None:
+            raise CommandError(f"--study {opts['study']}: no such study")
+        if opts["gold"]:
+            rows = rs.study_gold_rows(study=study, kind=opts["kind"], key=opts["key"])
+            fields = rs.gold_fields(key=opts["key"])
+        else:
+            rows = rs.study_item_label_rows(study=study)
+            fields = rs.ITEM_EXPORT_FIELDS
+        lines = stream_rows(rows, fields=fields, fmt=opts["format"])
+        if opts["output"]:
+            partial = f"{opts['output']}.part"
+            try:
+                with open(partial, "w", encoding="utf-8", newline="") as fh:
+                    n = 0
+                    for line in lines:
+                        fh.write(line)
+                        n += 1
+                os.replace(partial, opts["output"])  # never a half-written file
+            except OSError as exc:
+                raise CommandError(f"--output {opts['output']}: {exc.strerror}") from exc
+            finally:
+                if os.path.exists(partial):
+                    os.remove(partial)
+            n -= 1 if opts["format"] == "csv" else 0
+            self.stderr.write(f"{n} rows written to {opts['output']}")
+        else:
+            for line in lines:
+                self.stdout.write(line, ending="")
