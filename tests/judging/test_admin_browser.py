@@ -18,20 +18,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def _no_leftover_sessions(live_server):
-    """The live server's request threads can leave an idle session behind (seen after a
-    COMMIT); end it so the test database can be dropped."""
-    yield
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as c:
-        c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                  "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'")
-
-
-@pytest.fixture
 def page(browser):
     context = browser.new_context()
     pg = context.new_page()
@@ -40,7 +26,7 @@ def page(browser):
     context.close()
 
 
-def test_launch_with_estimate_then_live_progress(_no_leftover_sessions, page, live_server, llm_server, make_user, monkeypatch):
+def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, make_user, monkeypatch):
     from config.roles import ensure_roles
     from django.test import Client
 

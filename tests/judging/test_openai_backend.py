@@ -117,7 +117,7 @@ def test_concurrency_64_in_flight(llm_server, llm_backend_config):
         return "ok"
 
     llm_server.responder = responder
-    backend = build_backend({**llm_backend_config, "concurrency": 64})
+    backend = build_backend({**llm_backend_config, "concurrency": 64, "ramp_up_s": 0})
     started = time.monotonic()
     results = backend.complete_many([LLMRequest(prompt=str(i)) for i in range(128)])
     elapsed = time.monotonic() - started
