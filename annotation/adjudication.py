@@ -67,7 +67,9 @@ def adjudication_clean(
     for number, failure in enumerate(failures, start=1):
         where = f"failure {number}"
         if not isinstance(failure, Mapping):
-            raise ValidationError(f"{where}: expected an object with description, l1_steps, l2_steps")
+            raise ValidationError(
+                f"{where}: expected an object with description, l1_steps, l2_steps"
+            )
         description = failure.get("description")
         if not isinstance(description, str) or not description.strip():
             raise ValidationError(f"{where}: description is empty")

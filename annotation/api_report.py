@@ -73,7 +73,13 @@ class StudyReportView(APIView):
 class AdjudicationQueueView(APIView):
     @extend_schema(
         summary="Items where annotators disagree, not yet adjudicated first",
-        parameters=[OpenApiParameter("location", OpenApiTypes.BOOL, description="also first-failure location disagreements")],
+        parameters=[
+            OpenApiParameter(
+                "location",
+                OpenApiTypes.BOOL,
+                description="also first-failure location disagreements",
+            )
+        ],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request, pk: int):

@@ -24,7 +24,9 @@ class Adjudication(models.Model):
     adjudicator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    history = models.JSONField(default=list, blank=True, help_text="Earlier versions, oldest first.")
+    history = models.JSONField(
+        default=list, blank=True, help_text="Earlier versions, oldest first."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -390,7 +390,9 @@ def gold_fields(*, key: str) -> tuple[str, ...]:
     return tuple(f for f in GOLD_FIELDS if f != other)
 
 
-def study_gold_rows(*, study: Study, kind: str = "qualification", key: str = "generation_id") -> Iterator[dict]:
+def study_gold_rows(
+    *, study: Study, kind: str = "qualification", key: str = "generation_id"
+) -> Iterator[dict]:
     """Adjudicated labels as known-answer items, in the JSONL shape that
     :func:`annotation.known_items.parse_known_items` (``create_study --known-items``) reads:
     ``{generation_id | source_example_id, kind, expected_has_failure, explanation}``, plus the

@@ -229,7 +229,9 @@ def adjudicate(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
         "error": error,
         "include_location": include_location,
     }
-    return render(request, "annotation/report/adjudicate.html", context, status=400 if error else 200)
+    return render(
+        request, "annotation/report/adjudicate.html", context, status=400 if error else 200
+    )
 
 
 def _next_in_queue(study: Study, after_item: int, include_location: bool) -> int | None:

@@ -32,7 +32,13 @@ def label_for(position: int, annotator: str, labels: dict = LABELS):
         return full_label(has_failure=False, comments=f"{annotator} says fine")
     return full_label(
         has_failure=True,
-        failures=[{"description": f"{annotator}: step {step} is wrong", "l1_steps": [1], "l2_steps": [step]}],
+        failures=[
+            {
+                "description": f"{annotator}: step {step} is wrong",
+                "l1_steps": [1],
+                "l2_steps": [step],
+            }
+        ],
         comments=f"{annotator} found a failure",
     )
 
@@ -50,7 +56,9 @@ def label_study(study, labels: dict, annotators) -> dict[str, Participant]:
             position = a.item.position
             assert position in labels, "the study served an item outside the plan"
             services.annotation_submit(
-                assignment=a, label=label_for(position, name, labels), active_ms=1000 * (10 + position)
+                assignment=a,
+                label=label_for(position, name, labels),
+                active_ms=1000 * (10 + position),
             )
             p.refresh_from_db()
         out[name] = p

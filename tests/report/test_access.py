@@ -46,11 +46,15 @@ def test_annotators_are_refused(labelled_study, client, make_user, staff):
     for url in page_urls(labelled_study) + api_urls(labelled_study):
         assert client.get(url).status_code == 403, url
     item = labelled_study.items_by_position[2]
-    r = client.post(reverse("annotation_report:adjudicate", args=[labelled_study.pk, item.pk]), {"has_failure": "0"})
+    r = client.post(
+        reverse("annotation_report:adjudicate", args=[labelled_study.pk, item.pk]),
+        {"has_failure": "0"},
+    )
     assert r.status_code == 403
     r = client.put(
         reverse("annotation_report_api:item_adjudication", args=[item.pk]),
-        {"has_failure": False}, content_type="application/json",
+        {"has_failure": False},
+        content_type="application/json",
     )
     assert r.status_code == 403
     assert not Adjudication.objects.exists()
@@ -68,5 +72,8 @@ def test_adjudication_form_needs_csrf(labelled_study, make_user):
     c = Client(enforce_csrf_checks=True)
     c.force_login(make_user("csrf-researcher", role="researcher"))
     item = labelled_study.items_by_position[2]
-    r = c.post(reverse("annotation_report:adjudicate", args=[labelled_study.pk, item.pk]), {"has_failure": "0"})
+    r = c.post(
+        reverse("annotation_report:adjudicate", args=[labelled_study.pk, item.pk]),
+        {"has_failure": "0"},
+    )
     assert r.status_code == 403 and not Adjudication.objects.exists()

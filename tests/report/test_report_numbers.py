@@ -30,7 +30,9 @@ def location(position, annotator):
 
 
 def alpha_of(values):
-    return krippendorff.alpha(reliability_data=np.array(values, dtype=float).T, level_of_measurement="nominal")
+    return krippendorff.alpha(
+        reliability_data=np.array(values, dtype=float).T, level_of_measurement="nominal"
+    )
 
 
 def hand_percent_agreement(positions):
@@ -44,7 +46,12 @@ def hand_percent_agreement(positions):
 
 def hand_fleiss(positions):
     n = len(ANNOTATORS)
-    counts = np.array([[sum(1 - binary(p, a) for a in ANNOTATORS), sum(binary(p, a) for a in ANNOTATORS)] for p in positions])
+    counts = np.array(
+        [
+            [sum(1 - binary(p, a) for a in ANNOTATORS), sum(binary(p, a) for a in ANNOTATORS)]
+            for p in positions
+        ]
+    )
     p_i = ((counts * (counts - 1)).sum(axis=1)) / (n * (n - 1))
     p_bar = p_i.mean()
     p_j = counts.sum(axis=0) / counts.sum()
@@ -152,7 +159,9 @@ def test_partial_is_204_until_a_new_label_arrives(labelled_study, researcher_cli
     assert "<html" not in r.content.decode()
 
 
-def test_report_queries_are_bounded(labelled_study, researcher_client, django_assert_max_num_queries):
+def test_report_queries_are_bounded(
+    labelled_study, researcher_client, django_assert_max_num_queries
+):
     url = reverse("annotation_report:report", args=[labelled_study.pk])
     with django_assert_max_num_queries(12):
         assert researcher_client.get(url).status_code == 200
@@ -161,7 +170,10 @@ def test_report_queries_are_bounded(labelled_study, researcher_client, django_as
     plan = {p: LABELS[p % 6] for p in range(12)}
     label_study(big, plan, ANNOTATORS)
     with django_assert_max_num_queries(12):
-        assert researcher_client.get(reverse("annotation_report:report", args=[big.pk])).status_code == 200
+        assert (
+            researcher_client.get(reverse("annotation_report:report", args=[big.pk])).status_code
+            == 200
+        )
 
 
 def test_report_api(labelled_study, researcher_client):
