@@ -139,3 +139,10 @@ def test_requests_per_minute_limit(llm_server, llm_backend_config):
 def test_unknown_backend_name():
     with pytest.raises(ValueError, match="unknown LLM backend 'nope'"):
         build_backend({"backend": "nope", "model": "m"})
+
+
+def test_slow_start_spreads_the_first_wave(llm_server, llm_backend_config):
+    backend = build_backend({**llm_backend_config, "concurrency": 4, "ramp_up_s": 0.6})
+    backend.complete_many([LLMRequest(prompt=str(i)) for i in range(8)])
+    first = sorted(r.received_at for r in llm_server.requests)[:4]
+    assert first[-1] - first[0] >= 0.4  # 3 gaps of 0.15 s
