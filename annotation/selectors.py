@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
 from annotation.labels import first_failure_step
 from annotation.models import (
@@ -27,14 +27,24 @@ def participant_for_session(*, study: Study, participant_id: int | None) -> Part
     )
 
 
-def participant_for_slug(*, slug: str, participant_id: int | None) -> Participant | None:
+def participant_for_slug(
+    *, slug: str, participant_id: int | None, with_assignment_state: bool = False
+) -> Participant | None:
+    """The participant and their study in one query. With ``with_assignment_state`` the same
+    query also says which assignment is open (``open_assignment_id``) and whether any was
+    returned to the pool (``has_expired``), so the item page needs no further read to decide."""
     if not participant_id:
         return None
-    return (
-        Participant.objects.select_related("study")
-        .filter(pk=participant_id, study__slug=slug)
-        .first()
-    )
+    qs = Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug)
+    if with_assignment_state:
+        mine = Assignment.objects.filter(participant_id=OuterRef("pk"))
+        qs = qs.annotate(
+            open_assignment_id=Subquery(
+                mine.filter(state=Assignment.State.ACTIVE).values("pk")[:1]
+            ),
+            has_expired=Exists(mine.filter(state=Assignment.State.EXPIRED)),
+        )
+    return qs.first()
 
 
 def participant_for_user(*, study: Study, user) -> Participant | None:
@@ -55,6 +65,23 @@ def assignment_for_participant(
     if assignment is not None:
         assignment.participant = participant  # already loaded, with its study
     return assignment
+
+
+def assignment_for_cookie(
+    *, slug: str, participant_id: int | None, assignment_id: int
+) -> Assignment | None:
+    """One query for a save, draft or heartbeat: the assignment with its participant, study,
+    item, generation and procedure, and whether a draft exists; only if it belongs to the
+    participant of the signed cookie in this study. None otherwise (the caller then looks
+    the participant up the long way, for its message or an account-based entry)."""
+    if not participant_id:
+        return None
+    return (
+        Assignment.objects.select_related("participant__study", "item__generation__procedure")
+        .annotate(has_draft=Exists(Draft.objects.filter(assignment_id=OuterRef("pk"))))
+        .filter(pk=assignment_id, participant_id=participant_id, participant__study__slug=slug)
+        .first()
+    )
 
 
 def assignment_draft(*, assignment: Assignment) -> dict:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -192,6 +192,36 @@ def _open_assignment(participant: Participant) -> Assignment | None:
     )
 
 
+def _plain_claim_due(participant: Participant) -> bool:
+    """Whether the next item is simply the next regular item (the steady state of a session)."""
+    study = participant.study
+    return (
+        study.status == Study.Status.OPEN
+        and participant.n_done < study.items_per_participant
+        and not attention_due(
+            rate=study.attention_rate,
+            regular_done=participant.n_done,
+            attention_served=participant.n_attention_served,
+        )
+    )
+
+
+def _claim_regular_optimistic(participant: Participant, now: datetime) -> Assignment | None:
+    """Claim the next regular item without locking the participant row.
+
+    Safe because the database itself refuses a second active assignment for a participant
+    (and the same item twice): if another tab of this participant claimed meanwhile, the insert
+    fails, the whole claim (its slot on the item included) rolls back, and the caller takes the
+    locked path, which finds that tab's assignment. None also when the pool looks empty: the
+    locked path decides whether the participant is done.
+    """
+    try:
+        with transaction.atomic():
+            return _claim_regular(participant, now)
+    except IntegrityError:
+        return None
+
+
 def participant_current_assignment(
     *, participant: Participant, now: datetime | None = None
 ) -> Assignment | None:
@@ -203,11 +233,19 @@ def participant_current_assignment(
     """
     now = now or timezone.now()
     study = participant.study
-    current = _open_assignment(participant)
-    if current is not None:  # the common case (a refresh, a second tab): no lock needed
-        return current
+    # The participant may come with its assignment state read in the same query
+    # (selectors.participant_for_slug(with_assignment_state=True)); else read it here.
+    known = hasattr(participant, "open_assignment_id")
+    if not known or participant.open_assignment_id is not None:
+        current = _open_assignment(participant)
+        if current is not None:  # a refresh, a second tab: no lock needed
+            return current
     if participant.stage == Stage.WORKING:
         _maybe_release_stale(study, now)
+        if known and not participant.has_expired and _plain_claim_due(participant):
+            claimed = _claim_regular_optimistic(participant, now)
+            if claimed is not None:
+                return claimed
     with transaction.atomic():
         participant = (
             Participant.objects.select_for_update(of=("self",))
@@ -387,7 +425,8 @@ def annotation_submit(
         Assignment.objects.filter(pk=locked.pk).update(
             state=Assignment.State.SUBMITTED, submitted_at=now, last_seen_at=now, active_ms=active
         )
-        Draft.objects.filter(assignment_id=locked.pk).delete()
+        if getattr(assignment, "has_draft", True):  # read with the assignment when known
+            Draft.objects.filter(assignment_id=locked.pk).delete()
         if item.kind == Kind.REGULAR:
             Participant.objects.filter(pk=locked.participant_id).update(n_done=F("n_done") + 1)
         elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):

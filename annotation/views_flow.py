@@ -20,6 +20,7 @@ from annotation.labels import parse_label
 from annotation.models import Assignment, Participant, Study
 from annotation.selectors import (
     assignment_draft,
+    assignment_for_cookie,
     assignment_for_participant,
     participant_for_session,
     participant_for_slug,
@@ -87,10 +88,12 @@ def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
     )
 
 
-def _load(request: HttpRequest, slug: str, *stages: str):
+def _load(request: HttpRequest, slug: str, *stages: str, with_assignment_state: bool = False):
     """(study, participant, response): response is set when the participant must go elsewhere."""
     participant = participant_for_slug(
-        slug=slug, participant_id=_cookie_participant_id(request, slug)
+        slug=slug,
+        participant_id=_cookie_participant_id(request, slug),
+        with_assignment_state=with_assignment_state,
     )
     if participant is not None:  # the common case: one query for the participant and the study
         study = participant.study
@@ -222,7 +225,9 @@ def _item_context(
 
 @require_http_methods(["GET"])
 def item(request: HttpRequest, slug: str) -> HttpResponse:
-    study, participant, response = _load(request, slug, Stage.QUALIFICATION, Stage.WORKING)
+    study, participant, response = _load(
+        request, slug, Stage.QUALIFICATION, Stage.WORKING, with_assignment_state=True
+    )
     if response:
         return response
     assignment = services.participant_current_assignment(participant=participant)
@@ -243,6 +248,14 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
+    assignment = assignment_for_cookie(
+        slug=slug,
+        participant_id=_cookie_participant_id(request, slug),
+        assignment_id=assignment_id,
+    )
+    if assignment is not None:  # the common case: one query for everything a save needs
+        participant = assignment.participant
+        return participant.study, participant, assignment, None
     study, participant, response = _load(request, slug)
     if response:
         return study, participant, None, response
