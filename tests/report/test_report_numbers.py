@@ -183,3 +183,39 @@ def test_report_api(labelled_study, researcher_client):
     expected = alpha_of([[binary(p, a) for a in ANNOTATORS] for p in POSITIONS])
     assert body["alpha"]["value"] == pytest.approx(expected)
     assert len(body["annotators"]) == 3
+
+
+def test_first_failure_location_in_sql_matches_the_python_definition(db):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation import services
+    from annotation.labels import first_failure_step
+    from annotation.models import Annotation, Assignment
+    from tests.annotation.factories import full_label, working_participant
+
+    study = make_study(n_items=3, overlap=1, items_per_participant=3, attention_rate=0.0)
+    plans = [
+        [
+            {"description": "a", "l1_steps": [1], "l2_steps": [3, 2]},
+            {"description": "b", "l1_steps": [], "l2_steps": [4]},
+        ],
+        [{"description": "L1 only", "l1_steps": [2], "l2_steps": []}],
+        None,
+    ]
+    p = working_participant(study, "SQL")
+    for failures in plans:
+        a = services.participant_current_assignment(participant=p)
+        Assignment.objects.filter(pk=a.pk).update(served_at=timezone.now() - timedelta(seconds=60))
+        a.refresh_from_db()
+        services.annotation_submit(
+            assignment=a, label=full_label(has_failure=failures is not None, failures=failures)
+        )
+        p.refresh_from_db()
+    got = {x.item_id: x.first_step for x in rs.study_labels(study=study)}
+    want = {
+        a.item_id: first_failure_step(a.failures)
+        for a in Annotation.objects.filter(item__study=study)
+    }
+    assert got == want and sorted(got.values(), key=str) == [2, None, None]
