@@ -10,6 +10,7 @@ import csv
 import json
 from collections.abc import Iterable, Mapping
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -116,6 +117,7 @@ def _report_context(study: Study) -> dict:
         "plots": [(key, svg) for key, svg in plots.items()],
         "distribution": list(report["label_distribution"]["overall"].items()),
         "majority": report["majority"],
+        "poll_seconds": getattr(settings, "ANNOTATION_REPORT_POLL_SECONDS", 10),
     }
 
 
