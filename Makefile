@@ -39,7 +39,7 @@ test: setup services
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
 perf: setup services
-	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) tests/perf/run_all.py
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) tests/perf/run_all.py $(BENCH)
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache
