@@ -111,11 +111,13 @@ def study_labels(*, study: Study) -> list[StudyLabel]:
 
 
 def report_signature(*, study: Study) -> str:
-    """Changes whenever a regular item gets a new label: the report's cache key (one query)."""
+    """Changes whenever a regular item gets a new label or an attention check is recorded:
+    the report's cache key (two small aggregate queries)."""
     agg = Annotation.objects.filter(item__study=study, item__kind=StudyItem.Kind.REGULAR).aggregate(
         n=Count("id"), last=Max("id")
     )
-    return f"{agg['n']}-{agg['last'] or 0}"
+    checks = AttentionCheckResult.objects.filter(participant__study=study).aggregate(last=Max("id"))
+    return f"{agg['n']}-{agg['last'] or 0}-{checks['last'] or 0}"
 
 
 def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:

@@ -4,6 +4,7 @@ the real flow; the page, the partial, the API and the query budget."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import krippendorff
 import numpy as np
@@ -125,7 +126,7 @@ def test_report_page_shows_numbers_explanations_and_plots(labelled_study, resear
     assert "regular items" in html and "attention-check items are left out" in html
     assert html.count("<svg") >= 4
     assert 'hx-trigger="every 10s"' in html
-    assert "NaN" not in html and "nan" not in html.replace("nanc", "")
+    assert not re.search(r"\bnan\b", html, re.IGNORECASE)
 
 
 def test_progress_page_links_to_the_report(labelled_study, researcher_client):
@@ -140,7 +141,7 @@ def test_undefined_statistics_are_text_not_nan(researcher_client, db):
     html = r.content.decode()
     assert r.status_code == 200
     assert "undefined — only one annotator" in html
-    assert "NaN" not in html and ">nan<" not in html
+    assert not re.search(r"\bnan\b", html, re.IGNORECASE)
 
 
 def test_empty_study_report_renders(researcher_client, db):
@@ -154,7 +155,7 @@ def test_partial_is_204_until_a_new_label_arrives(labelled_study, researcher_cli
     url = reverse("annotation_report:report_partial", args=[labelled_study.pk])
     signature = rs.report_signature(study=labelled_study)
     assert researcher_client.get(url, {"since": signature}).status_code == 204
-    r = researcher_client.get(url, {"since": "0-0"})
+    r = researcher_client.get(url, {"since": "0-0-0"})
     assert r.status_code == 200 and 'id="report-body"' in r.content.decode()
     assert "<html" not in r.content.decode()
 
@@ -219,3 +220,15 @@ def test_first_failure_location_in_sql_matches_the_python_definition(db):
         for a in Annotation.objects.filter(item__study=study)
     }
     assert got == want and sorted(got.values(), key=str) == [2, None, None]
+
+
+def test_cached_report_refreshes_when_an_attention_check_is_recorded(labelled_study):
+    first = rs.study_report(study=labelled_study)
+    again = rs.study_report(study=labelled_study)
+    assert again["signature"] == first["signature"]
+    p = labelled_study.participants_by_name["B"]
+    AttentionCheckResult.objects.create(participant=p, kind="planted", passed=False)
+    fresh = rs.study_report(study=labelled_study)
+    assert fresh["signature"] != first["signature"]
+    rows = {r["annotator_id"]: r for r in fresh["annotators"]}
+    assert rows["B"]["attention"] == {"value": 0.0, "passed": 0, "total": 1}
