@@ -183,3 +183,47 @@ def test_selection_by_study_items(llm_server):
     with pytest.raises(ValidationError) as info:
         services.judge_run_create(judge=judge, selection={"study": 999999}, enqueue=False)
     assert "study" in info.value.message_dict
+
+
+def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
+    import threading
+
+    from django.db import connection
+
+    from tests.support.worker import wait_for
+
+    llm_server.responder = judge_responder
+    llm_server.latency_s = 0.1
+    data = make_data(n=40)
+    judge = make_judge(llm_server, concurrency=2)
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    outcome = {}
+
+    def work():
+        try:
+            outcome["value"] = services.judge_run_execute_chunk(run_id=run.pk)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    wait_for(lambda: Judgment.objects.count() >= 6, timeout=20, message="some judgments")
+    services.judge_run_cancel(run=run)
+    worker.join(timeout=20)
+    run.refresh_from_db()
+    assert outcome["value"].status == "cancelled" and run.status == "cancelled"
+    assert 6 <= run.n_done < 40 and run.finished_at is not None
+    assert len(llm_server.requests) < 40
+    assert run.n_done == JudgeRunItem.objects.filter(run=run, judgment__isnull=False).count() == Judgment.objects.count()
+
+
+def test_eta_from_the_rate_so_far():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    run = JudgeRun(status="running", started_at=now - timedelta(seconds=10), n_total=1000, n_done=250, n_reused=50)
+    # 200 judged in 10 s -> 20/s; 750 left -> 37.5 s
+    assert selectors.judge_run_eta_s(run, now=now) == pytest.approx(37.5)
+    assert selectors.judge_run_eta_s(JudgeRun(status="succeeded", n_total=5, n_done=5)) is None
