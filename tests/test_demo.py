@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 
 from benchmarks.topics import TOPICS
 
@@ -193,15 +193,12 @@ def _snapshot():
     from django.contrib.auth.models import User
 
     from benchmarks.models import Dataset, Generation, Generator, Procedure
+    from judging.models import JudgeRun, Judgment
 
-    judging = []
-    if "import_judgments" in get_commands():
-        from judging.models import JudgeRun, Judgment
-
-        judging = [
-            list(JudgeRun.objects.order_by("id").values_list("id", "judge__name", "n_total")),
-            list(Judgment.objects.order_by("id").values_list("id", "source_example_id", "has_failure", "critical_failures")),
-        ]
+    judging = [
+        list(JudgeRun.objects.order_by("id").values_list("id", "judge__name", "n_total")),
+        list(Judgment.objects.order_by("id").values_list("id", "source_example_id", "has_failure", "critical_failures")),
+    ]
     return (
         judging,
         list(Dataset.objects.values_list("id", "name", "version")),
@@ -214,9 +211,6 @@ def _snapshot():
 
 @pytest.mark.django_db
 def test_load_demo_is_idempotent(var_dir):
-    missing = [c for c in ("import_procedures", "import_generations") if c not in get_commands()]
-    if missing:
-        pytest.skip(f"import commands not installed yet: {missing}")
     from django.contrib.auth.models import User
 
     from benchmarks.models import Generation, Procedure
@@ -232,17 +226,32 @@ def test_load_demo_is_idempotent(var_dir):
     assert user_roles(annotator) == {"annotator"}
     assert annotator.check_password((var_dir / "demo-annotator-password").read_text().strip())
 
-    if first[0]:  # the published verdicts went in through import_judgments
-        from judging.models import Judgment
+    from judging.models import Judgment
 
-        published = Judgment.objects.filter(judge__name="paper-published")
-        assert published.count() == len(PUBLISHED)
-        assert published.filter(has_failure=True).count() == sum(PUBLISHED.values())
-    else:
-        assert "skipped" in out.getvalue()
+    published = Judgment.objects.filter(judge__name="paper-published")
+    assert published.count() == len(PUBLISHED)
+    assert published.filter(has_failure=True).count() == sum(PUBLISHED.values())
+
+    from annotation.models import Study
+
+    study = Study.objects.get(name="Demo study: the paper's examples")
+    assert study.status == "open" and study.items.count() == 4
+    assert f"/study/s/{study.slug}/" in out.getvalue()
 
     call_command("load_demo", stdout=io.StringIO())
     assert _snapshot() == first
+    assert Study.objects.filter(name=study.name).count() == 1
+
+
+@pytest.mark.django_db
+def test_demo_annotator_can_enter_the_demo_study(var_dir, client):
+    from annotation.models import Participant, Study
+
+    call_command("load_demo", stdout=io.StringIO())
+    study = Study.objects.get(name="Demo study: the paper's examples")
+    response = client.get(f"/study/s/{study.slug}/", {"PROLIFIC_PID": "demo1", "STUDY_ID": "demo", "SESSION_ID": "s1"})
+    assert response.status_code == 302
+    assert Participant.objects.filter(study=study, prolific_pid="demo1").exists()
 
 
 @pytest.mark.django_db
@@ -295,9 +304,10 @@ def test_demo_users_get_their_roles(var_dir):
     from config.roles import is_admin, is_researcher
 
     researcher, created = demo_user_ensure(username="researcher")
-    assert created and is_researcher(researcher) and not is_admin(researcher) and not researcher.is_staff
+    # researchers get the console (read-only there by their group's permissions)
+    assert created and is_researcher(researcher) and not is_admin(researcher) and researcher.is_staff
     annotator, _ = demo_user_ensure(username="annotator")
-    assert not is_researcher(annotator)
+    assert not is_researcher(annotator) and not annotator.is_staff
     again, created = demo_user_ensure(username="annotator")
     assert not created and again.password == annotator.password
 

@@ -6,7 +6,7 @@ as a real import:
 - ``import_procedures procedures.jsonl --dataset how2bench-demo``
 - ``import_generations generations/<generator>.jsonl --generator <generator> --dataset how2bench-demo``
 - ``import_judgments judgments/<generator>.jsonl --judge paper-published --generator <generator>``
-  (only when that command is installed; it comes with the judging app)
+- ``create_study`` for a small open demo study over the Gemini 2.5 Pro generations
 
 Running it again changes nothing. It also creates the demo users ``researcher`` (group
 researcher) and ``annotator`` (group annotator); their passwords come from
@@ -21,15 +21,18 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management import call_command, get_commands, load_command_class
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from config.roles import ADMIN, ANNOTATOR, RESEARCHER, ensure_roles
+from config.roles import ADMIN, ANNOTATOR, RESEARCHER, role_assign
 
 FIXTURES_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
 DEMO_DATASET = "how2bench-demo"
 DEMO_JUDGE = "paper-published"
+DEMO_STUDY = "Demo study: the paper's examples"
+DEMO_STUDY_GENERATOR = "gemini-2.5-pro"
+DEMO_MIN_SECONDS = 20
 
 # username -> (group, environment variable that may set its password)
 DEMO_USERS: dict[str, tuple[str, str]] = {
@@ -68,17 +71,13 @@ def demo_password(*, username: str, create: bool = True) -> str | None:
 
 @transaction.atomic
 def demo_user_ensure(*, username: str, superuser: bool = False):
-    """Create (or bring back in line) a demo user: its role group, flags and demo password."""
-    from django.contrib.auth.models import Group
-
-    ensure_roles()
-    group_name = DEMO_USERS[username][0]
+    """Create (or bring back in line) a demo user: its role, flags and demo password."""
     password = demo_password(username=username)
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(username=username)
     changed = created
-    if superuser and not (user.is_superuser and user.is_staff):
-        user.is_superuser = user.is_staff = True
+    if superuser and not user.is_superuser:
+        user.is_superuser = True
         changed = True
     if not user.is_active:
         user.is_active = True
@@ -88,17 +87,27 @@ def demo_user_ensure(*, username: str, superuser: bool = False):
         changed = True
     if changed:
         user.save()
-    group = Group.objects.get(name=group_name)
-    if not user.groups.filter(pk=group.pk).exists():
-        user.groups.add(group)
+    role_assign(user=user, role=DEMO_USERS[username][0])
     return user, created
 
 
-def _accepts(command: str, option: str) -> bool:
-    """Whether an installed management command takes ``--<option>``."""
-    app = get_commands()[command]
-    parser = load_command_class(app, command).create_parser("manage.py", command)
-    return any(action.dest == option for action in parser._actions)
+def demo_study_ensure(*, dataset: str, stdout) -> str | None:
+    """A small open study over the paper's Gemini 2.5 Pro generations, so the annotator demo
+    login has work. Created through the annotation app's own command (benchmarks does not
+    import annotation); kept if it exists. Returns its entry path."""
+    from django.apps import apps
+    from django.urls import reverse
+
+    study_model = apps.get_model("annotation", "Study")
+    study = study_model.objects.filter(name=DEMO_STUDY).first()
+    if study is None:
+        call_command(
+            "create_study", name=DEMO_STUDY, dataset=f"{dataset}@v1", generator=DEMO_STUDY_GENERATOR,
+            limit=50, overlap=3, items_per_participant=4, min_seconds=DEMO_MIN_SECONDS,
+            attention_rate=0.0, entry="both", stdout=stdout,
+        )
+        study = study_model.objects.get(name=DEMO_STUDY)
+    return reverse("annotation:enter", args=[study.slug])
 
 
 class Command(BaseCommand):
@@ -114,10 +123,6 @@ class Command(BaseCommand):
         procedures = folder / "procedures.jsonl"
         if not procedures.is_file():
             raise CommandError(f"demo fixtures not found: {procedures} is missing")
-        installed = get_commands()
-        for needed in ("import_procedures", "import_generations"):
-            if needed not in installed:
-                raise CommandError(f"the '{needed}' management command is not installed; load_demo needs it")
         quiet = {"stdout": self.stdout, "stderr": self.stderr, "verbosity": options["verbosity"]}
 
         self.stdout.write(f"Loading the paper's demo data into dataset '{dataset}' from {folder}")
@@ -126,19 +131,15 @@ class Command(BaseCommand):
         for path in sorted((folder / "generations").glob("*.jsonl")):
             call_command("import_generations", str(path), generator=path.stem, dataset=dataset, **quiet)
 
-        judgments = sorted((folder / "judgments").glob("*.jsonl"))
-        if "import_judgments" in installed:
-            with_dataset = _accepts("import_judgments", "dataset")
-            for path in judgments:
-                extra = {"dataset": dataset} if with_dataset else {}
-                call_command("import_judgments", str(path), judge=DEMO_JUDGE, generator=path.stem, **extra, **quiet)
-        else:
-            self.stdout.write(
-                f"  skipped {len(judgments)} file(s) of published verdicts: "
-                "the 'import_judgments' command is not installed yet"
-            )
+        for path in sorted((folder / "judgments").glob("*.jsonl")):
+            call_command("import_judgments", str(path), judge=DEMO_JUDGE, generator=path.stem, dataset=dataset, **quiet)
 
         for username in ("researcher", "annotator"):
             _, created = demo_user_ensure(username=username)
             self.stdout.write(f"  demo user '{username}' {'created' if created else 'kept'}")
+        entry = demo_study_ensure(dataset=dataset, stdout=self.stdout)
+        self.stdout.write(
+            f"  demo study '{DEMO_STUDY}': annotators enter at {entry}?PROLIFIC_PID=demo1&STUDY_ID=demo&SESSION_ID=s1 "
+            f"or logged in as 'annotator' ({DEMO_MIN_SECONDS} s minimum per item in the demo; the paper used 90)"
+        )
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))
