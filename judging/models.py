@@ -66,6 +66,24 @@ class Judge(models.Model):
             "structured_output": self.structured_output,
         }
 
+    def clean(self) -> None:
+        import re
+
+        from django.core.exceptions import ValidationError
+
+        errors = {}
+        if self.prompt_template not in prompting.template_names():
+            errors["prompt_template"] = (f"unknown template {self.prompt_template!r}; "
+                                         f"known: {', '.join(prompting.template_names())}")
+        if self.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", self.api_key_env):
+            errors["api_key_env"] = "the NAME of an environment variable (letters, digits, _), never the key itself"
+        if not isinstance(self.decoding, dict):
+            errors["decoding"] = "must be a JSON object"
+        if self.backend != self.Backend.IMPORTED and not self.model:
+            errors["model"] = "required for this backend"
+        if errors:
+            raise ValidationError(errors)
+
     def compute_judge_id(self) -> str:
         try:
             text = prompting.load_template(self.prompt_template)

@@ -41,8 +41,7 @@ def lease_seconds() -> float:
 
 def judge_create(*, name: str, **fields: Any) -> Judge:
     judge = Judge(name=name, **fields)
-    judge.full_clean(exclude=["judge_id"])
-    prompting.load_template(judge.prompt_template)  # unknown template -> ValueError
+    judge.full_clean(exclude=["judge_id"])  # names the field: template, api_key_env, model, ...
     judge.save()
     return judge
 

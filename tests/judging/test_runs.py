@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from judging import selectors, services
-from judging.models import JudgeRun, JudgeRunItem, Judgment
+from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
 
 # transactional: results are written by the run's writer thread on its own connection
@@ -227,3 +227,13 @@ def test_eta_from_the_rate_so_far():
     # 200 judged in 10 s -> 20/s; 750 left -> 37.5 s
     assert selectors.judge_run_eta_s(run, now=now) == pytest.approx(37.5)
     assert selectors.judge_run_eta_s(JudgeRun(status="succeeded", n_total=5, n_done=5)) is None
+
+
+def test_judge_validation_names_the_field(llm_server):
+    with pytest.raises(ValidationError) as info:
+        make_judge(llm_server, name="bad", prompt_template="nope", api_key_env="sk-live-123", model="")
+    errors = info.value.message_dict
+    assert "unknown template 'nope'" in errors["prompt_template"][0]
+    assert "never the key itself" in errors["api_key_env"][0]
+    assert errors["model"] == ["required for this backend"]
+    assert not Judge.objects.filter(name="bad").exists()
