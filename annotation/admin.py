@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from annotation.models import (
+    Adjudication,
     Annotation,
     Assignment,
     AttentionCheckResult,
@@ -74,3 +75,13 @@ class AttentionCheckResultAdmin(admin.ModelAdmin):
     list_display = ["participant", "kind", "passed", "detail", "created_at"]
     list_filter = ["kind", "passed"]
     raw_id_fields = ["participant", "assignment"]
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ("item", "has_failure", "adjudicator", "updated_at")
+    list_filter = ("has_failure", "item__study")
+    search_fields = ("note", "item__generation__procedure__source_example_id")
+    list_select_related = ("item", "adjudicator")
+    raw_id_fields = ("item",)
+    readonly_fields = ("adjudicator", "history", "created_at", "updated_at")

@@ -94,3 +94,12 @@ def test_tests_run_on_the_configured_database(settings):
         assert engine == "django.db.backends.postgresql"
     else:
         assert engine == "django.db.backends.sqlite3"
+
+
+def test_cache_url_selects_redis_and_bad_scheme_is_named():
+    code = "from django.conf import settings as s; print(s.CACHES['default']['BACKEND'])"
+    ok = run_manage("shell", "-c", code, env={"CACHE_URL": "redis://127.0.0.1:6379/1"})
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.split()[-1] == "django.core.cache.backends.redis.RedisCache"
+    bad = run_manage("check", env={"CACHE_URL": "memcached://x"})
+    assert bad.returncode != 0 and "CACHE_URL='memcached://x'" in bad.stderr
