@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Study
+from annotation.services_study import STUDY_SETTINGS
 from benchmarks.models import Dataset, Generation, Generator
 
 
@@ -21,22 +22,8 @@ class StudyCreateForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "description",
-            "entry",
-            "prolific_study_id",
-            "overlap",
-            "items_per_participant",
-            "min_seconds_per_item",
-            "attention_rate",
-            "attention_warn_after",
-            "attention_screen_after",
-            "qualification_pass_threshold",
-            "completion_code",
-            "screened_out_code",
-            "assignment_timeout_minutes",
-        ]
+        # every study setting a researcher sets at creation (a new study starts open)
+        fields = ["name", *(f for f in STUDY_SETTINGS if f != "status")]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
     def clean(self):

@@ -334,19 +334,20 @@ def parse_example(value: Any, *, line: int, limits: Limits) -> tuple[ExampleReco
     )
 
 
-def read_examples(
-    lines: Iterable[bytes | str], *, limits: Limits | None = None, max_errors: int = DEFAULT_MAX_ERRORS
+def _read_file(
+    lines: Iterable[bytes | str], *, parse, duplicate: str, limits: Limits | None, max_errors: int
 ) -> ParseResult:
-    """Parse and validate a whole example file; duplicates of ``source_example_id`` are errors."""
+    """Parse every line with ``parse``; a second record for one ``source_example_id`` is an error
+    (``duplicate`` names what was repeated). Once the file is refused no records are kept."""
     limits = limits or Limits()
     errors = ErrorCollector(cap=max_errors)
-    records: list[ExampleRecord] = []
+    records: list = []
     first_line: dict[str, int] = {}
     for number, value in iter_json_lines(lines):
         if isinstance(value, RecordError):
             errors.add(value)
             continue
-        record, problems = parse_example(value, line=number, limits=limits)
+        record, problems = parse(value, line=number, limits=limits)
         if problems:
             errors.extend(problems)
             continue
@@ -356,13 +357,22 @@ def read_examples(
                 RecordError(
                     number,
                     "source_example_id",
-                    f"duplicate source_example_id {record.source_example_id!r} (first on line {previous})",
+                    f"{duplicate} {record.source_example_id!r} (first on line {previous})",
                 )
             )
             continue
-        if not errors:  # once the file is refused, stop keeping records
+        if not errors:
             records.append(record)
     return ParseResult(records=records if not errors else [], errors=errors)
+
+
+def read_examples(
+    lines: Iterable[bytes | str], *, limits: Limits | None = None, max_errors: int = DEFAULT_MAX_ERRORS
+) -> ParseResult:
+    """Parse and validate a whole example file; duplicates of ``source_example_id`` are errors."""
+    return _read_file(
+        lines, parse=parse_example, duplicate="duplicate source_example_id", limits=limits, max_errors=max_errors
+    )
 
 
 # --- generations -----------------------------------------------------------------------------------
@@ -421,32 +431,13 @@ def read_generations(
     lines: Iterable[bytes | str], *, limits: Limits | None = None, max_errors: int = DEFAULT_MAX_ERRORS
 ) -> ParseResult:
     """Parse and validate a whole generation file; two generations for one example are an error."""
-    limits = limits or Limits()
-    errors = ErrorCollector(cap=max_errors)
-    records: list[GenerationRecord] = []
-    first_line: dict[str, int] = {}
-    for number, value in iter_json_lines(lines):
-        if isinstance(value, RecordError):
-            errors.add(value)
-            continue
-        record, problems = parse_generation(value, line=number, limits=limits)
-        if problems:
-            errors.extend(problems)
-            continue
-        previous = first_line.setdefault(record.source_example_id, number)
-        if previous != number:
-            errors.add(
-                RecordError(
-                    number,
-                    "source_example_id",
-                    f"duplicate generation for source_example_id {record.source_example_id!r} "
-                    f"(first on line {previous})",
-                )
-            )
-            continue
-        if not errors:
-            records.append(record)
-    return ParseResult(records=records if not errors else [], errors=errors)
+    return _read_file(
+        lines,
+        parse=parse_generation,
+        duplicate="duplicate generation for source_example_id",
+        limits=limits,
+        max_errors=max_errors,
+    )
 
 
 def match_generations(
