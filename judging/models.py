@@ -111,6 +111,7 @@ class Judge(models.Model):
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
             "structured_output": self.structured_output,
+            "ramp_up_s": 0.2,  # a run is one long stream: spread the first wave
             **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm_")},
         }
 

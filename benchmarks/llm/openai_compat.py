@@ -9,7 +9,8 @@ Config keys (all but ``model`` optional)::
      "concurrency": 16, "requests_per_minute": 500, "tokens_per_minute": 200000,
      "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
      "structured_output": true,             # send response_format json_schema when asked
-     "ramp_up_s": 0.2}                      # spread the first wave of requests (slow start)
+     "ramp_up_s": 0.2}                      # spread the first wave over 0.2 s (slow start; default 0:
+                                            # worth it for long streams, not for small batches)
 
 Concurrency is a thread pool per ``complete_many``/``complete_iter`` call; the rate limiter
 is shared by every thread of the backend. Retries (exponential backoff with jitter, honouring
@@ -59,7 +60,7 @@ class OpenAICompatBackend:
         self.concurrency: int = max(1, int(config.get("concurrency") or 8))
         # the first wave of requests is spread over this many seconds: replies then arrive
         # spread out instead of all at once, so none waits for the others to be read
-        self.ramp_up_s: float = float(config.get("ramp_up_s", 0.2))
+        self.ramp_up_s: float = float(config.get("ramp_up_s") or 0.0)
         self.structured_output: bool = bool(config.get("structured_output", True))
         self.timeout_s: float = float(config.get("timeout_s") or 120)
         self.retry = RetryPolicy(
