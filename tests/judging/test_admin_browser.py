@@ -2,8 +2,6 @@
 watches the htmx progress bar move to the end without reloading the page."""
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 from decimal import Decimal
 
