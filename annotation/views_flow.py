@@ -182,6 +182,19 @@ def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/_codebook.html", {"codebook": CODEBOOK, "full": True})
 
 
+def _failure_entry(i: str, n: str, failure: dict, n_l1: int, n_l2: int) -> dict:
+    """One failure fieldset, its step numbers already strings (the template engine localizes
+    every integer it prints, which costs more than the rest of the page's loops)."""
+    l1_on, l2_on = set(failure.get("l1_steps") or ()), set(failure.get("l2_steps") or ())
+    return {
+        "i": i,
+        "n": n,
+        "description": failure.get("description", ""),
+        "l1": [(str(k), k in l1_on) for k in range(1, n_l1 + 1)],
+        "l2": [(str(k), k in l2_on) for k in range(1, n_l2 + 1)],
+    }
+
+
 def _item_context(
     study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()
 ) -> dict:
@@ -200,14 +213,15 @@ def _item_context(
         "qualification": assignment.item.kind == "qualification",
         "goal": procedure.goal,
         "resources": procedure.resources,
-        "l1": list(enumerate(l1, 1)),
-        "l2": [(n, text, n in read) for n, text in enumerate(l2, 1)],
-        "l1_numbers": range(1, len(l1) + 1),
-        "l2_numbers": range(1, len(l2) + 1),
+        "l1": [(str(n), text) for n, text in enumerate(l1, 1)],
+        "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
         "n_read": len(read),
         "read_percent": round(100 * len(read) / len(l2)) if l2 else 100,
         "state": state,
-        "failures": failures,
+        "failures": [
+            _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
+        ],
+        "failure_blank": _failure_entry("__i__", "__n__", {}, len(l1), len(l2)),
         "errors": list(errors),
         "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
         "min_seconds": study.min_seconds_per_item,

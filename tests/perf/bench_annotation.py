@@ -33,6 +33,7 @@ OUT = ROOT / "tests" / "perf" / "out"
 DB_NAME = "h2r_bench_annotation"
 PG_URL = os.environ.get("PERF_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 N_STEPS = 6
+SERVER_OPTIONS = {"health_checks": False, "server_binding": False}
 STATIC = [
     "css/app.css",
     "css/annotate.css",
@@ -67,12 +68,19 @@ def server_env() -> dict[str, str]:
     env.update(
         {
             "DATABASE_URL": db_url(DB_NAME),
-            "DJANGO_SETTINGS_MODULE": "config.settings",
+            # production settings (DEBUG off, manifest static files, deploy checks) with only
+            # the loopback changes; see bench_annotation_settings.py
+            "DJANGO_SETTINGS_MODULE": "tests.perf.bench_annotation_settings",
+            "DJANGO_ENV": "production",
             "DEBUG": "0",
-            "DJANGO_ENV": "development",
+            "SECRET_KEY": "bench-only-" + "k" * 50,
+            "SECURE_SSL_REDIRECT": "0",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "LOG_LEVEL": "ERROR",
             "DB_CONN_MAX_AGE": "600",
+            "BENCH_STATIC_ROOT": str(OUT / "static"),
+            "BENCH_DB_HEALTH_CHECKS": "1" if SERVER_OPTIONS["health_checks"] else "0",
+            "BENCH_DB_SERVER_BINDING": "1" if SERVER_OPTIONS["server_binding"] else "0",
         }
     )
     return env
@@ -81,12 +89,13 @@ def server_env() -> dict[str, str]:
 def seed(n_items: int) -> str:
     """Migrate and create the study; returns its slug."""
     env = server_env()
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
+    for command in (["migrate"], ["collectstatic"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *command, "--noinput", "-v", "0"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
     os.environ.update(env)
     import django
 
@@ -140,7 +149,10 @@ def seed(n_items: int) -> str:
     return study.slug
 
 
-def start_gunicorn(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
+def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subprocess.Popen, int]:
+    worker_class = ["--worker-class", "sync"]
+    if threads > 1:  # gthread keeps client connections alive; sync closes each one
+        worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
     proc = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("gunicorn")),
@@ -149,8 +161,7 @@ def start_gunicorn(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
             "127.0.0.1:0",
             "-w",
             str(workers),
-            "--worker-class",
-            "sync",
+            *worker_class,
             "--backlog",
             "256",
             "--log-level",
@@ -247,9 +258,20 @@ def page_weight(port: int, slug: str) -> dict:
     }
 
 
-def run_locust(port: int, slug: str, users: int, seconds: int) -> dict:
+def run_locust(
+    port: int, slug: str, users: int, seconds: int, *, rate: float = 0.0, mode: str = "annotate"
+) -> tuple[dict, float]:
+    """Locust's stats by request name, and the CPU seconds Locust itself used."""
+    import resource
+
     prefix = OUT / "annotation"
-    env = dict(os.environ, BENCH_STUDY_SLUG=slug, BENCH_N_STEPS=str(N_STEPS))
+    env = dict(
+        os.environ,
+        BENCH_STUDY_SLUG=slug,
+        BENCH_N_STEPS=str(N_STEPS),
+        BENCH_RATE_PER_USER=str(rate),
+        BENCH_MODE=mode,
+    )
     cmd = [
         str(Path(sys.executable).with_name("locust")),
         "-f",
@@ -271,6 +293,7 @@ def run_locust(port: int, slug: str, users: int, seconds: int) -> dict:
         "--stop-timeout",
         "5",
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
         cmd,
         cwd=ROOT,
@@ -280,11 +303,13 @@ def run_locust(port: int, slug: str, users: int, seconds: int) -> dict:
         stdout=subprocess.DEVNULL,
         stderr=open(OUT / "annotation-locust.log", "wb"),
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    locust_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     stats = {}
     with open(f"{prefix}_stats.csv", newline="") as fh:
         for row in csv.DictReader(fh):
             stats[row["Name"]] = row
-    return stats
+    return stats, locust_cpu
 
 
 def main() -> None:
@@ -292,19 +317,40 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=50)
     ap.add_argument("--seconds", type=int, default=30)
     ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument(
+        "--threads", type=int, default=1, help="> 1: gthread workers (keep-alive) with this many threads"
+    )
     ap.add_argument("--items", type=int, default=4000)
+    ap.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="items/s per simulated annotator (Locust constant_throughput); 0 = no pause at all",
+    )
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="hit a bare view (no query, no template) instead: the per-request floor of the stack",
+    )
+    ap.add_argument("--health-checks", action="store_true", help="CONN_HEALTH_CHECKS on")
+    ap.add_argument("--server-binding", action="store_true", help="psycopg server-side binding")
     ap.add_argument("--keep-db", action="store_true")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    SERVER_OPTIONS.update(health_checks=args.health_checks, server_binding=args.server_binding)
+    mode = "floor" if args.floor else "annotate"
 
+    load_before = os.getloadavg()[0]
     recreate_db()
     proc = None
     try:
         slug = seed(args.items)
-        proc, port = start_gunicorn(args.workers, OUT / "annotation-gunicorn.log")
+        proc, port = start_gunicorn(args.workers, OUT / "annotation-gunicorn.log", args.threads)
         weight = page_weight(port, slug)
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
-        stats = run_locust(port, slug, args.users, args.seconds)
+        stats, locust_cpu = run_locust(
+            port, slug, args.users, args.seconds, rate=args.rate, mode=mode
+        )
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
     finally:
         if proc is not None and proc.poll() is None:
@@ -312,6 +358,46 @@ def main() -> None:
             proc.wait(timeout=30)
         if not args.keep_db:
             drop_db()
+    load_after = os.getloadavg()[0]
+    server = (
+        f"gunicorn x{args.workers} gthread workers x{args.threads} threads"
+        if args.threads > 1
+        else f"gunicorn x{args.workers} sync workers"
+    )
+    settings_note = (
+        f"production settings, health checks {'on' if args.health_checks else 'off'}, "
+        f"server-side binding {'on' if args.server_binding else 'off'}"
+    )
+    pace = f"{args.rate} items/s per user" if args.rate else "no pause"
+
+    if args.floor:
+        floor = stats["floor"]
+        n = int(floor["Request Count"]) - int(floor["Failure Count"])
+        result = {
+            "mode": "floor",
+            "users": args.users,
+            "seconds": args.seconds,
+            "server": server,
+            "floor_ms": {k: float(floor[k]) for k in ("50%", "95%", "99%")},
+            "requests": n,
+            "failures": int(floor["Failure Count"]),
+            "requests_per_s": round(float(floor["Requests/s"]), 1),
+            "gunicorn_cpu_ms_per_request": round(1000 * (cpu1 - cpu0) / max(n, 1), 2),
+            "locust_cpu_ms_per_request": round(1000 * locust_cpu / max(n, 1), 2),
+            "load_average": [round(load_before, 1), round(load_after, 1)],
+        }
+        (OUT / "annotation-floor.json").write_text(json.dumps(result, indent=2))
+        print(f"bare-view floor: {args.users} users, {args.seconds} s, {server}, {settings_note}")
+        print(
+            f"  p50 {result['floor_ms']['50%']:.0f} ms  p95 {result['floor_ms']['95%']:.0f} ms  "
+            f"p99 {result['floor_ms']['99%']:.0f} ms  ({n} requests, {result['failures']} failed)"
+        )
+        print(
+            f"  {result['requests_per_s']} requests/s; gunicorn CPU {result['gunicorn_cpu_ms_per_request']} "
+            f"ms/request; Locust CPU {result['locust_cpu_ms_per_request']} ms/request"
+        )
+        print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
+        return
 
     item, save = stats["item page"], stats["save (submit)"]
     saves_ok = int(save["Request Count"]) - int(save["Failure Count"])
@@ -320,6 +406,10 @@ def main() -> None:
         "users": args.users,
         "seconds": args.seconds,
         "workers": args.workers,
+        "threads": args.threads,
+        "server": server,
+        "settings": settings_note,
+        "pace": pace,
         "item_page_ms": {k: float(item[k]) for k in ("50%", "95%", "99%")},
         "save_ms": {k: float(save[k]) for k in ("50%", "95%", "99%")},
         "item_requests": int(item["Request Count"]),
@@ -329,12 +419,14 @@ def main() -> None:
         "items_per_s": round(items_per_s, 1),
         "gunicorn_cpu_ms_per_item": round(1000 * (cpu1 - cpu0) / max(saves_ok, 1), 2),
         "postgres_cpu_ms_per_item_all_processes": round(1000 * (pg1 - pg0) / max(saves_ok, 1), 2),
+        "locust_cpu_ms_per_item": round(1000 * locust_cpu / max(saves_ok, 1), 2),
         "wall_s": round(elapsed, 1),
+        "load_average": [round(load_before, 1), round(load_after, 1)],
         "page_weight": weight,
     }
     (OUT / "annotation.json").write_text(json.dumps(result, indent=2))
     print(
-        f"annotation load: {args.users} users, {args.seconds} s, gunicorn x{args.workers} sync workers, PostgreSQL"
+        f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL, {settings_note}"
     )
     print(
         f"  item page  p50 {result['item_page_ms']['50%']:.0f} ms  p95 {result['item_page_ms']['95%']:.0f} ms  "
@@ -347,12 +439,14 @@ def main() -> None:
     print(f"  throughput {result['items_per_s']} items/s")
     print(
         f"  server CPU {result['gunicorn_cpu_ms_per_item']} ms/item (gunicorn); "
-        f"PostgreSQL {result['postgres_cpu_ms_per_item_all_processes']} ms/item (all postgres processes on a shared machine)"
+        f"PostgreSQL {result['postgres_cpu_ms_per_item_all_processes']} ms/item (all postgres processes "
+        f"on a shared machine); Locust {result['locust_cpu_ms_per_item']} ms/item"
     )
     print(
         f"  item page  {weight['total_gzip'] / 1024:.1f} kB gzip in all (HTML {weight['html_gzip'] / 1024:.1f} kB; "
         f"{weight['total_raw'] / 1024:.1f} kB uncompressed)"
     )
+    print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
 
 
 if __name__ == "__main__":

@@ -7,19 +7,24 @@ import os
 import re
 import uuid
 
-from locust import FastHttpUser, constant, task
+from locust import FastHttpUser, constant, constant_throughput, task
 from locust.exception import StopUser
 
 SLUG = os.environ["BENCH_STUDY_SLUG"]
 N_STEPS = int(os.environ.get("BENCH_N_STEPS", "6"))
+# items/s per annotator (closed loop with pacing); 0: the next request as soon as the answer arrives
+RATE = float(os.environ.get("BENCH_RATE_PER_USER", "0") or 0)
+MODE = os.environ.get("BENCH_MODE", "annotate")
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _ACTION = re.compile(r'id="item-form" method="post" action="([^"]+)"')
 
 
 class Annotator(FastHttpUser):
-    wait_time = constant(0)  # closed loop: next request as soon as the previous answer arrives
+    wait_time = constant_throughput(RATE) if RATE > 0 else constant(0)
 
     def on_start(self):
+        if MODE == "floor":
+            return
         pid = uuid.uuid4().hex[:24]
         base = f"/study/s/{SLUG}"
         with self.client.get(
@@ -58,6 +63,10 @@ class Annotator(FastHttpUser):
 
     @task
     def annotate(self):
+        if MODE == "floor":  # the bare view of bench_annotation_settings, twice per "item"
+            self.client.get("/bench/floor/", name="floor")
+            self.client.get("/bench/floor/", name="floor")
+            return
         with self.client.get(
             f"{self.base}/item/", name="item page", allow_redirects=False, catch_response=True
         ) as r:
