@@ -18,6 +18,15 @@ from annotation.models import (
     StudyItem,
 )
 
+# What an item page or a save never shows: the mined source document, the raw model output and
+# scores. Left out of the hot reads (a procedure's source text is typically 2.5-6 KB).
+ITEM_UNUSED_FIELDS = (
+    "generation__procedure__source_text",
+    "generation__model_completion",
+    "generation__scores",
+)
+ASSIGNMENT_UNUSED_FIELDS = tuple(f"item__{name}" for name in ITEM_UNUSED_FIELDS)
+
 
 def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
     if not participant_id:
@@ -59,6 +68,7 @@ def assignment_for_participant(
     """Only the participant's own assignment; None for anyone else's."""
     assignment = (
         Assignment.objects.select_related("item__generation__procedure")
+        .defer(*ASSIGNMENT_UNUSED_FIELDS)
         .filter(pk=assignment_id, participant=participant)
         .first()
     )
@@ -78,6 +88,7 @@ def assignment_for_cookie(
         return None
     return (
         Assignment.objects.select_related("participant__study", "item__generation__procedure")
+        .defer(*ASSIGNMENT_UNUSED_FIELDS)
         .annotate(has_draft=Exists(Draft.objects.filter(assignment_id=OuterRef("pk"))))
         .filter(pk=assignment_id, participant_id=participant_id, participant__study__slug=slug)
         .first()

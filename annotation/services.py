@@ -23,7 +23,8 @@ from annotation.models import (
     Study,
     StudyItem,
 )
-from annotation.services_study import (  # noqa: F401 - re-exported: services is the public API
+from annotation.selectors import ASSIGNMENT_UNUSED_FIELDS, ITEM_UNUSED_FIELDS
+from annotation.services_study import (
     STUDY_SETTINGS,
     EntryRefused,
     participant_enter_account,
@@ -138,6 +139,7 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
     for attempt in range(40):
         item = (
             base.select_related("generation__procedure")
+            .defer(*ITEM_UNUSED_FIELDS)
             .select_for_update(skip_locked=True, of=("self",))
             .first()
         )
@@ -187,6 +189,7 @@ def _open_assignment(participant: Participant) -> Assignment | None:
     return (
         Assignment.objects.filter(participant_id=participant.pk, state=Assignment.State.ACTIVE)
         .select_related("item__generation__procedure")
+        .defer(*ASSIGNMENT_UNUSED_FIELDS)
         .order_by("served_at")
         .first()
     )
@@ -259,6 +262,7 @@ def participant_current_assignment(
                 state__in=[Assignment.State.ACTIVE, Assignment.State.EXPIRED],
             )
             .select_related("item__generation__procedure")
+            .defer(*ASSIGNMENT_UNUSED_FIELDS)
             .order_by("state", "-served_at")
         )
         if unfinished and unfinished[0].state == Assignment.State.ACTIVE:

@@ -225,7 +225,9 @@ def _item_context(
         "errors": list(errors),
         "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
         "min_seconds": study.min_seconds_per_item,
-        "remaining": max(0, study.min_seconds_per_item - int((now - assignment.served_at).total_seconds())),
+        "remaining": max(
+            0, study.min_seconds_per_item - int((now - assignment.served_at).total_seconds())
+        ),
         "heartbeat_seconds": conf.heartbeat_seconds(),
         "idle_seconds": conf.idle_timeout_seconds(),
         "codebook": {"question": CODEBOOK["question"]},
