@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db import connections, router
+from django.db.models import Count, Exists, Model, OuterRef, Q, QuerySet, Subquery
 
 from annotation.labels import first_failure_step
 from annotation.models import (
@@ -17,6 +18,7 @@ from annotation.models import (
     Study,
     StudyItem,
 )
+from benchmarks.models import Generation, Procedure
 
 # What an item page or a save never shows: the mined source document, the raw model output and
 # scores. Left out of the hot reads (a procedure's source text is typically 2.5-6 KB).
@@ -26,6 +28,88 @@ ITEM_UNUSED_FIELDS = (
     "generation__scores",
 )
 ASSIGNMENT_UNUSED_FIELDS = tuple(f"item__{name}" for name in ITEM_UNUSED_FIELDS)
+
+
+# --- prepared reads ---------------------------------------------------------------------
+# The annotator's two requests run the same few reads thousands of times an hour. Building a
+# QuerySet and compiling it to SQL costs 10-30 times more CPU than running it (about 1.3 ms
+# against 0.06 ms for these joins), so these reads are compiled by the ORM once per process and
+# database, then run with new values; rows become model instances as the ORM would make them.
+
+
+class PreparedRead:
+    """A values_list read compiled once. ``build(**sentinels)`` returns the QuerySet; each
+    sentinel value marks where that keyword's value goes in the compiled parameters."""
+
+    def __init__(self, build: Callable[..., QuerySet], **sentinels: object) -> None:
+        self._build = build
+        self._sentinels = sentinels
+        self._compiled: dict[str, tuple] = {}
+
+    def _compile(self, alias: str) -> tuple:
+        qs = self._build(**self._sentinels)
+        query = qs.query
+        compiler = query.get_compiler(alias)
+        sql, params = compiler.as_sql()
+        by_value = {(type(v), v): name for name, v in self._sentinels.items()}
+        slots = [by_value.get((type(p), p), _CONSTANT) for p in params]
+        missing = set(self._sentinels) - set(slots)
+        if missing:
+            raise RuntimeError(f"prepared read: parameters {sorted(missing)} not found in the SQL")
+        expressions = [col for col, _, _ in compiler.select]
+        converters = compiler.get_converters(expressions)
+        names = [*query.extra_select, *query.values_select, *query.annotation_select]
+        fields = list(qs._fields)
+        order = [names.index(f) for f in fields]
+        entry = (
+            sql,
+            params,
+            slots,
+            converters,
+            None if order == list(range(len(order))) else order,
+        )
+        self._compiled[alias] = entry
+        return entry
+
+    def rows(self, model: type[Model], **values: object) -> list[tuple]:
+        alias = router.db_for_read(model)
+        entry = self._compiled.get(alias) or self._compile(alias)
+        sql, params, slots, converters, order = entry
+        bound = [p if slot is _CONSTANT else values[slot] for p, slot in zip(params, slots)]
+        connection = connections[alias]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, bound)
+            rows = cursor.fetchall()
+        out = []
+        for row in rows:
+            if converters:
+                row = list(row)
+                for pos, (convs, expression) in converters.items():
+                    value = row[pos]
+                    for convert in convs:
+                        value = convert(value, expression, connection)
+                    row[pos] = value
+            out.append(tuple(row[i] for i in order) if order else tuple(row))
+        return out
+
+
+_CONSTANT = object()
+
+
+def _field_paths(model: type[Model], prefix: str, leave_out: tuple[str, ...] = ()) -> list:
+    """The model's loaded fields (in model order) and their values_list paths under ``prefix``."""
+    fields = [f for f in model._meta.concrete_fields if f.name not in leave_out]
+    return [(f, prefix + f.attname) for f in fields]
+
+
+def _instances(alias: str, row: tuple, parts: list[tuple[type[Model], list]]) -> list[Model]:
+    """Model instances from consecutive slices of ``row``, as the ORM's from_db makes them."""
+    out, start = [], 0
+    for model, paths in parts:
+        values = row[start : start + len(paths)]
+        out.append(model.from_db(alias, [f.attname for f, _ in paths], values))
+        start += len(paths)
+    return out
 
 
 def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
@@ -44,16 +128,47 @@ def participant_for_slug(
     returned to the pool (``has_expired``), so the item page needs no further read to decide."""
     if not participant_id:
         return None
-    qs = Participant.objects.select_related("study").filter(pk=participant_id, study__slug=slug)
-    if with_assignment_state:
-        mine = Assignment.objects.filter(participant_id=OuterRef("pk"))
-        qs = qs.annotate(
+    if not with_assignment_state:
+        return (
+            Participant.objects.select_related("study")
+            .filter(pk=participant_id, study__slug=slug)
+            .first()
+        )
+    rows = _PARTICIPANT_STATE.rows(Participant, participant_id=participant_id, slug=slug)
+    if not rows:
+        return None
+    row = rows[0]
+    alias = router.db_for_read(Participant)
+    participant, study = _instances(alias, row, _PARTICIPANT_STATE_PARTS)
+    participant.study = study
+    participant.open_assignment_id, participant.has_expired = row[-2], bool(row[-1])
+    return participant
+
+
+_PARTICIPANT_STATE_PARTS = [
+    (Participant, _field_paths(Participant, "")),
+    (Study, _field_paths(Study, "study__")),
+]
+
+
+def _participant_state_query(*, participant_id: int, slug: str) -> QuerySet:
+    mine = Assignment.objects.filter(participant_id=OuterRef("pk"))
+    paths = [path for _, part in _PARTICIPANT_STATE_PARTS for _, path in part]
+    return (
+        Participant.objects.filter(pk=participant_id, study__slug=slug)
+        .annotate(
             open_assignment_id=Subquery(
                 mine.filter(state=Assignment.State.ACTIVE).values("pk")[:1]
             ),
             has_expired=Exists(mine.filter(state=Assignment.State.EXPIRED)),
         )
-    return qs.first()
+        .values_list(*paths, "open_assignment_id", "has_expired")
+    )
+
+
+_PARTICIPANT_STATE = PreparedRead(
+    _participant_state_query, participant_id=-7_300_000_001, slug="__prepared_slug__"
+)
 
 
 def participant_for_user(*, study: Study, user) -> Participant | None:
@@ -86,13 +201,52 @@ def assignment_for_cookie(
     the participant up the long way, for its message or an account-based entry)."""
     if not participant_id:
         return None
-    return (
-        Assignment.objects.select_related("participant__study", "item__generation__procedure")
-        .defer(*ASSIGNMENT_UNUSED_FIELDS)
-        .annotate(has_draft=Exists(Draft.objects.filter(assignment_id=OuterRef("pk"))))
-        .filter(pk=assignment_id, participant_id=participant_id, participant__study__slug=slug)
-        .first()
+    rows = _ASSIGNMENT_FULL.rows(
+        Assignment, assignment_id=assignment_id, participant_id=participant_id, slug=slug
     )
+    if not rows:
+        return None
+    row = rows[0]
+    alias = router.db_for_read(Assignment)
+    assignment, participant, study, item, generation, procedure = _instances(
+        alias, row, _ASSIGNMENT_FULL_PARTS
+    )
+    participant.study = study
+    generation.procedure = procedure
+    item.generation = generation
+    assignment.participant = participant
+    assignment.item = item
+    assignment.has_draft = bool(row[-1])
+    return assignment
+
+
+_ASSIGNMENT_FULL_PARTS = [
+    (Assignment, _field_paths(Assignment, "")),
+    (Participant, _field_paths(Participant, "participant__")),
+    (Study, _field_paths(Study, "participant__study__")),
+    (StudyItem, _field_paths(StudyItem, "item__")),
+    (Generation, _field_paths(Generation, "item__generation__", ("model_completion", "scores"))),
+    (Procedure, _field_paths(Procedure, "item__generation__procedure__", ("source_text",))),
+]
+
+
+def _assignment_full_query(*, assignment_id: int, participant_id: int, slug: str) -> QuerySet:
+    paths = [path for _, part in _ASSIGNMENT_FULL_PARTS for _, path in part]
+    return (
+        Assignment.objects.filter(
+            pk=assignment_id, participant_id=participant_id, participant__study__slug=slug
+        )
+        .annotate(has_draft=Exists(Draft.objects.filter(assignment_id=OuterRef("pk"))))
+        .values_list(*paths, "has_draft")
+    )
+
+
+_ASSIGNMENT_FULL = PreparedRead(
+    _assignment_full_query,
+    assignment_id=-7_300_000_002,
+    participant_id=-7_300_000_003,
+    slug="__prepared_slug__",
+)
 
 
 def assignment_draft(*, assignment: Assignment) -> dict:
