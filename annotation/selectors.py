@@ -39,7 +39,9 @@ ASSIGNMENT_UNUSED_FIELDS = tuple(f"item__{name}" for name in ITEM_UNUSED_FIELDS)
 
 class PreparedRead:
     """A values_list read compiled once. ``build(**sentinels)`` returns the QuerySet; each
-    sentinel value marks where that keyword's value goes in the compiled parameters."""
+    sentinel value marks where that keyword's value goes in the compiled parameters (pick
+    values no constant of the query has, inside the 32-bit integer range, else the ORM may
+    compile the lookup away)."""
 
     def __init__(self, build: Callable[..., QuerySet], **sentinels: object) -> None:
         self._build = build
@@ -51,9 +53,13 @@ class PreparedRead:
         query = qs.query
         compiler = query.get_compiler(alias)
         sql, params = compiler.as_sql()
-        by_value = {(type(v), v): name for name, v in self._sentinels.items()}
-        slots = [by_value.get((type(p), p), _CONSTANT) for p in params]
-        missing = set(self._sentinels) - set(slots)
+        by_value = {_param_key(v): name for name, v in self._sentinels.items()}
+        # (name, type): the backend may wrap a value (psycopg's Int4); bind new values alike
+        slots = [
+            (by_value[_param_key(p)], type(p)) if _param_key(p) in by_value else _CONSTANT
+            for p in params
+        ]
+        missing = set(self._sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
         if missing:
             raise RuntimeError(f"prepared read: parameters {sorted(missing)} not found in the SQL")
         expressions = [col for col, _, _ in compiler.select]
@@ -75,7 +81,10 @@ class PreparedRead:
         alias = router.db_for_read(model)
         entry = self._compiled.get(alias) or self._compile(alias)
         sql, params, slots, converters, order = entry
-        bound = [p if slot is _CONSTANT else values[slot] for p, slot in zip(params, slots)]
+        bound = [
+            p if slot is _CONSTANT else slot[1](values[slot[0]])
+            for p, slot in zip(params, slots, strict=True)
+        ]
         connection = connections[alias]
         with connection.cursor() as cursor:
             cursor.execute(sql, bound)
@@ -94,6 +103,12 @@ class PreparedRead:
 
 
 _CONSTANT = object()
+
+
+def _param_key(value: object) -> tuple:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (int, int(value))
+    return (type(value), value)
 
 
 def _field_paths(model: type[Model], prefix: str, leave_out: tuple[str, ...] = ()) -> list:
@@ -167,7 +182,7 @@ def _participant_state_query(*, participant_id: int, slug: str) -> QuerySet:
 
 
 _PARTICIPANT_STATE = PreparedRead(
-    _participant_state_query, participant_id=-7_300_000_001, slug="__prepared_slug__"
+    _participant_state_query, participant_id=2_073_000_001, slug="__prepared_slug__"
 )
 
 
@@ -243,9 +258,31 @@ def _assignment_full_query(*, assignment_id: int, participant_id: int, slug: str
 
 _ASSIGNMENT_FULL = PreparedRead(
     _assignment_full_query,
-    assignment_id=-7_300_000_002,
-    participant_id=-7_300_000_003,
+    assignment_id=2_073_000_002,
+    participant_id=2_073_000_003,
     slug="__prepared_slug__",
+)
+
+
+def study_item_for_page(*, item_id: int) -> StudyItem | None:
+    """An item with its generation and procedure, as the item page shows it (one query)."""
+    rows = _ITEM_FULL.rows(StudyItem, item_id=item_id)
+    if not rows:
+        return None
+    item, generation, procedure = _instances(
+        router.db_for_read(StudyItem), rows[0], _ITEM_FULL_PARTS
+    )
+    generation.procedure = procedure
+    item.generation = generation
+    return item
+
+
+_ITEM_FULL_PARTS = _ASSIGNMENT_FULL_PARTS[3:]
+_ITEM_FULL = PreparedRead(
+    lambda *, item_id: StudyItem.objects.filter(pk=item_id).values_list(
+        *[path.removeprefix("item__") for _, part in _ITEM_FULL_PARTS for _, path in part]
+    ),
+    item_id=2_073_000_004,
 )
 
 

@@ -23,8 +23,8 @@ from annotation.models import (
     Study,
     StudyItem,
 )
-from annotation.selectors import ASSIGNMENT_UNUSED_FIELDS, ITEM_UNUSED_FIELDS
-from annotation.services_study import (
+from annotation.selectors import ASSIGNMENT_UNUSED_FIELDS, PreparedRead, study_item_for_page
+from annotation.services_study import (  # noqa: F401 - re-exported: services is the public API
     STUDY_SETTINGS,
     EntryRefused,
     participant_enter_account,
@@ -127,27 +127,39 @@ def _new_assignment(participant: Participant, item: StudyItem, now: datetime) ->
     return assignment
 
 
-def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
-    study = participant.study
-    base = (
-        StudyItem.objects.filter(study_id=study.pk, kind=Kind.REGULAR, n_assigned__lt=study.overlap)
-        .exclude(assignments__participant_id=participant.pk)
+def _regular_pool(*, study_id: int, overlap: int, participant_id: int):
+    """Regular items with room left that this participant never had, least annotated first."""
+    return (
+        StudyItem.objects.filter(study_id=study_id, kind=Kind.REGULAR, n_assigned__lt=overlap)
+        .exclude(assignments__participant_id=participant_id)
         .order_by("n_assigned", "position", "id")
     )
-    # SKIP LOCKED never waits on a row another claim holds, so claims cannot deadlock; when every
-    # candidate is momentarily locked, look again shortly (bounded) before calling the pool empty.
+
+
+# The pool's head, locked (SKIP LOCKED: never waits on a row another claim holds), compiled once
+# per process: the claim runs on every item page, and compiling it costs more than running it.
+_POOL_HEAD = PreparedRead(
+    lambda **kw: _regular_pool(**kw).select_for_update(skip_locked=True).values_list("pk")[:1],
+    study_id=2_073_000_011,
+    overlap=2_073_000_012,
+    participant_id=2_073_000_013,
+)
+
+
+def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
+    study = participant.study
+    pool = {"study_id": study.pk, "overlap": study.overlap, "participant_id": participant.pk}
+    # When every candidate is momentarily locked by other claims, look again shortly (bounded)
+    # before calling the pool empty; claims never wait on each other, so they cannot deadlock.
     for attempt in range(40):
-        item = (
-            base.select_related("generation__procedure")
-            .defer(*ITEM_UNUSED_FIELDS)
-            .select_for_update(skip_locked=True, of=("self",))
-            .first()
-        )
-        if item is not None:
-            if _take_slot(item.pk, study.overlap):
+        head = _POOL_HEAD.rows(StudyItem, **pool)
+        if head:
+            item_id = head[0][0]
+            if _take_slot(item_id, study.overlap):
+                item = study_item_for_page(item_id=item_id)
                 return _new_assignment(participant, item, now)
             continue
-        if not base.exists():
+        if not _regular_pool(**pool).exists():
             return None
         time.sleep(min(0.002 * (attempt + 1), 0.05))
     return None
