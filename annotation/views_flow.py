@@ -6,12 +6,16 @@ entry) or by their account; they only ever reach their own assignments.
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import conf, services
@@ -195,6 +199,14 @@ def _failure_entry(i: str, n: str, failure: dict, n_l1: int, n_l2: int) -> dict:
     }
 
 
+@functools.lru_cache(maxsize=256)
+def _blank_failure_html(n_l1: int, n_l2: int) -> str:
+    """The empty failure fieldset the page clones (the same for every item of this shape)."""
+    return render_to_string(
+        "annotation/_failure.html", {"f": _failure_entry("__i__", "__n__", {}, n_l1, n_l2)}
+    )
+
+
 def _item_context(
     study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()
 ) -> dict:
@@ -221,7 +233,7 @@ def _item_context(
         "failures": [
             _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
         ],
-        "failure_blank": _failure_entry("__i__", "__n__", {}, len(l1), len(l2)),
+        "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),  # noqa: S308 - our template
         "errors": list(errors),
         "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
         "min_seconds": study.min_seconds_per_item,
