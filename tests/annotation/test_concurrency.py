@@ -8,9 +8,24 @@ from django.db import connection, connections
 
 from annotation import services
 from annotation.models import Assignment, Participant, StudyItem
+from annotation.selectors import participant_for_slug
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def load_plain(p):
+    return Participant.objects.get(pk=p.pk)
+
+
+def load_as_item_page(p):
+    """As the item page loads it: with its assignment state, which takes the unlocked claim."""
+    return participant_for_slug(slug=p.study.slug, participant_id=p.pk, with_assignment_state=True)
+
+
+LOADERS = pytest.mark.parametrize(
+    "load", [load_plain, load_as_item_page], ids=["locked", "item-page"]
+)
 
 
 def run_at_once(fn, args_list):
@@ -36,12 +51,13 @@ def run_at_once(fn, args_list):
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-def test_simultaneous_participants_never_exceed_overlap():
+@LOADERS
+def test_simultaneous_participants_never_exceed_overlap(load):
     study = make_study(n_items=2, overlap=2)
     people = [working_participant(study, f"P{i}") for i in range(12)]  # 12 arrivals for 4 slots
 
     def claim(p):
-        a = services.participant_current_assignment(participant=Participant.objects.get(pk=p.pk))
+        a = services.participant_current_assignment(participant=load(p))
         return a.item_id if a else None
 
     got = run_at_once(claim, [(p,) for p in people])
@@ -53,15 +69,15 @@ def test_simultaneous_participants_never_exceed_overlap():
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-def test_one_participant_two_tabs_get_the_same_item():
+@LOADERS
+def test_one_participant_two_tabs_get_the_same_item(load):
     study = make_study(n_items=6, overlap=3)
     p = working_participant(study, "TWO_TABS")
 
     def claim():
-        return services.participant_current_assignment(
-            participant=Participant.objects.get(pk=p.pk)
-        ).pk
+        return services.participant_current_assignment(participant=load(p)).pk
 
     got = run_at_once(claim, [() for _ in range(6)])
     assert len(set(got)) == 1
     assert Assignment.objects.filter(participant=p).count() == 1
+    assert sum(StudyItem.objects.filter(study=study).values_list("n_assigned", flat=True)) == 1
