@@ -41,11 +41,12 @@ class PreparedRead:
     """A values_list read compiled once. ``build(**sentinels)`` returns the QuerySet; each
     sentinel value marks where that keyword's value goes in the compiled parameters (pick
     values no constant of the query has, inside the 32-bit integer range, else the ORM may
-    compile the lookup away)."""
+    compile the lookup away). A locking read (select_for_update) runs on the write database."""
 
     def __init__(self, build: Callable[..., QuerySet], **sentinels: object) -> None:
         self._build = build
         self._sentinels = sentinels
+        self._locking: bool | None = None
         self._compiled: dict[str, tuple] = {}
 
     def _compile(self, alias: str) -> tuple:
@@ -53,15 +54,7 @@ class PreparedRead:
         query = qs.query
         compiler = query.get_compiler(alias)
         sql, params = compiler.as_sql()
-        by_value = {_param_key(v): name for name, v in self._sentinels.items()}
-        # (name, type): the backend may wrap a value (psycopg's Int4); bind new values alike
-        slots = [
-            (by_value[_param_key(p)], type(p)) if _param_key(p) in by_value else _CONSTANT
-            for p in params
-        ]
-        missing = set(self._sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
-        if missing:
-            raise RuntimeError(f"prepared read: parameters {sorted(missing)} not found in the SQL")
+        slots = bind_plan(params, self._sentinels)
         expressions = [col for col, _, _ in compiler.select]
         converters = compiler.get_converters(expressions)
         names = [*query.extra_select, *query.values_select, *query.annotation_select]
@@ -78,16 +71,14 @@ class PreparedRead:
         return entry
 
     def rows(self, model: type[Model], **values: object) -> list[tuple]:
-        alias = router.db_for_read(model)
+        if self._locking is None:
+            self._locking = bool(self._build(**self._sentinels).query.select_for_update)
+        alias = router.db_for_write(model) if self._locking else router.db_for_read(model)
         entry = self._compiled.get(alias) or self._compile(alias)
         sql, params, slots, converters, order = entry
-        bound = [
-            p if slot is _CONSTANT else slot[1](values[slot[0]])
-            for p, slot in zip(params, slots, strict=True)
-        ]
         connection = connections[alias]
         with connection.cursor() as cursor:
-            cursor.execute(sql, bound)
+            cursor.execute(sql, bind(params, slots, values))
             rows = cursor.fetchall()
         out = []
         for row in rows:
@@ -100,6 +91,28 @@ class PreparedRead:
                     row[pos] = value
             out.append(tuple(row[i] for i in order) if order else tuple(row))
         return out
+
+
+def bind_plan(params, sentinels: dict[str, object]) -> list:
+    """Where each keyword goes among compiled parameters: (name, type) per slot, the type being
+    the one the backend wrapped the sentinel in (psycopg's Int4) so new values are bound alike;
+    _CONSTANT for the query's own constants."""
+    by_value = {_param_key(v): name for name, v in sentinels.items()}
+    slots = [
+        (by_value[_param_key(p)], type(p)) if _param_key(p) in by_value else _CONSTANT
+        for p in params
+    ]
+    missing = set(sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
+    if missing:
+        raise RuntimeError(f"prepared query: parameters {sorted(missing)} not found in the SQL")
+    return slots
+
+
+def bind(params, slots: list, values: dict[str, object]) -> list:
+    return [
+        p if slot is _CONSTANT else slot[1](values[slot[0]])
+        for p, slot in zip(params, slots, strict=True)
+    ]
 
 
 _CONSTANT = object()

@@ -8,8 +8,9 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, router, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
+from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from annotation import conf
@@ -23,7 +24,13 @@ from annotation.models import (
     Study,
     StudyItem,
 )
-from annotation.selectors import ASSIGNMENT_UNUSED_FIELDS, PreparedRead, study_item_for_page
+from annotation.selectors import (
+    ASSIGNMENT_UNUSED_FIELDS,
+    PreparedRead,
+    bind,
+    bind_plan,
+    study_item_for_page,
+)
 from annotation.services_study import (  # noqa: F401 - re-exported: services is the public API
     STUDY_SETTINGS,
     EntryRefused,
@@ -109,14 +116,48 @@ def assignments_release_stale(*, study: Study, now: datetime | None = None) -> i
     return released
 
 
+class PreparedUpdate:
+    """An UPDATE compiled by the ORM once per process and database, then run with new values
+    (integer keywords only; see selectors.PreparedRead). ``build(**sentinels)`` returns the
+    QuerySet to update and the values to set; returns the number of rows updated."""
+
+    def __init__(self, build, **sentinels: int) -> None:
+        self._build = build
+        self._sentinels = sentinels
+        self._compiled: dict[str, tuple] = {}
+
+    def run(self, model, **values: int) -> int:
+        alias = router.db_for_write(model)
+        entry = self._compiled.get(alias)
+        if entry is None:
+            qs, updates = self._build(**self._sentinels)
+            query = qs.query.chain(UpdateQuery)
+            query.add_update_values(updates)
+            sql, params = query.get_compiler(alias).as_sql()
+            entry = self._compiled[alias] = (sql, params, bind_plan(params, self._sentinels))
+        sql, params, slots = entry
+        with connections[alias].cursor() as cursor:
+            cursor.execute(sql, bind(params, slots, values))
+            return cursor.rowcount
+
+
+_TAKE_SLOT = PreparedUpdate(
+    lambda *, item_id, overlap: (
+        StudyItem.objects.filter(pk=item_id, n_assigned__lt=overlap),
+        {"n_assigned": F("n_assigned") + 1},
+    ),
+    item_id=2_073_000_031,
+    overlap=2_073_000_032,
+)
+_COUNT_DONE = PreparedUpdate(
+    lambda *, pk: (Participant.objects.filter(pk=pk), {"n_done": F("n_done") + 1}),
+    pk=2_073_000_033,
+)
+
+
 def _take_slot(item_id: int, overlap: int) -> bool:
     """Atomically count one more live assignment on an item, never past k."""
-    return (
-        StudyItem.objects.filter(pk=item_id, n_assigned__lt=overlap).update(
-            n_assigned=F("n_assigned") + 1
-        )
-        == 1
-    )
+    return _TAKE_SLOT.run(StudyItem, item_id=item_id, overlap=overlap) == 1
 
 
 def _new_assignment(participant: Participant, item: StudyItem, now: datetime) -> Assignment:
@@ -461,7 +502,7 @@ def annotation_submit(
         if getattr(assignment, "has_draft", True):  # read with the assignment when known
             Draft.objects.filter(assignment_id=locked.pk).delete()
         if item.kind == Kind.REGULAR:
-            Participant.objects.filter(pk=locked.participant_id).update(n_done=F("n_done") + 1)
+            _COUNT_DONE.run(Participant, pk=locked.participant_id)
         elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
             participant = (
                 Participant.objects.select_for_update(of=("self",))

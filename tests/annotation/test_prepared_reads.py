@@ -114,3 +114,25 @@ def test_submit_through_prepared_read_stores_once_and_clears_the_draft():
     assert Participant.objects.get(pk=p.pk).n_done == 1
     again = assignment_for_cookie(slug=study.slug, participant_id=p.pk, assignment_id=a.pk)
     assert services.annotation_submit(assignment=again, label=full_label()).created is False
+
+
+def test_prepared_slot_update_never_passes_k_and_counts_rows():
+    from annotation.models import StudyItem
+    from annotation.services import _take_slot
+
+    study = make_study(n_items=1, overlap=2)
+    item = StudyItem.objects.get(study=study)
+    assert [_take_slot(item.pk, 2) for _ in range(3)] == [True, True, False]
+    item.refresh_from_db()
+    assert item.n_assigned == 2
+    assert _take_slot(item.pk + 10_000, 2) is False  # no such item: nothing updated
+
+
+def test_a_sentinel_missing_from_the_sql_is_refused():
+    from annotation.selectors import PreparedRead
+
+    read = PreparedRead(
+        lambda *, pk: Participant.objects.filter(pk=pk + 1).values_list("pk"), pk=2_073_000_099
+    )
+    with pytest.raises(RuntimeError, match=r"parameters \['pk'\] not found"):
+        read.rows(Participant, pk=1)
