@@ -1,5 +1,5 @@
 """Load benchmark of the annotator flow: 50 simulated Prolific annotators in a closed loop
-(item page, then save) against gunicorn (sync workers, 2 by default: one per core) on
+(item page, then save) against gunicorn (3 sync workers by default, for 2 cores) on
 PostgreSQL, loopback only, with production settings (see bench_annotation_settings.py).
 
 Creates and drops a scratch database ``h2r_bench_annotation`` on ``PERF_PG_URL`` (default
@@ -9,7 +9,7 @@ for ``--seconds`` and prints p50/p95/p99 of the item page and of save, items/s, 
 gunicorn, of PostgreSQL and of Locust itself, the load average, and the item page's weight
 (HTML + CSS + JS, gzip). Figures also go to ``tests/perf/out/annotation.json``.
 
-Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 2]``
+Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 3]``
 ``--rate R`` paces each annotator at R items/s (still a closed loop); ``--floor`` measures a bare
 view under the same harness instead; ``--threads N`` uses gthread workers (keep-alive).
 Targets (2-core machine): p95 < 150 ms for both, >= 100 items/s, < 10 ms server CPU per item,
@@ -325,7 +325,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, default=50)
     ap.add_argument("--seconds", type=int, default=30)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=3)
     ap.add_argument(
         "--threads",
         type=int,
