@@ -100,7 +100,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", DEFAULT_SQLITE),
         conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
+        # a SELECT 1 before reusing a persistent connection in each request; turn off
+        # (DB_CONN_HEALTH_CHECKS=0) where the database is local and never drops connections
+        conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
