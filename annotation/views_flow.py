@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import conf, services
 from annotation.codebook import CODEBOOK
 from annotation.labels import parse_label
-from annotation.models import Assignment, Participant, Study
+from annotation.models import Assignment, Participant, Study, StudyItem
 from annotation.selectors import (
     assignment_draft,
     assignment_for_cookie,
@@ -152,7 +152,12 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
         agree = request.POST.get("consent") == "agree"
         services.participant_consent(participant=participant, agree=agree)
         return redirect(_stage_url(study, participant))
-    return render(request, "annotation/consent.html", {"study": study, "participant": participant})
+    context = {
+        "study": study,
+        "participant": participant,
+        "has_qualification": study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists(),
+    }
+    return render(request, "annotation/consent.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -173,7 +178,7 @@ def training(request: HttpRequest, slug: str) -> HttpResponse:
         "codebook": CODEBOOK,
         "review": review,
         "examples": training_items(study=study),
-        "has_qualification": study.items.filter(kind="qualification").exists(),
+        "has_qualification": study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists(),
     }
     return render(request, "annotation/training.html", context)
 

@@ -339,3 +339,20 @@ def test_late_submit_of_an_item_given_to_someone_else_moves_on(client, settings)
     page = client.get(r.url, follow=True).content.decode()
     assert "returned to the pool" in page
     assert Annotation.objects.filter(assignment=slow).count() == 0
+
+
+@pytest.mark.django_db
+def test_step_bar_shows_qualification_only_when_the_study_has_it(client):
+    from annotation.models import Study, StudyItem
+
+    from tests.annotation.factories import make_study
+
+    study = make_study(n_qualification=2)
+    params = {"PROLIFIC_PID": "stepbar1", "STUDY_ID": study.prolific_study_id or "s", "SESSION_ID": "x"}
+    client.get(f"/study/s/{study.slug}/", params)
+    html = client.get(f"/study/s/{study.slug}/consent/").content.decode()
+    assert "<li>Qualification</li>" in html
+    StudyItem.objects.filter(study=study, kind=StudyItem.Kind.QUALIFICATION).delete()
+    html = client.get(f"/study/s/{study.slug}/consent/").content.decode()
+    assert "<li>Qualification</li>" not in html
+    assert Study.objects.filter(pk=study.pk).exists()
