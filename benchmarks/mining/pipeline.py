@@ -113,9 +113,16 @@ class Pipeline:
             answered.append((doc, result))
         return answered
 
-    @staticmethod
-    def _bad_reply(stage: str, doc: DocState, exc: Exception, text: str) -> None:
-        doc.stop(stage, ERROR, f"reply is not the expected JSON: {exc}", {"raw_reply": text[:2000]})
+    def _ask_parsed(self, stage: str, docs: list[DocState], usage: StageUsage, parse):
+        """``_ask``, then parse each reply; a reply that is not the expected JSON stops its doc
+        with outcome ``error`` (raw reply kept). Yields ``(doc, parsed)``."""
+        for doc, resp in self._ask(stage, docs, usage):
+            try:
+                parsed = parse(resp.text)
+            except replies.ReplyError as exc:
+                doc.stop(stage, ERROR, f"reply is not the expected JSON: {exc}", {"raw_reply": resp.text[:2000]})
+                continue
+            yield doc, parsed
 
     # -- stages --------------------------------------------------------------------------
     def _procedures(self, docs: list[DocState], usage: StageUsage) -> None:
@@ -125,12 +132,7 @@ class Pipeline:
                 doc.passed("procedures", {"skipped": True, "from_input": True, "goal": doc.goal, "steps": doc.steps})
             else:
                 need.append(doc)
-        for doc, resp in self._ask("procedures", need, usage):
-            try:
-                ex = replies.parse_extraction(resp.text)
-            except replies.ReplyError as exc:
-                self._bad_reply("procedures", doc, exc, resp.text)
-                continue
+        for doc, ex in self._ask_parsed("procedures", need, usage, replies.parse_extraction):
             record = {"has_valid_process": ex.has_valid_process, "goal": ex.goal, "steps": ex.steps}
             if not ex.has_valid_process:
                 doc.stop("procedures", DROPPED, "no valid sequential process in the document", record)
@@ -153,12 +155,7 @@ class Pipeline:
                 doc.stop("prefilter", DROPPED, result.reason, record)
 
     def _filter(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, resp in self._ask("filter", docs, usage):
-            try:
-                verdict = replies.parse_filter(resp.text)
-            except replies.ReplyError as exc:
-                self._bad_reply("filter", doc, exc, resp.text)
-                continue
+        for doc, verdict in self._ask_parsed("filter", docs, usage, replies.parse_filter):
             if verdict.judgment:
                 doc.stop("filter", DROPPED, f"excluded category: {verdict.reason or '(no reason given)'}",
                          {"judgment": True})
@@ -166,32 +163,17 @@ class Pipeline:
                 doc.passed("filter", {"judgment": False, "reason": verdict.reason})
 
     def _postprocess(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, resp in self._ask("postprocess", docs, usage):
-            try:
-                rw = replies.parse_rewrite(resp.text)
-            except replies.ReplyError as exc:
-                self._bad_reply("postprocess", doc, exc, resp.text)
-                continue
+        for doc, rw in self._ask_parsed("postprocess", docs, usage, replies.parse_rewrite):
             doc.goal, doc.steps = rw.goal, rw.steps
             doc.passed("postprocess", {"rewritten_goal": rw.goal, "rewritten_steps": rw.steps})
 
     def _resources(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, resp in self._ask("resources", docs, usage):
-            try:
-                items = replies.parse_resources(resp.text)
-            except replies.ReplyError as exc:
-                self._bad_reply("resources", doc, exc, resp.text)
-                continue
+        for doc, items in self._ask_parsed("resources", docs, usage, replies.parse_resources):
             doc.resources = items
             doc.passed("resources", {"resources": items})
 
     def _final_filter(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, resp in self._ask("final_filter", docs, usage):
-            try:
-                verdict = replies.parse_final(resp.text)
-            except replies.ReplyError as exc:
-                self._bad_reply("final_filter", doc, exc, resp.text)
-                continue
+        for doc, verdict in self._ask_parsed("final_filter", docs, usage, replies.parse_final):
             if verdict.passed:
                 doc.passed("final_filter", dict(verdict.answers))
             else:
