@@ -34,13 +34,14 @@ def _judges(request: Request, *, required_two: bool = False):
     return judges
 
 
-def _int_param(request: Request, name: str) -> int | None:
+def _optional_object(request: Request, name: str, model):
+    """The ``model`` row whose id the query parameter ``name`` gives, or None when it is absent."""
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return None
     if not raw.isdigit():
         raise ValidationError({name: f"expected an integer id, got {raw!r}"})
-    return int(raw)
+    return get_object_or_404(model, pk=int(raw))
 
 
 class _Base(APIView):
@@ -59,8 +60,7 @@ class JudgePairsView(_Base):
     @extend_schema(summary="Judge-judge agreement and Cohen's kappa for every pair of judges",
                    parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        study_id = _int_param(request, "study")
-        study = get_object_or_404(Study, pk=study_id) if study_id is not None else None
+        study = _optional_object(request, "study", Study)
         judges = _judges(request) or Judge.objects.order_by("name")
         return Response(sel.judge_pair_comparison(judges=list(judges), study=study))
 
@@ -69,8 +69,7 @@ class RankingsView(_Base):
     @extend_schema(summary="Generator rankings by How2Score under each judge, with Kendall's tau-b between judges",
                    parameters=[JUDGES_PARAM, OpenApiParameter("dataset", OpenApiTypes.INT)], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        dataset_id = _int_param(request, "dataset")
-        dataset = get_object_or_404(Dataset, pk=dataset_id) if dataset_id is not None else None
+        dataset = _optional_object(request, "dataset", Dataset)
         judges = _judges(request) or Judge.objects.order_by("name")
         return Response(sel.generator_rankings(judges=list(judges), dataset=dataset))
 
@@ -79,6 +78,5 @@ class LeaderboardView(_Base):
     @extend_schema(summary="Judge leaderboard: agreement with humans, cost, time, parse-failure and failure rates, verbosity",
                    parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
-        study_id = _int_param(request, "study")
-        study = get_object_or_404(Study, pk=study_id) if study_id is not None else None
+        study = _optional_object(request, "study", Study)
         return Response(sel.judge_leaderboard(judges=_judges(request), study=study))
