@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from annotation.models import Study
-from annotation.services_study import STUDY_SETTINGS
+from annotation.services.study import STUDY_SETTINGS
 from benchmarks.models import Dataset, Generation, Generator
 
 

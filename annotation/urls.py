@@ -1,16 +1,26 @@
-from django.urls import path
+"""The annotation app's URLconf: the annotator flow and researcher pages (``study/``) and the
+API (``api/``)."""
 
-from annotation import views_flow as flow
-from annotation import views_research as research
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
 
-app_name = "annotation"
-urlpatterns = [
+from annotation.api import report as report_api
+from annotation.api import views as api
+from annotation.views import flow, report, research
+
+pages = [
     # researchers
     path("manage/", research.study_list, name="study_list"),
     path("manage/new/", research.study_create, name="study_create"),
     path("manage/<int:pk>/", research.progress, name="study_progress"),
     path("manage/<int:pk>/status/", research.set_status, name="study_status"),
     path("manage/<int:pk>/export.<str:fmt>", research.export, name="study_export"),
+    path("report/<int:pk>/", report.report, name="report"),
+    path("report/<int:pk>/partial/", report.report_partial, name="report_partial"),
+    path("report/<int:pk>/adjudicate/", report.queue, name="queue"),
+    path("report/<int:pk>/adjudicate/<int:item_id>/", report.adjudicate, name="adjudicate"),
+    path("report/<int:pk>/labels.<str:fmt>", report.labels_export, name="labels_export"),
+    path("report/<int:pk>/gold.<str:fmt>", report.gold_export, name="gold_export"),
     # annotators
     path("s/<slug:slug>/", flow.enter, name="enter"),
     path("s/<slug:slug>/consent/", flow.consent, name="consent"),
@@ -23,4 +33,30 @@ urlpatterns = [
     path("s/<slug:slug>/done/", flow.done, name="done"),
     path("s/<slug:slug>/screened-out/", flow.screened_out, name="screened_out"),
     path("s/<slug:slug>/declined/", flow.declined, name="declined"),
+]
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("studies", api.StudyViewSet, basename="study")
+
+api_patterns = [
+    path("studies/<int:pk>/report/", report_api.StudyReportView.as_view(), name="report"),
+    path(
+        "studies/<int:pk>/adjudication-queue/",
+        report_api.AdjudicationQueueView.as_view(),
+        name="adjudication_queue",
+    ),
+    path(
+        "study-items/<int:item_id>/adjudication/",
+        report_api.ItemAdjudicationView.as_view(),
+        name="item_adjudication",
+    ),
+    path("studies/<int:pk>/labels/", report_api.StudyLabelsView.as_view(), name="labels"),
+    path("studies/<int:pk>/gold/", report_api.StudyGoldView.as_view(), name="gold"),
+    path("", include(router.urls)),
+]
+
+urlpatterns = [
+    path("study/", include((pages, "annotation"))),
+    path("api/", include((api_patterns, "annotation_api"))),
 ]

@@ -21,7 +21,4 @@ class BenchmarksConfig(AppConfig):
     verbose_name = "Benchmarks"
 
     def ready(self) -> None:
-        from config.roles import ensure_roles
-
         post_migrate.connect(ensure_topics, sender=self, dispatch_uid="how2review.ensure_topics")
-        post_migrate.connect(ensure_roles, dispatch_uid="how2review.ensure_roles")

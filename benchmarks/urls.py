@@ -1,10 +1,31 @@
-from django.urls import path
+"""The benchmarks app's URLconf: the dataset browser (``data/``) and its API (``api/``)."""
 
-from benchmarks import views
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
 
-app_name = "benchmarks"
+from benchmarks.api import views as api
+from benchmarks.views import datasets
+
+pages = [
+    path("", datasets.dataset_list, name="dataset_list"),
+    path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset_detail"),
+    path("procedures/<int:pk>/", datasets.procedure_detail, name="procedure_detail"),
+]
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("datasets", api.DatasetViewSet, basename="dataset")
+router.register("topics", api.TopicViewSet, basename="topic")
+router.register("procedures", api.ProcedureViewSet, basename="procedure")
+router.register("generators", api.GeneratorViewSet, basename="generator")
+router.register("generations", api.GenerationViewSet, basename="generation")
+
+api_patterns = [
+    path("auth/token/", api.ResearcherAuthToken.as_view(), name="api-token"),
+    path("", include(router.urls)),
+]
+
 urlpatterns = [
-    path("", views.dataset_list, name="dataset_list"),
-    path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
-    path("procedures/<int:pk>/", views.procedure_detail, name="procedure_detail"),
+    path("data/", include((pages, "benchmarks"))),
+    path("api/", include((api_patterns, "benchmarks_api"))),
 ]

@@ -54,10 +54,12 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "benchmarks",
     "benchmarks.mining",
     "annotation",
     "judging",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -84,7 +86,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.context_processors.roles",
+                "core.context_processors.roles",
             ],
         },
     },
@@ -186,7 +188,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["config.permissions.IsResearcherOrAdmin"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.IsResearcherOrAdmin"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
@@ -201,7 +203,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Read-only access to datasets, procedures, generators and generations.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["config.permissions.IsResearcherOrAdmin"],
+    "SERVE_PERMISSIONS": ["core.permissions.IsResearcherOrAdmin"],
     "ENUM_NAME_OVERRIDES": {
         "MiningBatchStatusEnum": "benchmarks.mining.models.MiningBatch.Status",
         "StudyStatusEnum": "annotation.models.Study.Status",

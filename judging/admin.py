@@ -12,8 +12,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from benchmarks.models import Dataset, Generator, Topic
-from config.roles import is_admin
-from judging import selectors, services
+from core.roles import is_admin
+from judging.selectors import judgments as selectors
+from judging.services import runs as services
 from judging.models import Judge, JudgeRun, Judgment
 
 

@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 
 
 def _run_chunk(task, run_id: int) -> str:
-    from judging import services
+    from judging.services import runs as services
 
     outcome = services.judge_run_execute_chunk(run_id=run_id, owner=task.request.id)
     if outcome.status in ("more", "busy"):
@@ -40,7 +40,7 @@ def vllm_judge_run_chunk(self, run_id: int) -> str:
 
 @shared_task(name="judging.tasks.judge_runs_resume")
 def judge_runs_resume() -> list[int]:
-    from judging import services
+    from judging.services import runs as services
 
     return services.judge_runs_resume()
 

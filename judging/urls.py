@@ -1,3 +1,36 @@
+"""The judging app's URLconf: comparison pages (``judging/compare/``) and the API (``api/``).
+Judges and judge runs are launched from the console (``admin/judging/``)."""
 
-app_name = "judging"
-urlpatterns: list = []
+from django.urls import include, path
+from rest_framework.routers import DefaultRouter
+
+from judging.api import compare as compare_api
+from judging.api import views as api
+from judging.views import compare
+
+pages = [
+    path("", compare.index, name="index"),
+    path("study/<int:pk>/", compare.study, name="study"),
+    path("judges/", compare.judges, name="judges"),
+    path("rankings/", compare.rankings, name="rankings"),
+    path("leaderboard/", compare.leaderboard, name="leaderboard"),
+]
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("judges", api.JudgeViewSet, basename="judge")
+router.register("judge-runs", api.JudgeRunViewSet, basename="judge-run")
+router.register("judgments", api.JudgmentViewSet, basename="judgment")
+
+api_patterns = [
+    path("compare/studies/<int:pk>/", compare_api.StudyComparisonView.as_view(), name="study"),
+    path("compare/judges/", compare_api.JudgePairsView.as_view(), name="judges"),
+    path("compare/rankings/", compare_api.RankingsView.as_view(), name="rankings"),
+    path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
+    path("", include(router.urls)),
+]
+
+urlpatterns = [
+    path("judging/compare/", include((pages, "judging"))),
+    path("api/", include((api_patterns, "judging_api"))),
+]

@@ -29,7 +29,7 @@ def make_user(db):
     from django.contrib.auth.models import User
 
     def _make(username: str, *, role: str | None = None, staff: bool = False, password: str = "pw-Test-12345"):
-        from config.roles import role_assign
+        from core.roles import role_assign
 
         user = User.objects.create_user(username=username, password=password, is_staff=staff)
         if role:

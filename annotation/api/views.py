@@ -9,10 +9,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.api.serializers import StudySerializer, StudyStatusSerializer
 from annotation.models import Study
-from annotation.selectors import study_export_rows, study_progress
+from annotation.selectors.flow import study_export_rows, study_progress
 
 
 class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import django_filters
 
 from benchmarks.models import Generation, Procedure
-from benchmarks.selectors import dataset_q, generator_q
+from benchmarks.selectors.catalog import dataset_q, generator_q
 
 
 class ProcedureFilter(django_filters.FilterSet):

@@ -12,9 +12,9 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from benchmarks import selectors
+from benchmarks.selectors import catalog as selectors
 from benchmarks.api import filters, serializers
-from config.roles import is_researcher
+from core.roles import is_researcher
 
 
 @extend_schema_view(list=extend_schema(summary="List datasets with counts"))

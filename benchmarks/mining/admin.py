@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
-from benchmarks.mining import services
+from benchmarks.mining.services import batches as services
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from benchmarks.mining import services
+from benchmarks.mining.services import batches as services
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from judging import selectors
+from judging.selectors import judgments as selectors
 from judging.models import Judge, JudgeRun, Judgment
 
 

@@ -10,8 +10,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from benchmarks.models import Generator
-from config.permissions import IsAdminRole, IsResearcherOrAdmin
-from judging import selectors, services
+from core.permissions import IsAdminRole, IsResearcherOrAdmin
+from judging.selectors import judgments as selectors
+from judging.services import runs as services
 from judging.api import serializers
 from judging.models import Judge, JudgeRun
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.labels import ParsedLabel
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.models import Assignment, Draft, Participant
-from annotation.selectors import assignment_for_cookie, participant_for_slug
+from annotation.selectors.flow import assignment_for_cookie, participant_for_slug
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +118,7 @@ def test_submit_through_prepared_read_stores_once_and_clears_the_draft():
 
 def test_prepared_slot_update_never_passes_k_and_counts_rows():
     from annotation.models import StudyItem
-    from annotation.services import _take_slot
+    from annotation.services.flow import _take_slot
 
     study = make_study(n_items=1, overlap=2)
     item = StudyItem.objects.get(study=study)
@@ -129,7 +129,7 @@ def test_prepared_slot_update_never_passes_k_and_counts_rows():
 
 
 def test_a_sentinel_missing_from_the_sql_is_refused():
-    from annotation.selectors import PreparedRead
+    from annotation.selectors.flow import PreparedRead
 
     read = PreparedRead(
         lambda *, pk: Participant.objects.filter(pk=pk + 1).values_list("pk"), pk=2_073_000_099

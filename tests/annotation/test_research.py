@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.models import Assignment, Study
 from tests.annotation.factories import full_label, make_generations, make_study, working_participant
 

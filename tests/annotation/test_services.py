@@ -6,7 +6,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.models import (
     Annotation,
     Assignment,
@@ -15,7 +15,7 @@ from annotation.models import (
     Participant,
     StudyItem,
 )
-from annotation.selectors import study_export_rows, study_label_rows, study_progress
+from annotation.selectors.flow import study_export_rows, study_label_rows, study_progress
 from tests.annotation.factories import full_label, make_study, prolific, working_participant
 
 pytestmark = pytest.mark.django_db

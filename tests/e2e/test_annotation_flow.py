@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.models import Annotation, AttentionCheckResult, Participant
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from judging import services
+from judging.services import runs as services
 from judging.models import JudgeRun
 from tests.judging.support import judge_responder, make_data
 
@@ -25,7 +25,7 @@ def page(browser):
 
 
 def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, make_user, monkeypatch):
-    from config.roles import ensure_roles
+    from core.roles import ensure_roles
     from django.test import Client
 
     from django.db import connections
@@ -55,7 +55,7 @@ def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, 
         workers.append(t)
         threading.Timer(1.5, t.start).start()  # let the page show the run at 0 first
 
-    monkeypatch.setattr("judging.services.enqueue_run", enqueue)
+    monkeypatch.setattr("judging.services.runs.enqueue_run", enqueue)
     client = Client()
     client.force_login(make_user("boss", role="admin", staff=True))
     page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from judging import services
+from judging.services import runs as services
 from judging.models import JudgeRun, Judgment
 from tests.judging.support import judge_responder, make_data
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def roles(db):
-    from config.roles import ensure_roles
+    from core.roles import ensure_roles
 
     ensure_roles()
 
@@ -36,7 +36,7 @@ def client_for(user):
 def enqueued(monkeypatch):
     """Record the runs enqueued after commit instead of sending them to a broker."""
     calls: list[int] = []
-    monkeypatch.setattr("judging.services.enqueue_run", lambda *, run_id, backend, countdown=None: calls.append(run_id))
+    monkeypatch.setattr("judging.services.runs.enqueue_run", lambda *, run_id, backend, countdown=None: calls.append(run_id))
     return calls
 
 

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
-from judging import selectors, services
+from judging.selectors import judgments as selectors
+from judging.services import runs as services
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
 

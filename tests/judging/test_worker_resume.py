@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from judging import services
+from judging.services import runs as services
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
 from tests.support.worker import running_worker, start_worker, wait_for

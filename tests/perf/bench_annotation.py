@@ -105,7 +105,7 @@ def seed(n_items: int) -> str:
     import django
 
     django.setup()
-    from annotation import services
+    from annotation.services import flow as services
     from benchmarks.models import Dataset, Generation, Generator, Procedure
 
     ds = Dataset.objects.create(name="bench-annotation", version="v1")

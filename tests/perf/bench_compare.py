@@ -127,8 +127,8 @@ def main() -> int:
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
-        from judging import comparison_selectors as sel
-        from judging.distillation import distill_export
+        from judging.selectors import comparison as sel
+        from judging.services.distillation import distill_export
         from judging.models import JudgeRun
 
         t0 = time.perf_counter()

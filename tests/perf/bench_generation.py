@@ -77,10 +77,7 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
-        from benchmarks.generation_services import (
-            generation_run_create,
-            generation_run_execute_inline,
-        )
+        from benchmarks.services.generation_runs import generation_run_create, generation_run_execute_inline
         from benchmarks.models import Dataset, Generation, Generator, Procedure
         from tests.support.llm_server import LLMTestServer
 
@@ -103,7 +100,7 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
                 base_url=server.base_url, concurrency=concurrency, chunk_size=max(concurrency * 4, 64), start=False,
                 backend_options={"timeout_s": 30},
             )
-            from benchmarks.generation_services import generation_run_start
+            from benchmarks.services.generation_runs import generation_run_start
 
             run = generation_run_start(run=run, enqueue=False)
             t0 = time.perf_counter()

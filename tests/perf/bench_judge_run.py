@@ -61,7 +61,7 @@ def make_data(n: int) -> None:
 
 
 def end_to_end(n: int, latency: float, concurrency: int) -> dict:
-    from judging import services
+    from judging.services import runs as services
     from judging.models import JudgeRun, Judgment
     from tests.judging.support import judge_responder
     from tests.support.llm_server import LLMTestServer
@@ -115,7 +115,8 @@ def end_to_end(n: int, latency: float, concurrency: int) -> dict:
 def own_work(n: int) -> dict:
     """Prompt build, parse and store per judgment, without network (bulk store per 256)."""
     from benchmarks.llm.base import LLMResponse
-    from judging import prompting, services
+    from judging import prompting
+    from judging.services import runs as services
     from judging.models import JudgeRunItem, Judgment
     from tests.judging.support import judge_responder
     from tests.support.llm_server import RecordedRequest

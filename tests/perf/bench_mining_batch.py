@@ -124,7 +124,8 @@ def main() -> int:
     from django.db import connection
 
     from benchmarks.llm.registry import build_backend
-    from benchmarks.mining import selectors, services
+    from benchmarks.mining.selectors import batches as selectors
+    from benchmarks.mining.services import batches as services
     from benchmarks.mining.models import MiningDocument
 
     old_name = connection.settings_dict["NAME"]

@@ -177,8 +177,8 @@ def main() -> int:
         from django.test.utils import override_settings, setup_test_environment
         from django.urls import reverse
 
-        from annotation import report_selectors as rs
-        from config.roles import role_assign
+        from annotation.selectors import report as rs
+        from core.roles import role_assign
 
         setup_test_environment()
         t0 = time.perf_counter()
@@ -191,11 +191,11 @@ def main() -> int:
         role_assign(user=user, role="researcher")
         client = Client()
         client.force_login(user)
-        with override_settings(ROOT_URLCONF="tests.report.urls"):
-            page = reverse("annotation_report:report", args=[study.pk])
-            partial = reverse("annotation_report:report_partial", args=[study.pk])
-            queue = reverse("annotation_report:queue", args=[study.pk])
-            export = reverse("annotation_report:labels_export", args=[study.pk, "csv"])
+        with override_settings(ROOT_URLCONF="tests.annotation.report.urls"):
+            page = reverse("annotation:report", args=[study.pk])
+            partial = reverse("annotation:report_partial", args=[study.pk])
+            queue = reverse("annotation:queue", args=[study.pk])
+            export = reverse("annotation:labels_export", args=[study.pk, "csv"])
 
             def cold():
                 cache.clear()

@@ -117,7 +117,7 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
 
     call_command("migrate", verbosity=0)
     from benchmarks.models import Dataset, Generation, Generator, Procedure
-    from judging import services
+    from judging.services import runs as services
     from judging.models import JudgeRun, Judgment
 
     ds = Dataset.objects.create(name="gpu-check")

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from annotation import services
+from annotation.services import flow as services
 from annotation.known_items import KnownItemsError, parse_known_items
 from benchmarks.models import Dataset, Generation, Generator
 

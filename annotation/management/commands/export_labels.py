@@ -11,9 +11,9 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation import report_selectors as rs
+from annotation.selectors import report as rs
 from annotation.models import Study
-from annotation.report_views import stream_rows
+from annotation.views.report import stream_rows
 
 
 class Command(BaseCommand):

@@ -4,9 +4,9 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import formats
-from benchmarks.exports import generation_records, write_output
+from benchmarks.selectors.exports import generation_records, write_output
 from benchmarks.models import Dataset, Generator
-from benchmarks.services import resolve_dataset
+from benchmarks.services.imports import resolve_dataset
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.generation_services import generation_scores_summary
+from benchmarks.services.generation_runs import generation_scores_summary
 from benchmarks.models import Dataset, Generator, Procedure
-from benchmarks.services import resolve_dataset
+from benchmarks.services.imports import resolve_dataset
 
 TEXT_ROWS = [
     ("n_examples", "examples", "{:.0f}"),

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import formats
 from benchmarks.models import Dataset
-from benchmarks.services import ImportRefused, generations_import
+from benchmarks.services.imports import ImportRefused, generations_import
 
 
 class Command(BaseCommand):

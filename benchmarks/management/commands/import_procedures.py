@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import formats
-from benchmarks.services import ImportRefused, procedures_import
+from benchmarks.services.imports import ImportRefused, procedures_import
 
 
 class Command(BaseCommand):

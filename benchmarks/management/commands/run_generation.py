@@ -8,15 +8,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from benchmarks.generation_services import (
-    GenerationRunError,
-    generation_run_cancel,
-    generation_run_create,
-    generation_run_execute_inline,
-    generation_run_start,
-)
+from benchmarks.services.generation_runs import GenerationRunError, generation_run_cancel, generation_run_create, generation_run_execute_inline, generation_run_start
 from benchmarks.models import Dataset, GenerationRun, Generator, Topic
-from benchmarks.services import resolve_dataset
+from benchmarks.services.imports import resolve_dataset
 
 
 def _json_object(value: str, flag: str) -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.distillation import DistillationError, distill_export
+from judging.services.distillation import DistillationError, distill_export
 from judging.models import Judge
 
 

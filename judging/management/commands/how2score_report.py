@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Generator
 from judging.models import Judge, JudgeRun
-from judging.selectors import how2score_report
+from judging.selectors.judgments import how2score_report
 
 
 class Command(BaseCommand):

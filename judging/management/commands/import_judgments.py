@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks.models import Dataset
-from benchmarks.services import ImportRefused
-from judging.imports import judgments_import
+from benchmarks.services.imports import ImportRefused
+from judging.services.imports import judgments_import
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from benchmarks.models import Dataset
-from judging import comparison_selectors as sel
+from judging.selectors import comparison as sel
 
 
 def _pct(stat: dict | None) -> str:

@@ -11,7 +11,8 @@ from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.mining import selectors, services
+from benchmarks.mining.selectors import batches as selectors
+from benchmarks.mining.services import batches as services
 from benchmarks.mining.readers import UnsupportedFormat
 
 

@@ -1,0 +1,27 @@
+"""The annotation data model: one module per concern, all importable from ``annotation.models``."""
+
+from annotation.models.adjudication import Adjudication
+from annotation.models.study import (
+    Annotation,
+    Assignment,
+    AttentionCheckResult,
+    Draft,
+    Participant,
+    Study,
+    StudyItem,
+    _new_code,
+    _new_slug,
+)
+
+__all__ = [
+    "Adjudication",
+    "Annotation",
+    "Assignment",
+    "AttentionCheckResult",
+    "Draft",
+    "Participant",
+    "Study",
+    "StudyItem",
+    "_new_code",
+    "_new_slug",
+]

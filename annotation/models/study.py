@@ -1,0 +1,306 @@
+"""The annotation study data model: studies over generations, participants, assignments,
+annotations, drafts and attention-check results (seed 000 §4.3, appendix C.1)."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+from benchmarks.models import Generation
+
+
+def _new_slug() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def _new_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    class Entry(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific link"
+        ACCOUNT = "account", "Account"
+        BOTH = "both", "Prolific link or account"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(
+        max_length=32, unique=True, default=_new_slug, help_text="Public part of the study URL."
+    )
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    entry = models.CharField(max_length=8, choices=Entry.choices, default=Entry.PROLIFIC)
+    prolific_study_id = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Prolific's STUDY_ID; when set, entry links must carry it.",
+    )
+    overlap = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)], help_text="Annotators per item (k)."
+    )
+    items_per_participant = models.PositiveIntegerField(
+        default=20, validators=[MinValueValidator(1)]
+    )
+    min_seconds_per_item = models.PositiveIntegerField(default=90)
+    attention_rate = models.FloatField(
+        default=0.1,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Planted attention items per regular item (0.1 = one after every 10).",
+    )
+    attention_warn_after = models.PositiveSmallIntegerField(
+        default=1, help_text="Warn after this many failed checks."
+    )
+    attention_screen_after = models.PositiveSmallIntegerField(
+        default=2,
+        help_text="End the session (screened out) after this many failed checks; 0 = never.",
+    )
+    qualification_pass_threshold = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of qualification items to answer correctly.",
+    )
+    completion_code = models.CharField(max_length=64, default=_new_code)
+    screened_out_code = models.CharField(max_length=64, default=_new_code)
+    assignment_timeout_minutes = models.PositiveIntegerField(
+        default=30, validators=[MinValueValidator(1)]
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("annotation:study_progress", args=[self.pk])
+
+    @property
+    def accepts_prolific(self) -> bool:
+        return self.entry in (self.Entry.PROLIFIC, self.Entry.BOTH)
+
+    @property
+    def accepts_accounts(self) -> bool:
+        return self.entry in (self.Entry.ACCOUNT, self.Entry.BOTH)
+
+
+class StudyItem(models.Model):
+    """One generation shown in a study: goal + L1 (reference) + L2 (generated steps)."""
+
+    class Kind(models.TextChoices):
+        REGULAR = "regular", "Regular"
+        ATTENTION = "attention", "Attention check (planted)"
+        TRAINING = "training", "Training example"
+        QUALIFICATION = "qualification", "Qualification"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    generation = models.ForeignKey(Generation, on_delete=models.PROTECT, related_name="study_items")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.REGULAR)
+    position = models.PositiveIntegerField(default=0)
+    expected_has_failure = models.BooleanField(
+        null=True, blank=True, help_text="Known answer (attention, training, qualification)."
+    )
+    explanation = models.TextField(blank=True, help_text="Shown with training examples.")
+    # Live assignments (served or submitted, not expired); never above study.overlap for regular items.
+    n_assigned = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study_id", "kind", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "generation", "kind"], name="studyitem_unique_generation_kind"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="regular") | Q(expected_has_failure__isnull=False),
+                name="studyitem_known_answer_required",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["study", "kind", "n_assigned", "position", "id"],
+                name="studyitem_pool_order_idx",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} of {self.study_id}"
+
+
+class Participant(models.Model):
+    class Stage(models.TextChoices):
+        CONSENT = "consent", "Consent"
+        TRAINING = "training", "Training"
+        QUALIFICATION = "qualification", "Qualification"
+        WORKING = "working", "Working"
+        DONE = "done", "Done"
+        SCREENED_OUT = "screened_out", "Screened out"
+        DECLINED = "declined", "Declined consent"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    prolific_pid = models.CharField(max_length=64, blank=True)
+    prolific_session_id = models.CharField(max_length=64, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="study_participations",
+    )
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CONSENT)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    qualification_score = models.FloatField(null=True, blank=True)
+    attention_failures = models.PositiveSmallIntegerField(default=0)
+    n_done = models.PositiveIntegerField(default=0, help_text="Regular items submitted.")
+    n_attention_served = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"],
+                condition=~Q(prolific_pid=""),
+                name="participant_unique_pid",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "user"],
+                condition=Q(user__isnull=False),
+                name="participant_unique_user",
+            ),
+            models.CheckConstraint(
+                condition=~Q(prolific_pid="") | Q(user__isnull=False),
+                name="participant_has_identity",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.prolific_pid or f"user:{self.user_id}"
+
+    @property
+    def label(self) -> str:
+        return self.prolific_pid or f"user-{self.user_id}"
+
+
+class Assignment(models.Model):
+    class State(models.TextChoices):
+        ACTIVE = "active", "Active"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Returned to pool"
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="assignments"
+    )
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
+    served_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    active_ms = models.PositiveBigIntegerField(default=0)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["participant_id", "served_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "item"], name="assignment_once_per_participant_item"
+            ),
+            models.UniqueConstraint(
+                fields=["participant"],
+                condition=Q(state="active"),
+                name="assignment_one_active_per_participant",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["state", "last_seen_at"], name="assignment_state_seen_idx"),
+            models.Index(fields=["participant", "state"], name="assignment_part_state_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} → item {self.item_id} ({self.state})"
+
+
+class Annotation(models.Model):
+    """A submitted label. ``failures``: ``[{description, l1_steps: [int], l2_steps: [int]}]``."""
+
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, related_name="annotation"
+    )
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="annotations"
+    )
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="annotations")
+    has_failure = models.BooleanField()
+    failures = models.JSONField(default=list, blank=True)
+    comments = models.TextField(blank=True)
+    wall_ms = models.PositiveBigIntegerField()
+    active_ms = models.PositiveBigIntegerField()
+    interface_checks = models.JSONField(default=dict, blank=True)
+    submitted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["item_id", "submitted_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(has_failure=True) | Q(failures=[]),
+                name="annotation_no_failures_when_none",
+            ),
+        ]
+        indexes = [models.Index(fields=["item"], name="annotation_item_idx")]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.participant} on item {self.item_id}: {'failure' if self.has_failure else 'ok'}"
+        )
+
+
+class Draft(models.Model):
+    """Autosaved, unsubmitted state of an item page (restored on refresh or another device)."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"
+
+
+class AttentionCheckResult(models.Model):
+    class Kind(models.TextChoices):
+        PLANTED = "planted", "Planted item"
+        INTERFACE = "interface", "Interface (goal acknowledged, every step read)"
+        QUALIFICATION = "qualification", "Qualification item"
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="attention_results"
+    )
+    assignment = models.ForeignKey(
+        Assignment,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="attention_results",
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    passed = models.BooleanField()
+    detail = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["participant_id", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {'pass' if self.passed else 'fail'} for {self.participant}"

@@ -1,0 +1,148 @@
+"""Writes for adjudication: a researcher's final label for a disputed study item.
+
+One :class:`~annotation.models_adjudication.Adjudication` per item. Recording again overwrites
+the current label (last write wins) after appending the previous version to ``history``, so
+every earlier decision stays readable. Bad input is a ``ValidationError`` naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import StudyItem
+from annotation.models import Adjudication
+
+MAX_NOTE = 5_000
+MAX_DESCRIPTION = 2_000
+MAX_FAILURES = 30
+
+
+def _steps(raw, *, field: str, upper: int) -> list[int]:
+    """Step numbers from a list of ints or a text like ``"1, 3"``; errors name the field."""
+    if isinstance(raw, str):
+        parts = [p for p in raw.replace(";", ",").replace(" ", ",").split(",") if p]
+        values = []
+        for part in parts:
+            if not part.isdigit():
+                raise ValidationError(f"{field}: {part!r} is not a step number")
+            values.append(int(part))
+    elif isinstance(raw, (list, tuple)):
+        values = raw
+    elif raw is None:
+        values = []
+    else:
+        raise ValidationError(f"{field}: expected a list of step numbers")
+    out = set()
+    for v in values:
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValidationError(f"{field}: {v!r} is not a step number")
+        if not 1 <= v <= upper:
+            raise ValidationError(f"{field}: step {v} does not exist (this item has {upper})")
+        out.add(v)
+    return sorted(out)
+
+
+def adjudication_clean(
+    *, item: StudyItem, has_failure, failures: Sequence[Mapping] | None, note: str
+) -> tuple[bool, list[dict], str]:
+    """Validate an adjudicated label against the item's L1/L2 steps."""
+    if not isinstance(has_failure, bool):
+        raise ValidationError("has_failure: choose “failure” or “no failure”")
+    if not isinstance(note, str):
+        raise ValidationError("note: expected text")
+    if len(note) > MAX_NOTE:
+        raise ValidationError(f"note: at most {MAX_NOTE} characters")
+    failures = list(failures or [])
+    if not has_failure and failures:
+        raise ValidationError("failures: give no failures when the label is “no failure”")
+    if len(failures) > MAX_FAILURES:
+        raise ValidationError(f"failures: at most {MAX_FAILURES}")
+    n_l1 = len(item.generation.procedure.steps)
+    n_l2 = len(item.generation.predicted_steps)
+    cleaned = []
+    for number, failure in enumerate(failures, start=1):
+        where = f"failure {number}"
+        if not isinstance(failure, Mapping):
+            raise ValidationError(
+                f"{where}: expected an object with description, l1_steps, l2_steps"
+            )
+        description = failure.get("description")
+        if not isinstance(description, str) or not description.strip():
+            raise ValidationError(f"{where}: description is empty")
+        if len(description) > MAX_DESCRIPTION:
+            raise ValidationError(f"{where}: description is over {MAX_DESCRIPTION} characters")
+        l1 = _steps(failure.get("l1_steps"), field=f"{where} L1 steps", upper=n_l1)
+        l2 = _steps(failure.get("l2_steps"), field=f"{where} L2 steps", upper=n_l2)
+        if not l1 and not l2:
+            raise ValidationError(f"{where}: link at least one L1 or L2 step")
+        cleaned.append({"description": description.strip(), "l1_steps": l1, "l2_steps": l2})
+    return has_failure, cleaned, note.strip()
+
+
+@transaction.atomic
+def adjudication_record(
+    *,
+    item: StudyItem,
+    has_failure,
+    failures: Sequence[Mapping] | None = None,
+    note: str = "",
+    adjudicator=None,
+) -> Adjudication:
+    """Create or replace the item's adjudicated label; the replaced version goes to history."""
+    if item.kind != StudyItem.Kind.REGULAR:
+        raise ValidationError("item: only regular study items are adjudicated")
+    has_failure, failures, note = adjudication_clean(
+        item=item, has_failure=has_failure, failures=failures, note=note
+    )
+    current = Adjudication.objects.select_for_update().filter(item=item).first()
+    if current is None:
+        return Adjudication.objects.create(
+            item=item,
+            has_failure=has_failure,
+            failures=failures,
+            note=note,
+            adjudicator=adjudicator,
+        )
+    current.history = [
+        *current.history,
+        {
+            "has_failure": current.has_failure,
+            "failures": current.failures,
+            "note": current.note,
+            "adjudicator": current.adjudicator.get_username() if current.adjudicator_id else "",
+            "updated_at": current.updated_at.isoformat(),
+            "replaced_at": timezone.now().isoformat(),
+        },
+    ]
+    current.has_failure = has_failure
+    current.failures = failures
+    current.note = note
+    current.adjudicator = adjudicator
+    current.save()
+    return current
+
+
+def failures_from_form(data: Mapping[str, Sequence[str]]) -> list[dict]:
+    """Failure rows of the adjudication form (``f-<i>-desc``, ``f-<i>-l1``, ``f-<i>-l2`` as
+    text like ``"2, 3"``); rows left entirely blank are skipped. Steps are checked later."""
+    indices = sorted(
+        {int(k.split("-")[1]) for k in data if k.startswith("f-") and k.split("-")[1].isdigit()}
+    )
+    out = []
+    for i in indices:
+        desc, l1, l2 = (_first(data, f"f-{i}-{part}") for part in ("desc", "l1", "l2"))
+        if not (desc.strip() or l1.strip() or l2.strip()):
+            continue
+        out.append({"description": desc, "l1_steps": l1, "l2_steps": l2})
+    return out
+
+
+def _first(data: Mapping, name: str) -> str:
+    values = data.getlist(name) if hasattr(data, "getlist") else data.get(name)
+    if isinstance(values, (list, tuple)):
+        values = values[0] if values else ""
+    return values or ""

@@ -1,0 +1,393 @@
+"""The annotator flow: entry → consent → codebook and training → qualification → items → completion.
+
+Thin views over :mod:`annotation.services`. A participant is known by a signed cookie (Prolific
+entry) or by their account; they only ever reach their own assignments.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation import conf
+from annotation.services import flow as services
+from annotation.codebook import CODEBOOK
+from annotation.labels import parse_label
+from annotation.models import Assignment, Participant, Study, StudyItem
+from annotation.selectors.flow import assignment_draft, assignment_for_cookie, assignment_for_participant, participant_for_session, participant_for_slug, participant_for_user, training_items
+
+Stage = Participant.Stage
+
+
+_COOKIE_SALT = "annotation.participant"
+_COOKIE_MAX_AGE = 60 * 60 * 24 * 30
+
+
+def _cookie_name(slug: str) -> str:
+    return f"h2r_p_{slug}"
+
+
+def _cookie_participant_id(request: HttpRequest, slug: str) -> int | None:
+    """The participant id from a signed cookie (HMAC with SECRET_KEY; no session row needed)."""
+    value = request.get_signed_cookie(_cookie_name(slug), default=None, salt=_COOKIE_SALT)
+    return int(value) if value and value.isdigit() else None
+
+
+def _participant(request: HttpRequest, study: Study) -> Participant | None:
+    participant = participant_for_session(
+        study=study, participant_id=_cookie_participant_id(request, study.slug)
+    )
+    if participant is None and study.accepts_accounts:
+        participant = participant_for_user(study=study, user=request.user)
+    return participant
+
+
+def _stage_url(study: Study, participant: Participant) -> str:
+    name = {
+        Stage.CONSENT: "consent",
+        Stage.TRAINING: "training",
+        Stage.QUALIFICATION: "item",
+        Stage.WORKING: "item",
+        Stage.DONE: "done",
+        Stage.SCREENED_OUT: "screened_out",
+        Stage.DECLINED: "declined",
+    }[participant.stage]
+    return reverse(f"annotation:{name}", args=[study.slug])
+
+
+def _refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
+    status = {"bad_link": 400, "no_session": 403, "full": 409, "closed": 410, "paused": 503}.get(
+        reason, 400
+    )
+    return render(
+        request,
+        "annotation/refused.html",
+        {"study": study, "reason": reason, "message": message},
+        status=status,
+    )
+
+
+def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
+    return _refused(
+        request,
+        study,
+        "no_session",
+        "We could not find your session. Please open the study again from the link on Prolific.",
+    )
+
+
+def _load(request: HttpRequest, slug: str, *stages: str, with_assignment_state: bool = False):
+    """(study, participant, response): response is set when the participant must go elsewhere."""
+    participant = participant_for_slug(
+        slug=slug,
+        participant_id=_cookie_participant_id(request, slug),
+        with_assignment_state=with_assignment_state,
+    )
+    if participant is not None:  # the common case: one query for the participant and the study
+        study = participant.study
+    else:
+        study = get_object_or_404(Study, slug=slug)
+        participant = _participant(request, study)
+    if participant is None:
+        return study, None, _no_session(request, study)
+    if stages and participant.stage not in stages:
+        return study, participant, redirect(_stage_url(study, participant))
+    return study, participant, None
+
+
+@require_http_methods(["GET"])
+def enter(request: HttpRequest, slug: str) -> HttpResponse:
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        return _refused(
+            request, None, "bad_link", "This study link is wrong: no study has this address."
+        )
+    try:
+        if "PROLIFIC_PID" in request.GET or not study.accepts_accounts:
+            participant = services.participant_enter_prolific(
+                study=study, params=request.GET.dict()
+            )
+        elif not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        else:
+            participant = services.participant_enter_account(study=study, user=request.user)
+    except services.EntryRefused as refusal:
+        return _refused(request, study, refusal.reason, refusal.message)
+    response = redirect(_stage_url(study, participant))
+    response.set_signed_cookie(
+        _cookie_name(study.slug),
+        str(participant.pk),
+        salt=_COOKIE_SALT,
+        max_age=_COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
+        path=f"/study/s/{study.slug}/",
+    )
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def consent(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, Stage.CONSENT)
+    if response:
+        return response
+    if request.method == "POST":
+        agree = request.POST.get("consent") == "agree"
+        services.participant_consent(participant=participant, agree=agree)
+        return redirect(_stage_url(study, participant))
+    context = {
+        "study": study,
+        "participant": participant,
+        "has_qualification": study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists(),
+    }
+    return render(request, "annotation/consent.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def training(request: HttpRequest, slug: str) -> HttpResponse:
+    review = request.GET.get("review") == "1"
+    if review:  # the codebook, reachable again from any item page
+        study, participant, response = _load(request, slug)
+    else:
+        study, participant, response = _load(request, slug, Stage.TRAINING)
+    if response:
+        return response
+    if request.method == "POST":
+        services.participant_finish_training(participant=participant)
+        return redirect(_stage_url(study, participant))
+    context = {
+        "study": study,
+        "participant": participant,
+        "codebook": CODEBOOK,
+        "review": review,
+        "examples": training_items(study=study),
+        "has_qualification": study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists(),
+    }
+    return render(request, "annotation/training.html", context)
+
+
+@require_http_methods(["GET"])
+def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug)
+    if response:
+        return response
+    return render(request, "annotation/_codebook.html", {"codebook": CODEBOOK, "full": True})
+
+
+def _failure_entry(i: str, n: str, failure: dict, n_l1: int, n_l2: int) -> dict:
+    """One failure fieldset, its step numbers already strings (the template engine localizes
+    every integer it prints, which costs more than the rest of the page's loops)."""
+    l1_on, l2_on = set(failure.get("l1_steps") or ()), set(failure.get("l2_steps") or ())
+    return {
+        "i": i,
+        "n": n,
+        "description": failure.get("description", ""),
+        "l1": [(str(k), k in l1_on) for k in range(1, n_l1 + 1)],
+        "l2": [(str(k), k in l2_on) for k in range(1, n_l2 + 1)],
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _blank_failure_html(n_l1: int, n_l2: int) -> str:
+    """The empty failure fieldset the page clones (the same for every item of this shape)."""
+    return render_to_string(
+        "annotation/_failure.html", {"f": _failure_entry("__i__", "__n__", {}, n_l1, n_l2)}
+    )
+
+
+def _item_context(
+    study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()
+) -> dict:
+    generation = assignment.item.generation
+    procedure = generation.procedure
+    l1, l2 = list(procedure.steps), list(generation.predicted_steps)
+    failures = state.get("failures") or []
+    if state.get("choice") == "failure" and not failures:
+        failures = [{"description": "", "l1_steps": [], "l2_steps": []}]
+    read = set(state.get("read_steps") or [])
+    now = timezone.now()
+    return {
+        "study": study,
+        "participant": participant,
+        "assignment": assignment,
+        "qualification": assignment.item.kind == "qualification",
+        "goal": procedure.goal,
+        "resources": procedure.resources,
+        "l1": [(str(n), text) for n, text in enumerate(l1, 1)],
+        "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
+        "n_read": len(read),
+        "read_percent": round(100 * len(read) / len(l2)) if l2 else 100,
+        "state": state,
+        "failures": [
+            _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
+        ],
+        "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),  # noqa: S308 - our template
+        "errors": list(errors),
+        "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
+        "min_seconds": study.min_seconds_per_item,
+        "remaining": max(
+            0, study.min_seconds_per_item - int((now - assignment.served_at).total_seconds())
+        ),
+        "heartbeat_seconds": conf.heartbeat_seconds(),
+        "idle_seconds": conf.idle_timeout_seconds(),
+        "codebook": {"question": CODEBOOK["question"]},
+        "position": participant.n_done + 1,
+        "warning": services.attention_warning(participant=participant)
+        if study.attention_warn_after
+        and participant.attention_failures >= study.attention_warn_after
+        else "",
+    }
+
+
+@require_http_methods(["GET"])
+def item(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(
+        request, slug, Stage.QUALIFICATION, Stage.WORKING, with_assignment_state=True
+    )
+    if response:
+        return response
+    assignment = services.participant_current_assignment(participant=participant)
+    if assignment is None:
+        participant.refresh_from_db()
+        if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
+            return _refused(
+                request,
+                study,
+                study.status,
+                "This study is not accepting work right now. Your answers so far are saved.",
+            )
+        return redirect(_stage_url(study, participant))
+    state = {} if getattr(assignment, "is_new", False) else assignment_draft(assignment=assignment)
+    return render(
+        request, "annotation/item.html", _item_context(study, participant, assignment, state)
+    )
+
+
+def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
+    assignment = assignment_for_cookie(
+        slug=slug,
+        participant_id=_cookie_participant_id(request, slug),
+        assignment_id=assignment_id,
+    )
+    if assignment is not None:  # the common case: one query for everything a save needs
+        participant = assignment.participant
+        return participant.study, participant, assignment, None
+    study, participant, response = _load(request, slug)
+    if response:
+        return study, participant, None, response
+    assignment = assignment_for_participant(participant=participant, assignment_id=assignment_id)
+    if assignment is None:
+        return (
+            study,
+            participant,
+            None,
+            _refused(request, study, "no_session", "This item is not yours."),
+        )
+    return study, participant, assignment, None
+
+
+def _label(request: HttpRequest, assignment: Assignment):
+    generation = assignment.item.generation
+    data = {key: request.POST.getlist(key) for key in request.POST}
+    return parse_label(
+        data, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps)
+    )
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+@require_POST
+def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    label = _label(request, assignment)
+    try:
+        result = services.annotation_submit(
+            assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms"))
+        )
+    except services.SubmissionRefused as refusal:
+        if refusal.item_gone:  # returned to the pool and completed by others: move on
+            for message in refusal.messages:
+                messages.error(request, message)
+            return redirect("annotation:item", study.slug)
+        context = _item_context(study, participant, assignment, label.as_draft(), refusal.messages)
+        return render(request, "annotation/item.html", context, status=422)
+    for notice in result.notices:
+        messages.warning(request, notice)
+    if (
+        assignment.item.kind != "regular"
+    ):  # a known-answer item may end the qualification or the session
+        participant.refresh_from_db()
+        return redirect(_stage_url(study, participant))
+    return redirect("annotation:item", study.slug)
+
+
+@require_POST
+def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    saved = services.draft_save(
+        assignment=assignment,
+        label=_label(request, assignment),
+        active_ms=_int(request.POST.get("active_ms")),
+    )
+    text = (
+        f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
+    )
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+@require_POST
+def beat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    services.assignment_heartbeat(
+        assignment=assignment, active_ms=_int(request.POST.get("active_ms"))
+    )
+    return HttpResponse(status=204)
+
+
+def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, stage)
+    if response:
+        return response
+    code = study.completion_code if stage == Stage.DONE else study.screened_out_code
+    redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
+    return render(
+        request,
+        template,
+        {"study": study, "participant": participant, "code": code, "redirect_url": redirect_url},
+    )
+
+
+def done(request: HttpRequest, slug: str) -> HttpResponse:
+    return _final(request, slug, Stage.DONE, "annotation/done.html")
+
+
+def screened_out(request: HttpRequest, slug: str) -> HttpResponse:
+    return _final(request, slug, Stage.SCREENED_OUT, "annotation/screened_out.html")
+
+
+def declined(request: HttpRequest, slug: str) -> HttpResponse:
+    study, participant, response = _load(request, slug, Stage.DECLINED)
+    if response:
+        return response
+    return render(request, "annotation/declined.html", {"study": study})

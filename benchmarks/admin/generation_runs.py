@@ -1,0 +1,134 @@
+"""Admin console for generation runs: create a run (validated by the service), launch
+(start or resume) and cancel selected runs, watch progress, tokens, cost, errors and scores.
+
+Import this module from ``benchmarks/admin.py`` to register it.
+"""
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from benchmarks.services.generation_runs import GenerationRunError, generation_run_cancel, generation_run_create, generation_run_start, generation_run_validate
+from benchmarks.models import GenerationRun
+from core.roles import is_admin
+
+CONFIG_FIELDS = (
+    "generator", "dataset", "topics", "variant", "backend", "base_url", "model", "api_key_env",
+    "decoding", "backend_options", "concurrency", "chunk_size", "scorers",
+    "input_price_per_mtok", "output_price_per_mtok",
+)
+STATE_FIELDS = (
+    "status", "progress_bar", "n_total", "n_done", "n_failed", "prompt_tokens", "completion_tokens", "cost",
+    "cancel_requested", "epoch", "message", "errors_pretty", "scores_pretty", "prompt_sha256",
+    "created_by", "created_at", "started_at", "finished_at", "updated_at",
+)
+
+
+class GenerationRunForm(forms.ModelForm):
+    model = forms.CharField(required=False, help_text="Default: the generator's model.")
+
+    class Meta:
+        model = GenerationRun
+        fields = CONFIG_FIELDS
+
+    def clean(self):
+        data = super().clean()
+        generator = data.get("generator")
+        if generator is None:
+            return data
+        try:
+            variant, model, _ = generation_run_validate(
+                generator=generator, variant=data.get("variant"), model=data.get("model"),
+                decoding=data.get("decoding") or {}, scorers=data.get("scorers") or [],
+                concurrency=data.get("concurrency") or 0, chunk_size=data.get("chunk_size") or 0,
+            )
+        except GenerationRunError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        data["variant"], data["model"] = variant, model
+        return data
+
+
+@admin.register(GenerationRun)
+class GenerationRunAdmin(admin.ModelAdmin):
+    form = GenerationRunForm
+    list_display = ("id", "generator", "dataset", "variant", "model", "status", "progress_bar", "n_failed",
+                    "cost", "created_at")
+    list_filter = ("status", "variant", "generator")
+    list_select_related = ("generator", "dataset")
+    search_fields = ("generator__name", "model", "dataset__name")
+    actions = ["launch_runs", "cancel_runs"]
+    filter_horizontal = ("topics",)
+
+    def get_fields(self, request, obj=None):
+        return CONFIG_FIELDS if obj is None else CONFIG_FIELDS + STATE_FIELDS
+
+    def get_readonly_fields(self, request, obj=None):
+        # a run's configuration is fixed once created; its state is the workers'
+        return () if obj is None else CONFIG_FIELDS + STATE_FIELDS
+
+    def has_add_permission(self, request):
+        return is_admin(request.user) and super().has_add_permission(request)
+
+    def has_launch_permission(self, request):
+        return is_admin(request.user)
+
+    @admin.display(description="progress")
+    def progress_bar(self, obj: GenerationRun):
+        return format_html('<progress max="{}" value="{}"></progress> {}/{}', obj.n_total or 1, obj.n_done,
+                           obj.n_done, obj.n_total)
+
+    @admin.display(description="errors")
+    def errors_pretty(self, obj: GenerationRun):
+        return format_html("<pre>{}</pre>", json.dumps(obj.errors, indent=2, ensure_ascii=False))
+
+    @admin.display(description="scores (D.3 / E.4)")
+    def scores_pretty(self, obj: GenerationRun):
+        return format_html("<pre>{}</pre>", json.dumps(obj.scores, indent=2, sort_keys=True, ensure_ascii=False))
+
+    def save_model(self, request, obj, form, change):
+        if change:  # everything is read-only after creation
+            return
+        data = form.cleaned_data
+        try:
+            run = generation_run_create(
+                generator=data["generator"], dataset=data["dataset"], topics=data.get("topics") or [],
+                variant=data["variant"], model=data["model"], base_url=data.get("base_url") or "",
+                api_key_env=data.get("api_key_env") or "", backend=data.get("backend") or "openai",
+                decoding=data.get("decoding") or {}, backend_options=data.get("backend_options") or {},
+                concurrency=data["concurrency"], chunk_size=data["chunk_size"], scorers=data.get("scorers") or [],
+                input_price_per_mtok=data["input_price_per_mtok"], output_price_per_mtok=data["output_price_per_mtok"],
+                created_by=request.user, start=False,
+            )
+        except GenerationRunError as exc:  # raced with another run since clean()
+            messages.error(request, str(exc))
+            raise
+        obj.pk = run.pk
+        obj._state.adding = False
+        messages.info(request, f"Run {run.pk} created (pending): select it and use “Launch” to start it.")
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+        # on add, the service already set the topics
+
+    @admin.action(description="Launch (start or resume) selected runs", permissions=["launch"])
+    def launch_runs(self, request, queryset):
+        for run in queryset:
+            if run.status == GenerationRun.Status.COMPLETED:
+                messages.warning(request, f"run {run.pk} is already completed")
+                continue
+            try:
+                run = generation_run_start(run=run)
+            except GenerationRunError as exc:
+                messages.error(request, f"run {run.pk}: {exc}")
+                continue
+            messages.success(request, f"run {run.pk} launched (epoch {run.epoch}, {run.n_total - run.n_done} to go)")
+
+    @admin.action(description="Cancel selected runs", permissions=["launch"])
+    def cancel_runs(self, request, queryset):
+        for run in queryset:
+            run = generation_run_cancel(run=run)
+            messages.info(request, f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}")

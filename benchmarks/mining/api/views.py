@@ -1,0 +1,159 @@
+"""REST API for mining batches: researchers read, admins create, cancel, resume and promote."""
+from __future__ import annotations
+
+import json
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import mixins, parsers, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from benchmarks.mining.services import promotion, batches as services
+from benchmarks.mining.selectors import batches as selectors
+from benchmarks.mining.models import MiningBatch, MiningDocument
+from benchmarks.models import Dataset
+from core.permissions import IsAdminRole, IsResearcherOrAdmin
+
+
+def _drf_error(exc: DjangoValidationError) -> ValidationError:
+    return ValidationError(exc.message_dict if hasattr(exc, "message_dict") else {"detail": exc.messages})
+
+
+class JSONField(serializers.JSONField):
+    """Accepts a JSON value, or (multipart forms) a string holding JSON."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            try:
+                data = json.loads(data) if data.strip() else {}
+            except ValueError as exc:
+                raise serializers.ValidationError(f"not valid JSON: {exc}") from None
+        return super().to_internal_value(data)
+
+
+class BatchCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    file = serializers.FileField()
+    stages = serializers.CharField(required=False, allow_blank=True, help_text="e.g. '1,2,3,4,5,6' (default all)")
+    backends = JSONField(help_text='{"default": {"backend": "openai", "model": "gpt-4.1", "base_url": ...}, "filter": {...}}')
+    options = JSONField(required=False, help_text='{"min_steps": 5, "max_steps": 15, "max_doc_chars": 100000}')
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    progress_percent = serializers.IntegerField(read_only=True)
+    yields = serializers.SerializerMethodField()
+    usage = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MiningBatch
+        fields = ["id", "name", "source_name", "source_format", "stages", "backends", "options", "status",
+                  "cancel_requested", "n_documents", "n_done", "progress_percent", "error", "created_at",
+                  "started_at", "finished_at", "yields", "usage"]
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_yields(self, obj):
+        return selectors.batch_yields(batch=obj) if self.context.get("detail") else None
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_usage(self, obj):
+        if not self.context.get("detail"):
+            return None
+        u = selectors.batch_usage(batch=obj)
+        for row in u["stages"]:
+            row["cost_usd"] = str(row["cost_usd"])
+        u["total"]["cost_usd"] = str(u["total"]["cost_usd"])
+        return u
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MiningDocument
+        fields = ["id", "position", "source_id", "topic", "topic_raw", "url", "outcome", "stage_reached",
+                  "drop_reason", "notes", "goal", "steps", "resources", "trace"]
+
+
+class PromoteSerializer(serializers.Serializer):
+    dataset_name = serializers.CharField(max_length=128)
+    version = serializers.CharField(max_length=32, default="v1")
+    per_topic = serializers.IntegerField(min_value=1, default=500)
+    seed = serializers.IntegerField(default=0)
+    dedup_against = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
+    threshold = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.65)
+
+
+class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = MiningBatch.objects.order_by("-created_at", "-id")
+    serializer_class = BatchSerializer
+    parser_classes = [parsers.MultiPartParser, parsers.FormParser, parsers.JSONParser]
+    filterset_fields = ["status"]
+    ordering_fields = ["created_at", "id"]
+
+    def get_permissions(self):
+        if self.action in ("create", "cancel", "resume", "promote"):
+            return [IsAdminRole()]
+        return [IsResearcherOrAdmin()]
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "detail": self.action == "retrieve"}
+
+    def create(self, request):
+        ser = BatchCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        data = ser.validated_data
+        try:
+            batch = services.batch_create(
+                name=data.get("name") or "", upload=data["file"], stages=data.get("stages") or None,
+                backends=data["backends"], options=data.get("options") or {}, created_by=request.user,
+            )
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return Response(BatchSerializer(batch, context={"detail": False}).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        try:
+            batch = services.batch_cancel(batch=self.get_object())
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return Response(BatchSerializer(batch).data)
+
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        force = str(request.data.get("force", "")).lower() in ("1", "true", "yes")
+        try:
+            batch = services.batch_resume(batch=self.get_object(), force=force)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return Response(BatchSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
+
+    @action(detail=True, methods=["get"])
+    def documents(self, request, pk=None):
+        qs = selectors.document_list(
+            batch=self.get_object(), outcome=request.query_params.get("outcome") or None,
+            topic=request.query_params.get("topic") or None, stage=request.query_params.get("stage") or None,
+        )
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(DocumentSerializer(page, many=True).data)
+
+    @action(detail=True, methods=["get"], url_path="export")
+    def export(self, request, pk=None):
+        batch = self.get_object()
+        lines = (json.dumps(rec, ensure_ascii=False) + "\n" for rec in selectors.export_records(batch=batch))
+        resp = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+        resp["Content-Disposition"] = f'attachment; filename="how2mine-batch-{batch.pk}.jsonl"'
+        return resp
+
+    @action(detail=True, methods=["post"])
+    def promote(self, request, pk=None):
+        ser = PromoteSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        try:
+            report = promotion.batch_promote(batch=self.get_object(), **ser.validated_data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return Response({"dataset": report.dataset.pk, "name": str(report.dataset), "candidates": report.candidates,
+                         "duplicates": report.duplicates, "per_topic": report.per_topic, "promoted": report.promoted},
+                        status=status.HTTP_201_CREATED)

@@ -1,0 +1,153 @@
+"""Pages for mining batches. Researchers read; admins start, cancel, resume and promote."""
+from __future__ import annotations
+
+import json
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from benchmarks.mining.services import promotion, batches as services
+from benchmarks.mining.selectors import batches as selectors
+from benchmarks.mining.forms import BatchForm, PromoteForm
+from benchmarks.mining.models import MiningDocument
+from benchmarks.mining.stages import STAGES
+from benchmarks.topics import TOPICS
+from core.roles import is_admin, is_researcher
+
+
+def _role(check, message):
+    def deco(view):
+        @login_required
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not check(request.user):
+                raise PermissionDenied(message)
+            return view(request, *args, **kwargs)
+        return wrapped
+    return deco
+
+
+researcher_required = _role(is_researcher, "Mining batches are for researchers and admins.")
+admin_required = _role(is_admin, "Only admins can start or change mining batches.")
+
+
+def _errors(exc: ValidationError) -> str:
+    if hasattr(exc, "message_dict"):
+        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+@researcher_required
+def batch_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.batch_list(), 25).get_page(request.GET.get("page"))
+    return render(request, "mining/batch_list.html", {"page": page, "can_admin": is_admin(request.user)})
+
+
+@admin_required
+def batch_new(request: HttpRequest) -> HttpResponse:
+    form = BatchForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            batch = services.batch_create(
+                name=d.get("name") or "", upload=d["file"], stages=d["stages"], backends=form.backends(),
+                options={"min_steps": d["min_steps"], "max_steps": d["max_steps"]}, created_by=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, _errors(exc))
+        else:
+            messages.success(request, f"Batch {batch.pk} queued.")
+            return redirect(batch)
+    return render(request, "mining/batch_new.html", {"form": form})
+
+
+def _detail_context(request, batch) -> dict:
+    return {"batch": batch, "yields": selectors.batch_yields(batch=batch), "usage": selectors.batch_usage(batch=batch),
+            "can_admin": is_admin(request.user)}
+
+
+@researcher_required
+def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    ctx = _detail_context(request, batch)
+    ctx["promote_form"] = PromoteForm(initial={"dataset_name": f"mined-{batch.pk}"})
+    return render(request, "mining/batch_detail.html", ctx)
+
+
+@researcher_required
+def batch_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    return render(request, "mining/_batch_live.html", _detail_context(request, batch))
+
+
+@require_POST
+@admin_required
+def batch_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    try:
+        services.batch_cancel(batch=batch)
+        messages.success(request, "Cancellation requested; the batch stops after its current chunk.")
+    except ValidationError as exc:
+        messages.error(request, _errors(exc))
+    return redirect(batch)
+
+
+@require_POST
+@admin_required
+def batch_resume(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    try:
+        services.batch_resume(batch=batch, force=request.POST.get("force") == "1")
+        messages.success(request, "Batch resumed; documents already done are kept.")
+    except ValidationError as exc:
+        messages.error(request, _errors(exc))
+    return redirect(batch)
+
+
+@require_POST
+@admin_required
+def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    form = PromoteForm(request.POST)
+    if form.is_valid():
+        try:
+            report = promotion.batch_promote(batch=batch, **form.cleaned_data)
+        except ValidationError as exc:
+            messages.error(request, _errors(exc))
+        else:
+            messages.success(request, f"Created {report.dataset} with {report.promoted} procedures "
+                                      f"({len(report.duplicates)} near duplicates removed).")
+            return redirect(report.dataset)
+    else:
+        messages.error(request, _errors(ValidationError(form.errors)))
+    return redirect(batch)
+
+
+@researcher_required
+def batch_documents(request: HttpRequest, pk: int) -> HttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    outcome = request.GET.get("outcome", "")
+    topic = request.GET.get("topic", "")
+    stage = request.GET.get("stage", "")
+    qs = selectors.document_list(batch=batch, outcome=outcome or None, topic=topic or None, stage=stage or None)
+    page = Paginator(qs, 50).get_page(request.GET.get("page"))
+    return render(request, "mining/batch_documents.html", {
+        "batch": batch, "page": page, "outcome": outcome, "topic": topic, "stage": stage,
+        "outcomes": MiningDocument.Outcome.choices, "topics": TOPICS,
+        "stages": [("input", "Input")] + [(k, f"{n}. {lbl}") for n, k, lbl, _ in STAGES],
+    })
+
+
+@researcher_required
+def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    batch = selectors.batch_get(pk=pk)
+    lines = (json.dumps(rec, ensure_ascii=False) + "\n" for rec in selectors.export_records(batch=batch))
+    resp = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    resp["Content-Disposition"] = f'attachment; filename="how2mine-batch-{batch.pk}.jsonl"'
+    return resp

@@ -1,0 +1,125 @@
+"""The benchmark data model: topics, datasets, procedures, generators and generations."""
+from __future__ import annotations
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.urls import reverse
+
+
+class Topic(models.Model):
+    """One of the 14 WebOrganizer topics (seed 000 §3.1). Seeded by a migration."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=128, unique=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Dataset(models.Model):
+    """A named, versioned set of procedures, e.g. ``how2bench`` v1."""
+
+    name = models.CharField(max_length=128)
+    version = models.CharField(max_length=32, default="v1")
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="dataset_name_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("benchmarks:dataset_detail", args=[self.pk])
+
+
+class Procedure(models.Model):
+    """A goal with its resources and reference steps (the L1 of the annotation interface)."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="procedures")
+    source_example_id = models.CharField(max_length=255)
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="procedures", null=True, blank=True)
+    goal = models.TextField()
+    resources = models.JSONField(default=list, blank=True)
+    steps = models.JSONField(default=list)
+    url = models.URLField(max_length=2000, blank=True)
+    source_text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "source_example_id"], name="procedure_source_id_unique_in_dataset"),
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "topic"], name="procedure_dataset_topic_idx"),
+            models.Index(fields=["topic"], name="procedure_topic_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_example_id}: {self.goal[:60]}"
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
+
+    def get_absolute_url(self) -> str:
+        return reverse("benchmarks:procedure_detail", args=[self.pk])
+
+
+class Generator(models.Model):
+    """A model + backend + prompt variant that produces candidate procedures."""
+
+    class Backend(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible HTTP"
+        VLLM = "vllm", "vLLM offline"
+        IMPORTED = "imported", "Imported"
+
+    class PromptVariant(models.TextChoices):
+        INSTRUCT = "instruct", "Instruct (H.2)"
+        BASE = "base", "Base (H.2)"
+        NONE = "none", "None / unknown"
+
+    name = models.CharField(max_length=128, unique=True)
+    model = models.CharField(max_length=255, blank=True)
+    backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.IMPORTED)
+    prompt_variant = models.CharField(max_length=16, choices=PromptVariant.choices, default=PromptVariant.NONE)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Generation(models.Model):
+    """One generator's candidate steps for one procedure (the L2 of the annotation interface)."""
+
+    procedure = models.ForeignKey(Procedure, on_delete=models.CASCADE, related_name="generations")
+    generator = models.ForeignKey(Generator, on_delete=models.CASCADE, related_name="generations")
+    model_completion = models.TextField(blank=True)
+    predicted_steps = models.JSONField(default=list)
+    token_count = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(0)])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["procedure_id", "generator_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["procedure", "generator"], name="generation_one_per_procedure_generator"),
+        ]
+        indexes = [models.Index(fields=["generator", "procedure"], name="generation_generator_proc_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.generator.name} on {self.procedure.source_example_id}"
+
+
+# Per-generation scorer results (benchmarks.scorers), filled by generation runs.
+Generation.add_to_class("scores", models.JSONField(default=dict, blank=True))
