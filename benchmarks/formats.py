@@ -23,6 +23,7 @@ the line number and the field; callers collect them (capped) and refuse the whol
 Text fields are stripped of surrounding whitespace (as the reference does); topics are
 canonicalised to the slugs of :mod:`benchmarks.topics`.
 """
+
 from __future__ import annotations
 
 import json
@@ -121,7 +122,14 @@ class ExampleRecord:
 
     def content(self) -> tuple:
         """What decides whether a stored procedure already holds this record."""
-        return (self.topic_slug, self.goal, list(self.resources), list(self.steps), self.url, self.source_text)
+        return (
+            self.topic_slug,
+            self.goal,
+            list(self.resources),
+            list(self.steps),
+            self.url,
+            self.source_text,
+        )
 
 
 @dataclass(frozen=True)
@@ -154,7 +162,10 @@ def iter_json_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, Any]]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield number, RecordError(number, None, f"invalid UTF-8 at byte {exc.start} of the line")
+                yield (
+                    number,
+                    RecordError(number, None, f"invalid UTF-8 at byte {exc.start} of the line"),
+                )
                 continue
         else:
             text = raw.lstrip("\ufeff") if number == 1 else raw
@@ -163,7 +174,10 @@ def iter_json_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, Any]]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield number, RecordError(number, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
+            yield (
+                number,
+                RecordError(number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"),
+            )
             continue
         yield number, value
 
@@ -171,9 +185,14 @@ def iter_json_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, Any]]:
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+    }.get(type(value), type(value).__name__)
 
 
 class _Checker:
@@ -187,7 +206,9 @@ class _Checker:
     def error(self, field_name: str | None, message: str) -> None:
         self.errors.append(RecordError(self.line, field_name, message))
 
-    def text(self, value: Any, name: str, *, limit: int, required: bool = False, strip: bool = True) -> str | None:
+    def text(
+        self, value: Any, name: str, *, limit: int, required: bool = False, strip: bool = True
+    ) -> str | None:
         if value is None:
             if required:
                 self.error(name, "is missing")
@@ -247,7 +268,7 @@ class _Checker:
             out.append(item)
         return out if ok else None
 
-    def topic(self, value: Any, name: str) -> str | None | bool:
+    def topic(self, value: Any, name: str) -> str | bool | None:
         """Return the topic slug, None for no topic, or False when invalid."""
         if value is None or value == "":
             return None
@@ -258,7 +279,10 @@ class _Checker:
             return None
         slug = topic_slug(value)
         if slug is None:
-            self.error(name, f"unknown topic {value!r} (expected one of the 14 WebOrganizer topics, e.g. 'Food & Dining')")
+            self.error(
+                name,
+                f"unknown topic {value!r} (expected one of the 14 WebOrganizer topics, e.g. 'Food & Dining')",
+            )
             return False
         return slug
 
@@ -273,7 +297,9 @@ class _Checker:
 # --- examples (procedures) ------------------------------------------------------------------------
 
 
-def parse_example(value: Any, *, line: int, limits: Limits) -> tuple[ExampleRecord | None, list[RecordError]]:
+def parse_example(
+    value: Any, *, line: int, limits: Limits
+) -> tuple[ExampleRecord | None, list[RecordError]]:
     """Validate one decoded JSON line as an example (bench or how2mine export kind)."""
     check = _Checker(line, limits)
     if not isinstance(value, dict):
@@ -292,9 +318,15 @@ def parse_example(value: Any, *, line: int, limits: Limits) -> tuple[ExampleReco
         topic = check.topic(src.get("topic") or value.get("topic"), "source_example.topic")
         url = check.text(src.get("url"), "source_example.url", limit=limits.url)
         source_text = check.text(src.get("text"), "source_example.text", limit=limits.source_text)
-        goal = check.text(proc.get("goal"), "final_procedure.goal", limit=limits.goal, required=True)
+        goal = check.text(
+            proc.get("goal"), "final_procedure.goal", limit=limits.goal, required=True
+        )
         steps = check.string_list(
-            proc.get("steps"), "final_procedure.steps", item_limit=limits.step, count_limit=limits.steps, required=True
+            proc.get("steps"),
+            "final_procedure.steps",
+            item_limit=limits.step,
+            count_limit=limits.steps,
+            required=True,
         )
         resources = check.string_list(
             proc.get("resources"),
@@ -311,10 +343,18 @@ def parse_example(value: Any, *, line: int, limits: Limits) -> tuple[ExampleReco
         source_text = check.text(value.get("source_text"), "source_text", limit=limits.source_text)
         goal = check.text(value.get("goal"), "goal", limit=limits.goal, required=True)
         steps = check.string_list(
-            value.get("steps"), "steps", item_limit=limits.step, count_limit=limits.steps, required=True
+            value.get("steps"),
+            "steps",
+            item_limit=limits.step,
+            count_limit=limits.steps,
+            required=True,
         )
         resources = check.string_list(
-            value.get("resources"), "resources", item_limit=limits.resource, count_limit=limits.resources, required=False
+            value.get("resources"),
+            "resources",
+            item_limit=limits.resource,
+            count_limit=limits.resources,
+            required=False,
         )
 
     if check.errors:
@@ -367,18 +407,27 @@ def _read_file(
 
 
 def read_examples(
-    lines: Iterable[bytes | str], *, limits: Limits | None = None, max_errors: int = DEFAULT_MAX_ERRORS
+    lines: Iterable[bytes | str],
+    *,
+    limits: Limits | None = None,
+    max_errors: int = DEFAULT_MAX_ERRORS,
 ) -> ParseResult:
     """Parse and validate a whole example file; duplicates of ``source_example_id`` are errors."""
     return _read_file(
-        lines, parse=parse_example, duplicate="duplicate source_example_id", limits=limits, max_errors=max_errors
+        lines,
+        parse=parse_example,
+        duplicate="duplicate source_example_id",
+        limits=limits,
+        max_errors=max_errors,
     )
 
 
 # --- generations -----------------------------------------------------------------------------------
 
 
-def parse_generation(value: Any, *, line: int, limits: Limits) -> tuple[GenerationRecord | None, list[RecordError]]:
+def parse_generation(
+    value: Any, *, line: int, limits: Limits
+) -> tuple[GenerationRecord | None, list[RecordError]]:
     check = _Checker(line, limits)
     if not isinstance(value, dict):
         check.error(None, f"expected a JSON object, got {_type_name(value)}")
@@ -386,9 +435,15 @@ def parse_generation(value: Any, *, line: int, limits: Limits) -> tuple[Generati
     check.schema_version(value, SCHEMA_VERSION_GENERATION)
     ident = check.ident(value.get("source_example_id"), "source_example_id")
     predicted = check.string_list(
-        value.get("predicted_steps"), "predicted_steps", item_limit=limits.step, count_limit=limits.steps, required=True
+        value.get("predicted_steps"),
+        "predicted_steps",
+        item_limit=limits.step,
+        count_limit=limits.steps,
+        required=True,
     )
-    completion = check.text(value.get("model_completion"), "model_completion", limit=limits.completion, strip=False)
+    completion = check.text(
+        value.get("model_completion"), "model_completion", limit=limits.completion, strip=False
+    )
     token_count = value.get("token_count")
     if token_count is not None and (
         not isinstance(token_count, int) or isinstance(token_count, bool) or token_count < 0
@@ -428,7 +483,10 @@ def parse_generation(value: Any, *, line: int, limits: Limits) -> tuple[Generati
 
 
 def read_generations(
-    lines: Iterable[bytes | str], *, limits: Limits | None = None, max_errors: int = DEFAULT_MAX_ERRORS
+    lines: Iterable[bytes | str],
+    *,
+    limits: Limits | None = None,
+    max_errors: int = DEFAULT_MAX_ERRORS,
 ) -> ParseResult:
     """Parse and validate a whole generation file; two generations for one example are an error."""
     return _read_file(
@@ -455,7 +513,9 @@ def match_generations(
         if not candidates:
             errors.append(
                 RecordError(
-                    record.line, "source_example_id", f"unknown example {record.source_example_id!r} in {where}"
+                    record.line,
+                    "source_example_id",
+                    f"unknown example {record.source_example_id!r} in {where}",
                 )
             )
         elif len(candidates) > 1:

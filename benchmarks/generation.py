@@ -8,6 +8,7 @@ the model gets the goal, the resources and the required step count ``n = |refere
 Decoding (D.1): greedy for non-reasoning endpoints, and the stop sequence ``"\\n\\n"`` for
 base models (which otherwise continue with a made-up next example).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,7 +58,11 @@ def decoding_defaults(variant: str) -> dict:
     """Greedy decoding; ``\\n\\n`` stops base models (D.1)."""
     if variant not in PROMPT_FILES:
         raise ValueError(f"unknown prompt variant {variant!r}; use one of: {', '.join(VARIANTS)}")
-    return {"temperature": 0.0, "max_tokens": 1024, "stop": [BASE_STOP] if variant == "base" else []}
+    return {
+        "temperature": 0.0,
+        "max_tokens": 1024,
+        "stop": [BASE_STOP] if variant == "base" else [],
+    }
 
 
 def apply_stop(text: str, stop: Sequence[str] | None) -> str:
@@ -111,7 +116,7 @@ def final_answer(text: str) -> str:
     t = text
     ends = list(_THINK_END.finditer(t))
     if ends:
-        t = t[ends[-1].end():]
+        t = t[ends[-1].end() :]
     m = _ANSWER.search(t)
     if m:
         t = m.group(1)
@@ -172,7 +177,9 @@ def parse_steps(text: str) -> ParsedSteps:
 
     bullets = [_clean(m.group("body")) for m in map(_BULLET.match, lines) if m]
     if bullets:
-        return ParsedSteps(steps=[b for b in bullets if b], style="bullets", stray_lines=len(lines) - len(bullets))
+        return ParsedSteps(
+            steps=[b for b in bullets if b], style="bullets", stray_lines=len(lines) - len(bullets)
+        )
     return ParsedSteps(steps=[ln.strip() for ln in lines], style="lines")
 
 

@@ -23,6 +23,7 @@ Definitions (seed 000):
   steps. The summary's ``gen_ref_ratio`` is mean gen tokens / mean ref tokens, as Table 12
   reports it (97.96 / 97.44 = 1.01); ``mean_example_gen_ref_ratio`` averages per example.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -51,10 +52,18 @@ class ScoreInput:
         return len(self.reference_steps) or None
 
     def gen_token_count(self) -> int:
-        return self.gen_tokens if self.gen_tokens is not None else count_steps_tokens(self.predicted_steps)
+        return (
+            self.gen_tokens
+            if self.gen_tokens is not None
+            else count_steps_tokens(self.predicted_steps)
+        )
 
     def ref_token_count(self) -> int:
-        return self.ref_tokens if self.ref_tokens is not None else count_steps_tokens(self.reference_steps)
+        return (
+            self.ref_tokens
+            if self.ref_tokens is not None
+            else count_steps_tokens(self.reference_steps)
+        )
 
 
 class Scorer(Protocol):
@@ -128,7 +137,9 @@ class StepCountMismatch(BaseScorer):
     keys = ("step_count_mismatch",)
 
     def score(self, item: ScoreInput) -> dict[str, Number]:
-        return {"step_count_mismatch": step_count_mismatch(item.predicted_steps, item.reference_steps)}
+        return {
+            "step_count_mismatch": step_count_mismatch(item.predicted_steps, item.reference_steps)
+        }
 
 
 class DuplicateSteps(BaseScorer):
@@ -147,7 +158,9 @@ class DupNgramRate(BaseScorer):
         self.keys = tuple(f"dup_ngram_rate_{n}" for n in self.orders) + ("dup_ngram_rate",)
 
     def score(self, item: ScoreInput) -> dict[str, Number]:
-        rates = {f"dup_ngram_rate_{n}": dup_ngram_rate(item.predicted_steps, n) for n in self.orders}
+        rates = {
+            f"dup_ngram_rate_{n}": dup_ngram_rate(item.predicted_steps, n) for n in self.orders
+        }
         rates["dup_ngram_rate"] = sum(rates.values()) / len(rates)
         return rates
 
@@ -173,7 +186,11 @@ class LengthReward(BaseScorer):
         ref = item.ref_token_count()
         if ref <= 0:
             return {"length_reward": None}
-        return {"length_reward": length_reward(item.gen_token_count() / ref, tau=self.tau, alpha=self.alpha)}
+        return {
+            "length_reward": length_reward(
+                item.gen_token_count() / ref, tau=self.tau, alpha=self.alpha
+            )
+        }
 
 
 class TokenRatio(BaseScorer):
@@ -182,7 +199,11 @@ class TokenRatio(BaseScorer):
 
     def score(self, item: ScoreInput) -> dict[str, Number]:
         gen, ref = item.gen_token_count(), item.ref_token_count()
-        return {"gen_tokens": gen, "ref_tokens": ref, "gen_ref_ratio": (gen / ref) if ref > 0 else None}
+        return {
+            "gen_tokens": gen,
+            "ref_tokens": ref,
+            "gen_ref_ratio": (gen / ref) if ref > 0 else None,
+        }
 
     def summarize(self, rows: Sequence[Mapping[str, Number]]) -> dict[str, Number]:
         avg_gen = _mean(r.get("gen_tokens") for r in rows)
@@ -222,14 +243,18 @@ def get_scorer(name: str) -> Scorer:
     if name in SCORERS:
         return SCORERS[name]()
     if "." not in name:
-        raise ValueError(f"unknown scorer {name!r}; known: {', '.join(sorted(SCORERS))} or a dotted path")
+        raise ValueError(
+            f"unknown scorer {name!r}; known: {', '.join(sorted(SCORERS))} or a dotted path"
+        )
     module_path, _, attr = name.rpartition(".")
     try:
         obj: Any = getattr(importlib.import_module(module_path), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"scorer {name!r} cannot be imported: {exc}") from exc
     scorer = obj() if isinstance(obj, type) else obj
-    if not callable(getattr(scorer, "score", None)) or not callable(getattr(scorer, "summarize", None)):
+    if not callable(getattr(scorer, "score", None)) or not callable(
+        getattr(scorer, "summarize", None)
+    ):
         raise ValueError(f"scorer {name!r} has no score()/summarize() methods")
     return scorer
 

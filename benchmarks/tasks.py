@@ -1,4 +1,5 @@
 """Celery tasks of the benchmarks app. Thin: ids in, one service call."""
+
 from __future__ import annotations
 
 from celery import shared_task

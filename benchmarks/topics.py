@@ -2,6 +2,7 @@
 
 Pure data, no Django: importers and scorers use it to validate and normalise topic names.
 """
+
 from __future__ import annotations
 
 import re

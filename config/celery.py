@@ -1,4 +1,5 @@
 """The Celery application. Broker and queues come from settings (CELERY_* names)."""
+
 import os
 
 from celery import Celery

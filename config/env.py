@@ -1,4 +1,5 @@
 """Small, explicit readers for settings that come from the environment."""
+
 from __future__ import annotations
 
 import os

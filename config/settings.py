@@ -10,6 +10,7 @@ Everything that differs between machines comes from the environment:
   transport under ``var/broker`` (no server needed).
 - ``SECRET_KEY``, ``DEBUG``, ``ALLOWED_HOSTS`` (comma separated), ``CSRF_TRUSTED_ORIGINS``.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,12 +34,18 @@ DEBUG = env_bool("DEBUG", default=not PRODUCTION)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if PRODUCTION:
-        raise ImproperlyConfigured("SECRET_KEY must be set in the environment when DJANGO_ENV=production")
-    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-3f9a1c7e2b"  # noqa: S105
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set in the environment when DJANGO_ENV=production"
+        )
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-3f9a1c7e2b"
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]
+)
 if PRODUCTION and not ALLOWED_HOSTS:
-    raise ImproperlyConfigured("ALLOWED_HOSTS must be set in the environment when DJANGO_ENV=production")
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS must be set in the environment when DJANGO_ENV=production"
+    )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -123,7 +130,9 @@ if os.environ.get("TEST_DATABASE_NAME"):
 # CACHE_URL=redis://127.0.0.1:6379/1 to share one cache between web processes.
 CACHE_URL = os.environ.get("CACHE_URL", "")
 if CACHE_URL.startswith(("redis://", "rediss://")):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    }
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: only redis:// URLs are supported")
 else:

@@ -1,4 +1,5 @@
 """Template context: the viewer's role, computed once per request (no per-template perms queries)."""
+
 from core.roles import is_admin, is_researcher
 
 

@@ -1,4 +1,5 @@
 """DRF permission classes built on the roles of :mod:`config.roles`."""
+
 from rest_framework.permissions import BasePermission
 
 from core.roles import is_admin, is_researcher

@@ -7,6 +7,7 @@
 
 ``ensure_roles()`` is idempotent; it runs after every ``migrate``.
 """
+
 from __future__ import annotations
 
 ANNOTATOR = "annotator"
@@ -29,9 +30,9 @@ def _wanted_codenames(role: str, perms) -> set[int]:
     for perm in perms:
         label = f"{perm.content_type.app_label}.{perm.content_type.model}"
         action = perm.codename.split("_", 1)[0]
-        if role == ADMIN:
-            wanted.add(perm.pk)
-        elif role == RESEARCHER and (action == "view" or label in RESEARCHER_WRITES):
+        if role == ADMIN or (
+            role == RESEARCHER and (action == "view" or label in RESEARCHER_WRITES)
+        ):
             wanted.add(perm.pk)
     return wanted
 
@@ -40,7 +41,9 @@ def ensure_roles(**_kwargs) -> None:
     from django.contrib.auth.models import Group, Permission
 
     perms = list(
-        Permission.objects.filter(content_type__app_label__in=PROJECT_APPS).select_related("content_type")
+        Permission.objects.filter(content_type__app_label__in=PROJECT_APPS).select_related(
+            "content_type"
+        )
     )
     for role in ROLES:
         group, _ = Group.objects.get_or_create(name=role)

@@ -1,5 +1,6 @@
 """The judging console: judges, runs (launch with a cost estimate first, then a live htmx
 progress bar; cancel) and judgments. Launch and cancel are for the admin role only."""
+
 from __future__ import annotations
 
 from django import forms
@@ -13,15 +14,23 @@ from django.utils.html import format_html
 
 from benchmarks.models import Dataset, Generator, Topic
 from core.roles import is_admin
+from judging.models import Judge, JudgeRun, Judgment
 from judging.selectors import judgments as selectors
 from judging.services import runs as services
-from judging.models import Judge, JudgeRun, Judgment
 
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ("name", "backend", "model", "prompt_template", "concurrency", "price_input_per_mtok",
-                    "price_output_per_mtok", "short_judge_id")
+    list_display = (
+        "name",
+        "backend",
+        "model",
+        "prompt_template",
+        "concurrency",
+        "price_input_per_mtok",
+        "price_output_per_mtok",
+        "short_judge_id",
+    )
     list_filter = ("backend",)
     search_fields = ("name", "model")
     readonly_fields = ("judge_id", "created_at")
@@ -34,7 +43,9 @@ class JudgeAdmin(admin.ModelAdmin):
     @admin.action(description="Launch a judge run with this judge")
     def launch_run(self, request, queryset):
         judge = queryset.first()
-        return redirect(reverse("admin:judging_judgerun_launch") + (f"?judge={judge.pk}" if judge else ""))
+        return redirect(
+            reverse("admin:judging_judgerun_launch") + (f"?judge={judge.pk}" if judge else "")
+        )
 
 
 class LaunchForm(forms.Form):
@@ -43,10 +54,16 @@ class LaunchForm(forms.Form):
     generators = forms.ModelMultipleChoiceField(queryset=Generator.objects.all(), required=False)
     topics = forms.ModelMultipleChoiceField(queryset=Topic.objects.all(), required=False)
     generation_ids = forms.CharField(required=False, help_text="comma-separated generation ids")
-    study = forms.IntegerField(required=False, min_value=1, help_text="judge the items of this study (id)")
+    study = forms.IntegerField(
+        required=False, min_value=1, help_text="judge the items of this study (id)"
+    )
 
     def clean_generation_ids(self) -> list[int]:
-        raw = [p.strip() for p in (self.cleaned_data.get("generation_ids") or "").split(",") if p.strip()]
+        raw = [
+            p.strip()
+            for p in (self.cleaned_data.get("generation_ids") or "").split(",")
+            if p.strip()
+        ]
         bad = [p for p in raw if not p.isdigit()]
         if bad:
             raise ValidationError(f"not an id: {', '.join(bad[:5])}")
@@ -70,8 +87,18 @@ class LaunchForm(forms.Form):
 
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "judge", "status", "progress_bar", "n_total", "n_done", "n_parse_failed", "cost",
-                    "estimated_cost", "created_at")
+    list_display = (
+        "id",
+        "judge",
+        "status",
+        "progress_bar",
+        "n_total",
+        "n_done",
+        "n_parse_failed",
+        "cost",
+        "estimated_cost",
+        "created_at",
+    )
     list_filter = ("status", "judge")
     list_select_related = ("judge",)
     readonly_fields = [f.name for f in JudgeRun._meta.fields]
@@ -83,21 +110,38 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="progress")
     def progress_bar(self, obj: JudgeRun) -> str:
-        return format_html('<progress max="1" value="{}"></progress> {}%', f"{obj.progress:.3f}",
-                           f"{100 * obj.progress:.0f}")
+        return format_html(
+            '<progress max="1" value="{}"></progress> {}%',
+            f"{obj.progress:.3f}",
+            f"{100 * obj.progress:.0f}",
+        )
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         run = JudgeRun.objects.select_related("judge").filter(pk=object_id).first()
         extra = dict(extra_context or {})
         if run is not None:
-            extra.update(progress=selectors.judge_run_progress(run), can_cancel=is_admin(request.user))
+            extra.update(
+                progress=selectors.judge_run_progress(run), can_cancel=is_admin(request.user)
+            )
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     def get_urls(self):
         own = [
-            path("launch/", self.admin_site.admin_view(self.launch_view), name="judging_judgerun_launch"),
-            path("<int:pk>/progress/", self.admin_site.admin_view(self.progress_view), name="judging_judgerun_progress"),
-            path("<int:pk>/cancel/", self.admin_site.admin_view(self.cancel_view), name="judging_judgerun_cancel"),
+            path(
+                "launch/",
+                self.admin_site.admin_view(self.launch_view),
+                name="judging_judgerun_launch",
+            ),
+            path(
+                "<int:pk>/progress/",
+                self.admin_site.admin_view(self.progress_view),
+                name="judging_judgerun_progress",
+            ),
+            path(
+                "<int:pk>/cancel/",
+                self.admin_site.admin_view(self.cancel_view),
+                name="judging_judgerun_cancel",
+            ),
         ]
         return own + super().get_urls()
 
@@ -114,25 +158,41 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 judge = form.cleaned_data["judge"]
                 try:
                     if request.POST.get("confirm") == "1":
-                        run = services.judge_run_create(judge=judge, selection=form.selection(), user=request.user)
+                        run = services.judge_run_create(
+                            judge=judge, selection=form.selection(), user=request.user
+                        )
                         messages.success(request, f"Run {run.pk} launched: {run.n_total} item(s).")
                         return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
                     estimate = services.judge_run_estimate(judge=judge, selection=form.selection())
                 except ValidationError as exc:
-                    for field, errs in getattr(exc, "message_dict", {"__all__": exc.messages}).items():
+                    for field, errs in getattr(
+                        exc, "message_dict", {"__all__": exc.messages}
+                    ).items():
                         form.add_error(field if field in form.fields else None, errs)
         else:
             form = LaunchForm(initial={"judge": request.GET.get("judge")})
-        context = {**self.admin_site.each_context(request), "title": "Launch a judge run", "form": form,
-                   "estimate": estimate, "opts": self.model._meta}
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Launch a judge run",
+            "form": form,
+            "estimate": estimate,
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, "admin/judging/judgerun/launch.html", context)
 
     def progress_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         run = get_object_or_404(JudgeRun.objects.select_related("judge"), pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
-        return TemplateResponse(request, "admin/judging/judgerun/_progress.html",
-                                {"run": run, "p": selectors.judge_run_progress(run), "can_cancel": is_admin(request.user)})
+        return TemplateResponse(
+            request,
+            "admin/judging/judgerun/_progress.html",
+            {
+                "run": run,
+                "p": selectors.judge_run_progress(run),
+                "can_cancel": is_admin(request.user),
+            },
+        )
 
     def cancel_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         self._require_admin(request)
@@ -147,8 +207,17 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 @admin.register(Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
-    list_display = ("id", "judge", "source_example_id", "has_failure", "n_failures", "parse_failed",
-                    "prompt_tokens", "completion_tokens", "created_at")
+    list_display = (
+        "id",
+        "judge",
+        "source_example_id",
+        "has_failure",
+        "n_failures",
+        "parse_failed",
+        "prompt_tokens",
+        "completion_tokens",
+        "created_at",
+    )
     list_filter = ("judge", "has_failure", "parse_failed")
     list_select_related = ("judge",)
     search_fields = ("source_example_id", "content_hash")

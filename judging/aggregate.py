@@ -6,10 +6,12 @@ Input records are dicts with ``topic``, ``has_failure``, ``n_failures``, ``parse
 and optionally ``completion_tokens`` (generated tokens of the candidate, for the average
 beside the score, Figure 4).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def _int(value: Any) -> int:
@@ -65,14 +67,16 @@ def how2score(records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], list[d
         n = b["n_judged"]
         fr = b["n_with_failures"] / n if n else 0.0
         hs = 1.0 - fr if n else 0.0
-        rows.append({
-            "topic": topic,
-            "n_judged": n,
-            "n_with_failures": b["n_with_failures"],
-            "how2score": hs,
-            "how2score_percent": 100.0 * hs,
-            "failure_rate": fr,
-            "avg_failures_per_example": b["sum_failures"] / n if n else 0.0,
-            "n_parse_failed": b["n_parse_failed"],
-        })
+        rows.append(
+            {
+                "topic": topic,
+                "n_judged": n,
+                "n_with_failures": b["n_with_failures"],
+                "how2score": hs,
+                "how2score_percent": 100.0 * hs,
+                "failure_rate": fr,
+                "avg_failures_per_example": b["sum_failures"] / n if n else 0.0,
+                "n_parse_failed": b["n_parse_failed"],
+            }
+        )
     return summary, rows

@@ -15,6 +15,7 @@ A verdict is ``True`` (has_failure), ``False`` (no_failure) or ``None`` (the jud
 could not be parsed); an item absent from a verdict mapping was not judged. Statistics that
 cannot be computed are :class:`annotation.agreement.Undefined` with the reason, never ``nan``.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,7 +61,9 @@ def _stat(value: Stat) -> dict:
 # --- human majority --------------------------------------------------------------------------
 
 
-def human_majority(triples: Iterable[tuple[Hashable, Hashable, bool]]) -> dict[Hashable, bool | None]:
+def human_majority(
+    triples: Iterable[tuple[Hashable, Hashable, bool]],
+) -> dict[Hashable, bool | None]:
     """``{item: True | False | None}`` from ``(item, annotator, has_failure)`` triples:
     the majority binary label of each labelled item, ``None`` where the top count is tied."""
     matrix = LabelMatrix.from_triples(triples, categories=(False, True))
@@ -86,8 +89,12 @@ class ClassAgreement:
     agreement: Stat
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "n_items": self.n_items, "n_agree": self.n_agree,
-                "agreement": _stat(self.agreement)}
+        return {
+            "label": self.label,
+            "n_items": self.n_items,
+            "n_agree": self.n_agree,
+            "agreement": _stat(self.agreement),
+        }
 
 
 @dataclass(frozen=True)
@@ -112,17 +119,28 @@ class HumanAgreement:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "n_items": self.n_items, "n_tied": self.n_tied, "n_not_judged": self.n_not_judged,
-            "n_parse_failed": self.n_parse_failed, "n_compared": self.n_compared, "n_agree": self.n_agree,
-            "agreement": _stat(self.agreement), "kappa": _stat(self.kappa),
+            "n_items": self.n_items,
+            "n_tied": self.n_tied,
+            "n_not_judged": self.n_not_judged,
+            "n_parse_failed": self.n_parse_failed,
+            "n_compared": self.n_compared,
+            "n_agree": self.n_agree,
+            "agreement": _stat(self.agreement),
+            "kappa": _stat(self.kappa),
             "per_class": {k: v.to_json() for k, v in self.per_class.items()},
-            "confusion": {"rows": "human_majority", "columns": "judge", "labels": list(CLASSES),
-                          "counts": self.confusion},
+            "confusion": {
+                "rows": "human_majority",
+                "columns": "judge",
+                "labels": list(CLASSES),
+                "counts": self.confusion,
+            },
         }
 
 
 def judge_vs_majority(
-    *, majority: Mapping[Hashable, bool | None], verdicts: Mapping[Hashable, bool | None],
+    *,
+    majority: Mapping[Hashable, bool | None],
+    verdicts: Mapping[Hashable, bool | None],
 ) -> HumanAgreement:
     """Agreement of ``verdicts`` with the human ``majority`` (see :class:`HumanAgreement`)."""
     table = np.zeros((2, 2), dtype=np.int64)
@@ -146,14 +164,24 @@ def judge_vs_majority(
         i = CLASSES.index(label)
         n_class = int(table[i].sum())
         per_class[label] = ClassAgreement(
-            label=label, n_items=n_class, n_agree=int(table[i, i]),
-            agreement=_share(int(table[i, i]), n_class, f"no compared item has a human majority of {label}"),
+            label=label,
+            n_items=n_class,
+            n_agree=int(table[i, i]),
+            agreement=_share(
+                int(table[i, i]), n_class, f"no compared item has a human majority of {label}"
+            ),
         )
     return HumanAgreement(
-        n_items=len(majority), n_tied=n_tied, n_not_judged=n_not_judged, n_parse_failed=n_parse_failed,
-        n_compared=n, n_agree=n_agree, agreement=_share(n_agree, n, NO_COMPARED),
+        n_items=len(majority),
+        n_tied=n_tied,
+        n_not_judged=n_not_judged,
+        n_parse_failed=n_parse_failed,
+        n_compared=n,
+        n_agree=n_agree,
+        agreement=_share(n_agree, n, NO_COMPARED),
         kappa=cohen_kappa_from_confusion(table) if n else Undefined(NO_COMPARED),
-        per_class=per_class, confusion=table.tolist(),
+        per_class=per_class,
+        confusion=table.tolist(),
     )
 
 
@@ -176,14 +204,25 @@ class JudgePairAgreement:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "n_shared": self.n_shared, "n_agree": self.n_agree, "n_only_a": self.n_only_a,
-            "n_only_b": self.n_only_b, "n_parse_failed": self.n_parse_failed,
-            "agreement": _stat(self.agreement), "kappa": _stat(self.kappa),
-            "confusion": {"rows": "judge_a", "columns": "judge_b", "labels": list(CLASSES), "counts": self.confusion},
+            "n_shared": self.n_shared,
+            "n_agree": self.n_agree,
+            "n_only_a": self.n_only_a,
+            "n_only_b": self.n_only_b,
+            "n_parse_failed": self.n_parse_failed,
+            "agreement": _stat(self.agreement),
+            "kappa": _stat(self.kappa),
+            "confusion": {
+                "rows": "judge_a",
+                "columns": "judge_b",
+                "labels": list(CLASSES),
+                "counts": self.confusion,
+            },
         }
 
 
-def judge_vs_judge(*, a: Mapping[Hashable, bool | None], b: Mapping[Hashable, bool | None]) -> JudgePairAgreement:
+def judge_vs_judge(
+    *, a: Mapping[Hashable, bool | None], b: Mapping[Hashable, bool | None]
+) -> JudgePairAgreement:
     """Binary agreement and Cohen's κ of two judges' verdicts on their common items; items
     where either verdict is unparsed are excluded and counted in ``n_parse_failed``."""
     table = np.zeros((2, 2), dtype=np.int64)
@@ -198,9 +237,14 @@ def judge_vs_judge(*, a: Mapping[Hashable, bool | None], b: Mapping[Hashable, bo
     n = int(table.sum())
     n_agree = int(np.trace(table))
     return JudgePairAgreement(
-        n_shared=n, n_agree=n_agree, n_only_a=len(a.keys() - common), n_only_b=len(b.keys() - common),
-        n_parse_failed=n_parse_failed, agreement=_share(n_agree, n, NO_SHARED),
-        kappa=cohen_kappa_from_confusion(table) if n else Undefined(NO_SHARED), confusion=table.tolist(),
+        n_shared=n,
+        n_agree=n_agree,
+        n_only_a=len(a.keys() - common),
+        n_only_b=len(b.keys() - common),
+        n_parse_failed=n_parse_failed,
+        agreement=_share(n_agree, n, NO_SHARED),
+        kappa=cohen_kappa_from_confusion(table) if n else Undefined(NO_SHARED),
+        confusion=table.tolist(),
     )
 
 
@@ -297,27 +341,47 @@ def leaderboard_rows(totals: Iterable[JudgeTotals]) -> list[dict[str, Any]]:
     for t in totals:
         n_parsed = t.n_judgments - t.n_parse_failed
         human = t.human
-        rows.append({
-            "judge": t.judge,
-            **t.extra,
-            "agreement": _stat(human.agreement) if human else _stat(Undefined("no study chosen")),
-            "agreement_has_failure": _stat(human.per_class[HAS_FAILURE].agreement) if human else None,
-            "agreement_no_failure": _stat(human.per_class[NO_FAILURE].agreement) if human else None,
-            "kappa": _stat(human.kappa) if human else None,
-            "n_compared": human.n_compared if human else 0,
-            "n_judgments": t.n_judgments,
-            "n_parse_failed": t.n_parse_failed,
-            "parse_failure_rate": _stat(_ratio(t.n_parse_failed, t.n_judgments, "no judgments")),
-            "failure_rate": _stat(_ratio(t.n_has_failure, n_parsed, "no parsed judgments")),
-            "cost": round(t.cost, 6),
-            "cost_per_1k": _stat(_ratio(1000 * t.cost, t.n_judgments, "no judgments")),
-            "time_s": round(t.time_s, 3),
-            "verbosity": _stat(_ratio(t.gen_tokens, t.ref_tokens, "no token counts")),
-            "verbosity_no_failure": _stat(_ratio(t.gen_tokens_no_failure, t.ref_tokens_no_failure,
-                                                 "no no_failure verdicts with token counts")),
-            "verbosity_has_failure": _stat(_ratio(t.gen_tokens_has_failure, t.ref_tokens_has_failure,
-                                                  "no has_failure verdicts with token counts")),
-        })
+        rows.append(
+            {
+                "judge": t.judge,
+                **t.extra,
+                "agreement": _stat(human.agreement)
+                if human
+                else _stat(Undefined("no study chosen")),
+                "agreement_has_failure": _stat(human.per_class[HAS_FAILURE].agreement)
+                if human
+                else None,
+                "agreement_no_failure": _stat(human.per_class[NO_FAILURE].agreement)
+                if human
+                else None,
+                "kappa": _stat(human.kappa) if human else None,
+                "n_compared": human.n_compared if human else 0,
+                "n_judgments": t.n_judgments,
+                "n_parse_failed": t.n_parse_failed,
+                "parse_failure_rate": _stat(
+                    _ratio(t.n_parse_failed, t.n_judgments, "no judgments")
+                ),
+                "failure_rate": _stat(_ratio(t.n_has_failure, n_parsed, "no parsed judgments")),
+                "cost": round(t.cost, 6),
+                "cost_per_1k": _stat(_ratio(1000 * t.cost, t.n_judgments, "no judgments")),
+                "time_s": round(t.time_s, 3),
+                "verbosity": _stat(_ratio(t.gen_tokens, t.ref_tokens, "no token counts")),
+                "verbosity_no_failure": _stat(
+                    _ratio(
+                        t.gen_tokens_no_failure,
+                        t.ref_tokens_no_failure,
+                        "no no_failure verdicts with token counts",
+                    )
+                ),
+                "verbosity_has_failure": _stat(
+                    _ratio(
+                        t.gen_tokens_has_failure,
+                        t.ref_tokens_has_failure,
+                        "no has_failure verdicts with token counts",
+                    )
+                ),
+            }
+        )
 
     def key(row):
         value = row["agreement"]["value"]

@@ -8,6 +8,7 @@ One record::
 
 Every problem is a :class:`benchmarks.formats.RecordError` naming the line and the field.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -75,7 +76,9 @@ def parse_judgment(value: Any, *, line: int) -> tuple[JudgmentRecord | None, lis
                 if not isinstance(v, list) or not all(_is_int(x) and x >= 1 for x in v):
                     err(f"{where}.{key}", "must be a list of step numbers (integers >= 1)")
                 steps[key] = v if isinstance(v, list) else []
-            cleaned.append({"failure": failure.strip() if isinstance(failure, str) else "", **steps})
+            cleaned.append(
+                {"failure": failure.strip() if isinstance(failure, str) else "", **steps}
+            )
     n_failures = value.get("n_failures", len(cleaned))
     if not _is_int(n_failures) or n_failures < 0:
         err("n_failures", "must be a non-negative integer")
@@ -85,13 +88,27 @@ def parse_judgment(value: Any, *, line: int) -> tuple[JudgmentRecord | None, lis
     has_failure = value.get("has_failure", expected_has)
     if not isinstance(has_failure, bool):
         err("has_failure", "must be true or false")
-    elif isinstance(failures, list) and isinstance(parse_failed, bool) and not parse_failed and has_failure != bool(failures):
-        err("has_failure", f"is {str(has_failure).lower()} but critical_failures holds {len(failures)}")
+    elif (
+        isinstance(failures, list)
+        and isinstance(parse_failed, bool)
+        and not parse_failed
+        and has_failure != bool(failures)
+    ):
+        err(
+            "has_failure",
+            f"is {str(has_failure).lower()} but critical_failures holds {len(failures)}",
+        )
     if errors:
         return None, errors
     judge = value.get("judge") if isinstance(value.get("judge"), dict) else {}
     return JudgmentRecord(
-        line=line, source_example_id=sid.strip(), reasoning=reasoning, critical_failures=cleaned,
-        has_failure=has_failure, n_failures=n_failures, parse_failed=parse_failed,
-        judge_model=str(judge.get("model", "")), raw_output=str(value.get("raw_output", "") or ""),
+        line=line,
+        source_example_id=sid.strip(),
+        reasoning=reasoning,
+        critical_failures=cleaned,
+        has_failure=has_failure,
+        n_failures=n_failures,
+        parse_failed=parse_failed,
+        judge_model=str(judge.get("model", "")),
+        raw_output=str(value.get("raw_output", "") or ""),
     ), []

@@ -9,6 +9,7 @@ integer step numbers (digit strings and a bare integer are accepted). Step numbe
 Anything else (no JSON object, wrong types, missing ``critical_failures``) is a parse
 failure: ``ParseResult.parse_failed`` with ``error`` saying what was wrong. Never raises.
 """
+
 from __future__ import annotations
 
 import json
@@ -123,15 +124,23 @@ def _validate(obj: Any, *, n_l1: int | None, n_l2: int | None) -> ParseResult:
         failure = item.get("failure")
         if not isinstance(failure, str) or not failure.strip():
             raise _Invalid(f"{where}.failure must be a non-empty string")
-        out.append({
-            "failure": failure.strip(),
-            "L1_steps": _steps(item.get("L1_steps"), where=f"{where}.L1_steps", n=n_l1, warnings=warnings),
-            "L2_steps": _steps(item.get("L2_steps"), where=f"{where}.L2_steps", n=n_l2, warnings=warnings),
-        })
+        out.append(
+            {
+                "failure": failure.strip(),
+                "L1_steps": _steps(
+                    item.get("L1_steps"), where=f"{where}.L1_steps", n=n_l1, warnings=warnings
+                ),
+                "L2_steps": _steps(
+                    item.get("L2_steps"), where=f"{where}.L2_steps", n=n_l2, warnings=warnings
+                ),
+            }
+        )
     return ParseResult(reasoning=reasoning, critical_failures=out, warnings=warnings)
 
 
-def parse_judge_output(text: str | None, *, n_l1: int | None = None, n_l2: int | None = None) -> ParseResult:
+def parse_judge_output(
+    text: str | None, *, n_l1: int | None = None, n_l2: int | None = None
+) -> ParseResult:
     """Parse one judge reply. ``n_l1``/``n_l2``: step counts for range checks (None: no check)."""
     if not text or not text.strip():
         return ParseResult(parse_failed=True, error="empty output")

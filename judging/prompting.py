@@ -5,14 +5,16 @@ The H.3 template (seed 000 Figure 22) uses ``str.format`` fields ``{goal}``,
 ``{reference_steps}`` and ``{steps}``; steps are numbered ``1. ...`` one per line, and the
 prompt ends with the reference implementation's JSON reminder, as ``h2e bench`` sends it.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 DEFAULT_TEMPLATE = "judge_h3"
@@ -70,19 +72,30 @@ def clean_steps(steps: Sequence[Any]) -> list[str]:
     return [str(s).strip() for s in steps if str(s).strip()]
 
 
-def render_judge_prompt(*, template: str, goal: str, reference_steps: Sequence[str], steps: Sequence[str]) -> str:
-    return template.format(
-        goal=goal.strip(),
-        reference_steps=steps_text(clean_steps(reference_steps)),
-        steps=steps_text(clean_steps(steps)),
-    ) + JSON_REMINDER
+def render_judge_prompt(
+    *, template: str, goal: str, reference_steps: Sequence[str], steps: Sequence[str]
+) -> str:
+    return (
+        template.format(
+            goal=goal.strip(),
+            reference_steps=steps_text(clean_steps(reference_steps)),
+            steps=steps_text(clean_steps(steps)),
+        )
+        + JSON_REMINDER
+    )
 
 
 def content_hash(*, goal: str, reference_steps: Sequence[str], steps: Sequence[str]) -> str:
     """What a judge sees of one item: same hash, same prompt, same judgment (reused)."""
     payload = json.dumps(
-        {"goal": goal.strip(), "reference_steps": clean_steps(reference_steps), "steps": clean_steps(steps)},
-        ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+        {
+            "goal": goal.strip(),
+            "reference_steps": clean_steps(reference_steps),
+            "steps": clean_steps(steps),
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -94,5 +107,7 @@ def canonical_judge_id(*, config: dict[str, Any], prompt_text: str) -> str:
         "judge": config,
         "judge_prompt_sha256": hashlib.sha256(prompt_text.encode("utf-8")).hexdigest(),
     }
-    blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    blob = json.dumps(
+        payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -5,6 +5,7 @@ another live worker is retried after its lease. ``vllm_judge_run_chunk`` is the 
 ``gpu`` queue (settings route ``judging.tasks.vllm_*`` there). When a worker starts, runs
 left active by a dead worker are resumed (``worker_ready``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,18 +23,27 @@ def _run_chunk(task, run_id: int) -> str:
     if outcome.status in ("more", "busy"):
         from judging.models import JudgeRun
 
-        backend = JudgeRun.objects.filter(pk=run_id).values_list("judge__backend", flat=True).first()
-        services.enqueue_run(run_id=run_id, backend=backend or "openai",
-                             countdown=outcome.retry_in_s if outcome.status == "busy" else None)
+        backend = (
+            JudgeRun.objects.filter(pk=run_id).values_list("judge__backend", flat=True).first()
+        )
+        services.enqueue_run(
+            run_id=run_id,
+            backend=backend or "openai",
+            countdown=outcome.retry_in_s if outcome.status == "busy" else None,
+        )
     return outcome.status
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="judging.tasks.judge_run_chunk")
+@shared_task(
+    bind=True, acks_late=True, reject_on_worker_lost=True, name="judging.tasks.judge_run_chunk"
+)
 def judge_run_chunk(self, run_id: int) -> str:
     return _run_chunk(self, run_id)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="judging.tasks.vllm_judge_run_chunk")
+@shared_task(
+    bind=True, acks_late=True, reject_on_worker_lost=True, name="judging.tasks.vllm_judge_run_chunk"
+)
 def vllm_judge_run_chunk(self, run_id: int) -> str:
     return _run_chunk(self, run_id)
 
@@ -49,5 +59,5 @@ def judge_runs_resume() -> list[int]:
 def _resume_on_worker_start(sender=None, **_kwargs) -> None:
     try:
         judge_runs_resume.delay()
-    except Exception:  # noqa: BLE001 - never keep a worker from starting
+    except Exception:
         logger.exception("could not enqueue the resume of stale judge runs")

@@ -1,5 +1,6 @@
 """Shared fixtures. The suite runs on PostgreSQL + Redis when DATABASE_URL / CELERY_BROKER_URL
 point at them (``make test`` does), else on SQLite and the filesystem broker."""
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,13 @@ def celery_worker_process(transactional_db, tmp_path):
 def make_user(db):
     from django.contrib.auth.models import User
 
-    def _make(username: str, *, role: str | None = None, staff: bool = False, password: str = "pw-Test-12345"):
+    def _make(
+        username: str,
+        *,
+        role: str | None = None,
+        staff: bool = False,
+        password: str = "pw-Test-12345",
+    ):
         from core.roles import role_assign
 
         user = User.objects.create_user(username=username, password=password, is_staff=staff)

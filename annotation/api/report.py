@@ -20,10 +20,9 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.services import adjudication as adjudication_services
+from annotation.models import Adjudication, Study, StudyItem
 from annotation.selectors import report as rs
-from annotation.models import Study, StudyItem
-from annotation.models import Adjudication
+from annotation.services import adjudication as adjudication_services
 
 
 class FailureSerializer(serializers.Serializer):

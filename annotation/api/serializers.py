@@ -3,7 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.models import Study, StudyItem
-from annotation.services.flow import STUDY_SETTINGS
+from annotation.services.study import STUDY_SETTINGS
 
 
 class KnownItemSerializer(serializers.Serializer):

@@ -9,10 +9,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.services import flow as services
 from annotation.api.serializers import StudySerializer, StudyStatusSerializer
 from annotation.models import Study
 from annotation.selectors.flow import study_export_rows, study_progress
+from annotation.services import study as study_services
 
 
 class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -26,7 +26,7 @@ class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         try:
-            study = services.study_create(
+            study = study_services.study_create(
                 name=data.pop("name"),
                 generation_ids=data.pop("generation_ids"),
                 known_items=data.pop("known_items", []),
@@ -50,7 +50,7 @@ class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def status(self, request, pk=None):
         serializer = StudyStatusSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        study = services.study_set_status(
+        study = study_services.study_set_status(
             study=self.get_object(), status=serializer.validated_data["status"]
         )
         return Response(self.get_serializer(study).data)

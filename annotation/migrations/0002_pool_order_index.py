@@ -4,19 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_study_flow'),
-        ('benchmarks', '0003_study_flow'),
+        ("annotation", "0001_study_flow"),
+        ("benchmarks", "0003_study_flow"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='studyitem',
-            name='studyitem_pool_idx',
+            model_name="studyitem",
+            name="studyitem_pool_idx",
         ),
         migrations.AddIndex(
-            model_name='studyitem',
-            index=models.Index(fields=['study', 'kind', 'n_assigned', 'position', 'id'], name='studyitem_pool_order_idx'),
+            model_name="studyitem",
+            index=models.Index(
+                fields=["study", "kind", "n_assigned", "position", "id"],
+                name="studyitem_pool_order_idx",
+            ),
         ),
     ]

@@ -4,14 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0002_pool_order_index'),
+        ("annotation", "0002_pool_order_index"),
     ]
 
     operations = [
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(condition=models.Q(('state', 'active')), fields=('participant',), name='assignment_one_active_per_participant'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("state", "active")),
+                fields=("participant",),
+                name="assignment_one_active_per_participant",
+            ),
         ),
     ]

@@ -6,29 +6,68 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0003_one_active_assignment'),
+        ("annotation", "0003_one_active_assignment"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Adjudication',
+            name="Adjudication",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('has_failure', models.BooleanField()),
-                ('failures', models.JSONField(blank=True, default=list, help_text='[{description, l1_steps: [int], l2_steps: [int]}]')),
-                ('note', models.TextField(blank=True)),
-                ('history', models.JSONField(blank=True, default=list, help_text='Earlier versions, oldest first.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('adjudicator', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('item', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='adjudication', to='annotation.studyitem')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("has_failure", models.BooleanField()),
+                (
+                    "failures",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="[{description, l1_steps: [int], l2_steps: [int]}]",
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                (
+                    "history",
+                    models.JSONField(
+                        blank=True, default=list, help_text="Earlier versions, oldest first."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "adjudicator",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="adjudication",
+                        to="annotation.studyitem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['item_id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('has_failure', True), ('failures', []), _connector='OR'), name='adjudication_no_failures_when_none')],
+                "ordering": ["item_id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("has_failure", True), ("failures", []), _connector="OR"
+                        ),
+                        name="adjudication_no_failures_when_none",
+                    )
+                ],
             },
         ),
     ]

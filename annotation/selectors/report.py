@@ -28,8 +28,14 @@ from django.db.models.expressions import RawSQL
 
 from annotation.agreement_report import LabelRow, build_report
 from annotation.labels import first_failure_step
-from annotation.models import Annotation, AttentionCheckResult, Participant, Study, StudyItem
-from annotation.models import Adjudication
+from annotation.models import (
+    Adjudication,
+    Annotation,
+    AttentionCheckResult,
+    Participant,
+    Study,
+    StudyItem,
+)
 
 NO_FAILURE = "no failure"
 FAILURE = "failure"

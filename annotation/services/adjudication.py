@@ -13,8 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import StudyItem
-from annotation.models import Adjudication
+from annotation.models import Adjudication, StudyItem
 
 MAX_NOTE = 5_000
 MAX_DESCRIPTION = 2_000

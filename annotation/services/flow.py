@@ -24,8 +24,13 @@ from annotation.models import (
     Study,
     StudyItem,
 )
-from annotation.selectors.flow import ASSIGNMENT_UNUSED_FIELDS, PreparedRead, bind, bind_plan, study_item_for_page
-from annotation.services.study import STUDY_SETTINGS, EntryRefused, participant_enter_account, participant_enter_prolific, study_create, study_items_add, study_set_status
+from annotation.selectors.flow import (
+    ASSIGNMENT_UNUSED_FIELDS,
+    PreparedRead,
+    bind,
+    bind_plan,
+    study_item_for_page,
+)
 
 Kind = StudyItem.Kind
 Stage = Participant.Stage

@@ -19,11 +19,20 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import conf
-from annotation.services import flow as services
 from annotation.codebook import CODEBOOK
 from annotation.labels import parse_label
 from annotation.models import Assignment, Participant, Study, StudyItem
-from annotation.selectors.flow import assignment_draft, assignment_for_cookie, assignment_for_participant, participant_for_session, participant_for_slug, participant_for_user, training_items
+from annotation.selectors.flow import (
+    assignment_draft,
+    assignment_for_cookie,
+    assignment_for_participant,
+    participant_for_session,
+    participant_for_slug,
+    participant_for_user,
+    training_items,
+)
+from annotation.services import flow as services
+from annotation.services import study as study_services
 
 Stage = Participant.Stage
 
@@ -113,14 +122,14 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         )
     try:
         if "PROLIFIC_PID" in request.GET or not study.accepts_accounts:
-            participant = services.participant_enter_prolific(
+            participant = study_services.participant_enter_prolific(
                 study=study, params=request.GET.dict()
             )
         elif not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         else:
-            participant = services.participant_enter_account(study=study, user=request.user)
-    except services.EntryRefused as refusal:
+            participant = study_services.participant_enter_account(study=study, user=request.user)
+    except study_services.EntryRefused as refusal:
         return _refused(request, study, refusal.reason, refusal.message)
     response = redirect(_stage_url(study, participant))
     response.set_signed_cookie(
@@ -231,7 +240,7 @@ def _item_context(
         "failures": [
             _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
         ],
-        "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),  # noqa: S308 - our template
+        "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),
         "errors": list(errors),
         "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
         "min_seconds": study.min_seconds_per_item,

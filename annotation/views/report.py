@@ -18,10 +18,10 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotation.services import adjudication as adjudication_services
-from annotation.selectors import report as rs
 from annotation.models import Study
 from annotation.plots import report_plots
+from annotation.selectors import report as rs
+from annotation.services import adjudication as adjudication_services
 from annotation.views.research import researcher_required
 
 QUEUE_PAGE_SIZE = 50

@@ -13,10 +13,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.services import flow as services
 from annotation.forms import StudyCreateForm
 from annotation.models import Study
-from annotation.selectors.flow import EXPORT_FIELDS, study_export_rows, study_participant_rows, study_progress
+from annotation.selectors.flow import (
+    EXPORT_FIELDS,
+    study_export_rows,
+    study_participant_rows,
+    study_progress,
+)
+from annotation.services import study as study_services
 from core.roles import is_researcher
 
 
@@ -43,7 +48,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
     form = StudyCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            study = services.study_create(
+            study = study_services.study_create(
                 name=form.cleaned_data["name"],
                 generation_ids=form.cleaned_data["generation_ids"],
                 created_by=request.user,
@@ -81,7 +86,7 @@ def progress(request: HttpRequest, pk: int) -> HttpResponse:
 def set_status(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     try:
-        services.study_set_status(study=study, status=request.POST.get("status", ""))
+        study_services.study_set_status(study=study, status=request.POST.get("status", ""))
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return redirect(study.get_absolute_url())

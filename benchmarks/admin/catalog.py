@@ -4,6 +4,7 @@ Researchers (view permissions only) can browse; admins can change. Changelists j
 foreign keys and annotate counts so a page costs a fixed number of queries; the procedure's
 source document is left out of list queries.
 """
+
 from __future__ import annotations
 
 from django.contrib import admin
@@ -31,7 +32,7 @@ class TopicAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "position", "n_procedures")
     search_fields = ("name", "slug")
     ordering = ("position", "name")
-    prepopulated_fields = {"slug": ("name",)}  # noqa: RUF012 (Django admin API)
+    prepopulated_fields = {"slug": ("name",)}
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n_procedures=Count("procedures"))
@@ -94,7 +95,14 @@ class GenerationInline(admin.TabularInline):
 
 @admin.register(Procedure)
 class ProcedureAdmin(_CreatedAtReadonly, admin.ModelAdmin):
-    list_display = ("source_example_id", "short_goal", "topic", "dataset", "n_steps", "n_generations")
+    list_display = (
+        "source_example_id",
+        "short_goal",
+        "topic",
+        "dataset",
+        "n_steps",
+        "n_generations",
+    )
     list_display_links = ("source_example_id", "short_goal")
     list_filter = ("dataset", "topic")
     list_select_related = ("dataset", "topic")
@@ -103,7 +111,20 @@ class ProcedureAdmin(_CreatedAtReadonly, admin.ModelAdmin):
     readonly_fields = ("created_at", "steps_list", "resources_list", "browse")
     list_per_page = 50
     fieldsets = (
-        (None, {"fields": ("dataset", "source_example_id", "topic", "goal", "url", "browse", "created_at")}),
+        (
+            None,
+            {
+                "fields": (
+                    "dataset",
+                    "source_example_id",
+                    "topic",
+                    "goal",
+                    "url",
+                    "browse",
+                    "created_at",
+                )
+            },
+        ),
         ("Reference steps", {"fields": ("steps_list", "steps")}),
         ("Resources", {"fields": ("resources_list", "resources")}),
         ("Source document", {"fields": ("source_text",), "classes": ("collapse",)}),
@@ -112,7 +133,12 @@ class ProcedureAdmin(_CreatedAtReadonly, admin.ModelAdmin):
 
     def get_queryset(self, request):
         # The source document can be megabytes: loaded only when a change page shows it.
-        return super().get_queryset(request).defer("source_text").annotate(_n_generations=Count("generations"))
+        return (
+            super()
+            .get_queryset(request)
+            .defer("source_text")
+            .annotate(_n_generations=Count("generations"))
+        )
 
     @admin.display(description="goal", ordering="goal")
     def short_goal(self, obj: Procedure) -> str:
@@ -138,7 +164,9 @@ class ProcedureAdmin(_CreatedAtReadonly, admin.ModelAdmin):
     def browse(self, obj: Procedure) -> str:
         if not obj.pk:
             return "—"
-        return format_html('<a href="{}">Compare every generation side by side</a>', obj.get_absolute_url())
+        return format_html(
+            '<a href="{}">Compare every generation side by side</a>', obj.get_absolute_url()
+        )
 
 
 @admin.register(Generator)
@@ -157,17 +185,34 @@ class GeneratorAdmin(_CreatedAtReadonly, admin.ModelAdmin):
 
 @admin.register(Generation)
 class GenerationAdmin(_CreatedAtReadonly, admin.ModelAdmin):
-    list_display = ("id", "source_example_id", "short_goal", "generator", "dataset", "n_steps", "token_count", "created_at")
+    list_display = (
+        "id",
+        "source_example_id",
+        "short_goal",
+        "generator",
+        "dataset",
+        "n_steps",
+        "token_count",
+        "created_at",
+    )
     list_display_links = ("id", "source_example_id")
     list_filter = ("generator", "generator__backend", "procedure__dataset", "procedure__topic")
     list_select_related = ("procedure__dataset", "generator")
-    search_fields = ("procedure__source_example_id", "procedure__goal", "generator__name", "generator__model")
+    search_fields = (
+        "procedure__source_example_id",
+        "procedure__goal",
+        "generator__name",
+        "generator__model",
+    )
     autocomplete_fields = ("generator",)
     raw_id_fields = ("procedure",)
     readonly_fields = ("created_at", "predicted_steps_list", "procedure_link")
     list_per_page = 50
     fieldsets = (
-        (None, {"fields": ("procedure", "procedure_link", "generator", "token_count", "created_at")}),
+        (
+            None,
+            {"fields": ("procedure", "procedure_link", "generator", "token_count", "created_at")},
+        ),
         ("Predicted steps", {"fields": ("predicted_steps_list", "predicted_steps")}),
         ("Scores", {"fields": ("scores",), "classes": ("collapse",)}),
         ("Raw model output", {"fields": ("model_completion",), "classes": ("collapse",)}),
@@ -175,7 +220,12 @@ class GenerationAdmin(_CreatedAtReadonly, admin.ModelAdmin):
 
     def get_queryset(self, request):
         # Lists show the goal and ids, never the procedure's document, steps or the raw output.
-        heavy = ("procedure__source_text", "procedure__steps", "procedure__resources", "model_completion")
+        heavy = (
+            "procedure__source_text",
+            "procedure__steps",
+            "procedure__resources",
+            "model_completion",
+        )
         return super().get_queryset(request).select_related(*self.list_select_related).defer(*heavy)
 
     @admin.display(description="source id", ordering="procedure__source_example_id")

@@ -3,6 +3,7 @@
 
 Import this module from ``benchmarks/admin.py`` to register it.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,19 +12,53 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
-from benchmarks.services.generation_runs import GenerationRunError, generation_run_cancel, generation_run_create, generation_run_start, generation_run_validate
 from benchmarks.models import GenerationRun
+from benchmarks.services.generation_runs import (
+    GenerationRunError,
+    generation_run_cancel,
+    generation_run_create,
+    generation_run_start,
+    generation_run_validate,
+)
 from core.roles import is_admin
 
 CONFIG_FIELDS = (
-    "generator", "dataset", "topics", "variant", "backend", "base_url", "model", "api_key_env",
-    "decoding", "backend_options", "concurrency", "chunk_size", "scorers",
-    "input_price_per_mtok", "output_price_per_mtok",
+    "generator",
+    "dataset",
+    "topics",
+    "variant",
+    "backend",
+    "base_url",
+    "model",
+    "api_key_env",
+    "decoding",
+    "backend_options",
+    "concurrency",
+    "chunk_size",
+    "scorers",
+    "input_price_per_mtok",
+    "output_price_per_mtok",
 )
 STATE_FIELDS = (
-    "status", "progress_bar", "n_total", "n_done", "n_failed", "prompt_tokens", "completion_tokens", "cost",
-    "cancel_requested", "epoch", "message", "errors_pretty", "scores_pretty", "prompt_sha256",
-    "created_by", "created_at", "started_at", "finished_at", "updated_at",
+    "status",
+    "progress_bar",
+    "n_total",
+    "n_done",
+    "n_failed",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+    "cancel_requested",
+    "epoch",
+    "message",
+    "errors_pretty",
+    "scores_pretty",
+    "prompt_sha256",
+    "created_by",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "updated_at",
 )
 
 
@@ -41,9 +76,13 @@ class GenerationRunForm(forms.ModelForm):
             return data
         try:
             variant, model, _ = generation_run_validate(
-                generator=generator, variant=data.get("variant"), model=data.get("model"),
-                decoding=data.get("decoding") or {}, scorers=data.get("scorers") or [],
-                concurrency=data.get("concurrency") or 0, chunk_size=data.get("chunk_size") or 0,
+                generator=generator,
+                variant=data.get("variant"),
+                model=data.get("model"),
+                decoding=data.get("decoding") or {},
+                scorers=data.get("scorers") or [],
+                concurrency=data.get("concurrency") or 0,
+                chunk_size=data.get("chunk_size") or 0,
             )
         except GenerationRunError as exc:
             raise forms.ValidationError(str(exc)) from exc
@@ -54,8 +93,18 @@ class GenerationRunForm(forms.ModelForm):
 @admin.register(GenerationRun)
 class GenerationRunAdmin(admin.ModelAdmin):
     form = GenerationRunForm
-    list_display = ("id", "generator", "dataset", "variant", "model", "status", "progress_bar", "n_failed",
-                    "cost", "created_at")
+    list_display = (
+        "id",
+        "generator",
+        "dataset",
+        "variant",
+        "model",
+        "status",
+        "progress_bar",
+        "n_failed",
+        "cost",
+        "created_at",
+    )
     list_filter = ("status", "variant", "generator")
     list_select_related = ("generator", "dataset")
     search_fields = ("generator__name", "model", "dataset__name")
@@ -77,8 +126,13 @@ class GenerationRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="progress")
     def progress_bar(self, obj: GenerationRun):
-        return format_html('<progress max="{}" value="{}"></progress> {}/{}', obj.n_total or 1, obj.n_done,
-                           obj.n_done, obj.n_total)
+        return format_html(
+            '<progress max="{}" value="{}"></progress> {}/{}',
+            obj.n_total or 1,
+            obj.n_done,
+            obj.n_done,
+            obj.n_total,
+        )
 
     @admin.display(description="errors")
     def errors_pretty(self, obj: GenerationRun):
@@ -86,7 +140,9 @@ class GenerationRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="scores (D.3 / E.4)")
     def scores_pretty(self, obj: GenerationRun):
-        return format_html("<pre>{}</pre>", json.dumps(obj.scores, indent=2, sort_keys=True, ensure_ascii=False))
+        return format_html(
+            "<pre>{}</pre>", json.dumps(obj.scores, indent=2, sort_keys=True, ensure_ascii=False)
+        )
 
     def save_model(self, request, obj, form, change):
         if change:  # everything is read-only after creation
@@ -94,20 +150,32 @@ class GenerationRunAdmin(admin.ModelAdmin):
         data = form.cleaned_data
         try:
             run = generation_run_create(
-                generator=data["generator"], dataset=data["dataset"], topics=data.get("topics") or [],
-                variant=data["variant"], model=data["model"], base_url=data.get("base_url") or "",
-                api_key_env=data.get("api_key_env") or "", backend=data.get("backend") or "openai",
-                decoding=data.get("decoding") or {}, backend_options=data.get("backend_options") or {},
-                concurrency=data["concurrency"], chunk_size=data["chunk_size"], scorers=data.get("scorers") or [],
-                input_price_per_mtok=data["input_price_per_mtok"], output_price_per_mtok=data["output_price_per_mtok"],
-                created_by=request.user, start=False,
+                generator=data["generator"],
+                dataset=data["dataset"],
+                topics=data.get("topics") or [],
+                variant=data["variant"],
+                model=data["model"],
+                base_url=data.get("base_url") or "",
+                api_key_env=data.get("api_key_env") or "",
+                backend=data.get("backend") or "openai",
+                decoding=data.get("decoding") or {},
+                backend_options=data.get("backend_options") or {},
+                concurrency=data["concurrency"],
+                chunk_size=data["chunk_size"],
+                scorers=data.get("scorers") or [],
+                input_price_per_mtok=data["input_price_per_mtok"],
+                output_price_per_mtok=data["output_price_per_mtok"],
+                created_by=request.user,
+                start=False,
             )
         except GenerationRunError as exc:  # raced with another run since clean()
             messages.error(request, str(exc))
             raise
         obj.pk = run.pk
         obj._state.adding = False
-        messages.info(request, f"Run {run.pk} created (pending): select it and use “Launch” to start it.")
+        messages.info(
+            request, f"Run {run.pk} created (pending): select it and use “Launch” to start it."
+        )
 
     def save_related(self, request, form, formsets, change):
         if change:
@@ -125,10 +193,16 @@ class GenerationRunAdmin(admin.ModelAdmin):
             except GenerationRunError as exc:
                 messages.error(request, f"run {run.pk}: {exc}")
                 continue
-            messages.success(request, f"run {run.pk} launched (epoch {run.epoch}, {run.n_total - run.n_done} to go)")
+            messages.success(
+                request,
+                f"run {run.pk} launched (epoch {run.epoch}, {run.n_total - run.n_done} to go)",
+            )
 
     @admin.action(description="Cancel selected runs", permissions=["launch"])
     def cancel_runs(self, request, queryset):
         for run in queryset:
             run = generation_run_cancel(run=run)
-            messages.info(request, f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}")
+            messages.info(
+                request,
+                f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}",
+            )

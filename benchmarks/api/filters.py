@@ -2,6 +2,7 @@
 
 A dataset is given by id, name or ``name@version``; a generator by id or name; a topic by slug.
 """
+
 from __future__ import annotations
 
 import django_filters
@@ -11,8 +12,12 @@ from benchmarks.selectors.catalog import dataset_q, generator_q
 
 
 class ProcedureFilter(django_filters.FilterSet):
-    dataset = django_filters.CharFilter(method="filter_dataset", help_text="Dataset id, name or name@version.")
-    topic = django_filters.CharFilter(field_name="topic__slug", help_text="Topic slug, e.g. food-dining.")
+    dataset = django_filters.CharFilter(
+        method="filter_dataset", help_text="Dataset id, name or name@version."
+    )
+    topic = django_filters.CharFilter(
+        field_name="topic__slug", help_text="Topic slug, e.g. food-dining."
+    )
     source_example_id = django_filters.CharFilter(help_text="Exact source example id.")
 
     class Meta:
@@ -24,9 +29,15 @@ class ProcedureFilter(django_filters.FilterSet):
 
 
 class GenerationFilter(django_filters.FilterSet):
-    generator = django_filters.CharFilter(method="filter_generator", help_text="Generator id or name.")
-    dataset = django_filters.CharFilter(method="filter_dataset", help_text="Dataset id, name or name@version.")
-    topic = django_filters.CharFilter(field_name="procedure__topic__slug", help_text="Topic slug of the procedure.")
+    generator = django_filters.CharFilter(
+        method="filter_generator", help_text="Generator id or name."
+    )
+    dataset = django_filters.CharFilter(
+        method="filter_dataset", help_text="Dataset id, name or name@version."
+    )
+    topic = django_filters.CharFilter(
+        field_name="procedure__topic__slug", help_text="Topic slug of the procedure."
+    )
     procedure = django_filters.NumberFilter(field_name="procedure_id", help_text="Procedure id.")
     source_example_id = django_filters.CharFilter(
         field_name="procedure__source_example_id", help_text="Source example id of the procedure."

@@ -1,4 +1,5 @@
 """Read-only serializers. Counts (``n_*``) come from selector annotations, never per-row queries."""
+
 from __future__ import annotations
 
 from rest_framework import serializers
@@ -13,7 +14,16 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dataset
-        fields = ("id", "name", "version", "description", "created_at", "n_procedures", "n_generations", "n_generators")
+        fields = (
+            "id",
+            "name",
+            "version",
+            "description",
+            "created_at",
+            "n_procedures",
+            "n_generations",
+            "n_generators",
+        )
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -29,7 +39,16 @@ class GeneratorSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generator
-        fields = ("id", "name", "model", "backend", "prompt_variant", "description", "created_at", "n_generations")
+        fields = (
+            "id",
+            "name",
+            "model",
+            "backend",
+            "prompt_variant",
+            "description",
+            "created_at",
+            "n_generations",
+        )
 
 
 class ProcedureSerializer(serializers.ModelSerializer):
@@ -44,8 +63,19 @@ class ProcedureSerializer(serializers.ModelSerializer):
     class Meta:
         model = Procedure
         fields = (
-            "id", "dataset", "dataset_name", "dataset_version", "source_example_id", "topic", "goal",
-            "resources", "steps", "n_steps", "url", "n_generations", "created_at",
+            "id",
+            "dataset",
+            "dataset_name",
+            "dataset_version",
+            "source_example_id",
+            "topic",
+            "goal",
+            "resources",
+            "steps",
+            "n_steps",
+            "url",
+            "n_generations",
+            "created_at",
         )
 
 
@@ -58,7 +88,16 @@ class GenerationCompactSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Generation
-        fields = ("id", "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores")
+        fields = (
+            "id",
+            "generator",
+            "generator_name",
+            "model",
+            "predicted_steps",
+            "n_steps",
+            "token_count",
+            "scores",
+        )
 
     def get_n_steps(self, obj: Generation) -> int:
         return len(obj.predicted_steps or [])
@@ -88,8 +127,20 @@ class GenerationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Generation
         fields = (
-            "id", "procedure", "source_example_id", "dataset", "dataset_name", "topic", "goal",
-            "generator", "generator_name", "model", "predicted_steps", "n_steps", "token_count", "scores",
+            "id",
+            "procedure",
+            "source_example_id",
+            "dataset",
+            "dataset_name",
+            "topic",
+            "goal",
+            "generator",
+            "generator_name",
+            "model",
+            "predicted_steps",
+            "n_steps",
+            "token_count",
+            "scores",
             "created_at",
         )
 

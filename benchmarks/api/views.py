@@ -3,6 +3,7 @@
 Views are thin: querysets come from :mod:`benchmarks.selectors`, filtering from
 :mod:`benchmarks.api.filters`.
 """
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -12,8 +13,8 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from benchmarks.selectors import catalog as selectors
 from benchmarks.api import filters, serializers
+from benchmarks.selectors import catalog as selectors
 from core.roles import is_researcher
 
 
@@ -40,7 +41,9 @@ class TopicViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List procedures (filter by dataset, topic, source_example_id; search the goal)"),
+    list=extend_schema(
+        summary="List procedures (filter by dataset, topic, source_example_id; search the goal)"
+    ),
     retrieve=extend_schema(summary="A procedure with its source text and every generation"),
 )
 class ProcedureViewSet(viewsets.ReadOnlyModelViewSet):
@@ -70,11 +73,18 @@ class GeneratorViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List generations (filter by generator, dataset, topic, procedure, source_example_id)"),
+    list=extend_schema(
+        summary="List generations (filter by generator, dataset, topic, procedure, source_example_id)"
+    ),
 )
 class GenerationViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.GenerationFilter
-    search_fields = ("procedure__goal", "procedure__source_example_id", "generator__name", "generator__model")
+    search_fields = (
+        "procedure__goal",
+        "procedure__source_example_id",
+        "generator__name",
+        "generator__model",
+    )
     ordering_fields = ("id", "procedure", "generator", "token_count", "created_at")
 
     def get_queryset(self):

@@ -3,6 +3,7 @@
 It lives in ``benchmarks`` because of the dependency direction benchmarks ← annotation ← judging:
 mining and generation runs need it and cannot import ``judging``.
 """
+
 from benchmarks.llm.base import LLMBackend, LLMError, LLMRequest, LLMResponse
 
 __all__ = ["LLMBackend", "LLMError", "LLMRequest", "LLMResponse"]

@@ -1,9 +1,11 @@
 """The backend interface. Concrete backends: OpenAI-compatible HTTP (the official ``openai``
 client; OpenAI, vLLM servers, others) and vLLM offline (``vllm.LLM``, GPU workers only)."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)

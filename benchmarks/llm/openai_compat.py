@@ -16,6 +16,7 @@ Concurrency is a thread pool per ``complete_many``/``complete_iter`` call; the r
 is shared by every thread of the backend. Retries (exponential backoff with jitter, honouring
 Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malformed replies.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ import queue
 import socket
 import threading
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import openai
 
@@ -56,7 +58,9 @@ class OpenAICompatBackend:
         self.api_key_env: str = config.get("api_key_env") or ""
         self.endpoint: str = config.get("endpoint") or "chat"
         if self.endpoint not in ("chat", "completions"):
-            raise ValueError(f"openai backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}")
+            raise ValueError(
+                f"openai backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}"
+            )
         self.concurrency: int = max(1, int(config.get("concurrency") or 8))
         # the first wave of requests is spread over this many seconds: replies then arrive
         # spread out instead of all at once, so none waits for the others to be read
@@ -131,7 +135,11 @@ class OpenAICompatBackend:
             if self.endpoint == "chat":
                 kw["response_format"] = {
                     "type": "json_schema",
-                    "json_schema": {"name": request.json_schema_name, "schema": request.json_schema, "strict": True},
+                    "json_schema": {
+                        "name": request.json_schema_name,
+                        "schema": request.json_schema,
+                        "strict": True,
+                    },
                 }
             else:  # vLLM's completions endpoint takes structured outputs in the body
                 extra.setdefault("structured_outputs", {"json": request.json_schema})
@@ -185,7 +193,9 @@ class OpenAICompatBackend:
         )
 
     def _estimate_tokens(self, request: LLMRequest) -> int:
-        chars = len(request.prompt or "") + sum(len(m.get("content", "")) for m in (request.messages or []))
+        chars = len(request.prompt or "") + sum(
+            len(m.get("content", "")) for m in (request.messages or [])
+        )
         return chars // 4 + (request.max_tokens or 0)
 
     @staticmethod
@@ -224,7 +234,7 @@ class OpenAICompatBackend:
                 return self._call(request)
             except LLMError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - classified below
+            except Exception as exc:
                 retryable, status = self._classify(exc)
                 if not retryable or attempt >= self.retry.max_retries:
                     label = f"HTTP {status}" if status else type(exc).__name__
@@ -234,7 +244,13 @@ class OpenAICompatBackend:
                         status=status,
                     ) from exc
                 delay = self.retry.delay(attempt, retry_after=self._retry_after(exc))
-                logger.info("retrying %s in %.2fs after %s (attempt %d)", self.model, delay, type(exc).__name__, attempt + 1)
+                logger.info(
+                    "retrying %s in %.2fs after %s (attempt %d)",
+                    self.model,
+                    delay,
+                    type(exc).__name__,
+                    attempt + 1,
+                )
                 time.sleep(delay)
                 attempt += 1
 

@@ -3,11 +3,12 @@
 Pure Python (no Django). A token bucket per limit; ``acquire(tokens=n)`` blocks until both
 buckets can pay. A limit of ``None`` or ``0`` means unlimited.
 """
+
 from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class TokenBucket:
@@ -59,8 +60,12 @@ class RateLimiter:
     ) -> None:
         self._lock = threading.Lock()
         self._sleep = sleep
-        self._requests = TokenBucket(capacity=requests_per_minute, clock=clock) if requests_per_minute else None
-        self._tokens = TokenBucket(capacity=tokens_per_minute, clock=clock) if tokens_per_minute else None
+        self._requests = (
+            TokenBucket(capacity=requests_per_minute, clock=clock) if requests_per_minute else None
+        )
+        self._tokens = (
+            TokenBucket(capacity=tokens_per_minute, clock=clock) if tokens_per_minute else None
+        )
 
     @property
     def enabled(self) -> bool:

@@ -7,6 +7,7 @@ session backends)::
 A backend class takes the config dict as its only argument and implements
 :class:`benchmarks.llm.base.LLMBackend`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,7 +25,9 @@ BACKENDS: dict[str, str] = {
 def backend_class(name: str) -> type:
     path = BACKENDS.get(name, name)
     if "." not in path:
-        raise ValueError(f"unknown LLM backend {name!r}; known: {', '.join(sorted(BACKENDS))} or a dotted path")
+        raise ValueError(
+            f"unknown LLM backend {name!r}; known: {', '.join(sorted(BACKENDS))} or a dotted path"
+        )
     try:
         return import_string(path)
     except ImportError as exc:

@@ -1,9 +1,10 @@
 """Retry policy: exponential backoff with full jitter, honouring Retry-After. Pure Python."""
+
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 
@@ -15,7 +16,9 @@ class RetryPolicy:
     jitter: bool = True
     retry_after_max_s: float = 300.0
 
-    def delay(self, attempt: int, *, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+    def delay(
+        self, attempt: int, *, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
         """Seconds to wait before retry number ``attempt`` (0-based).
 
         A server's Retry-After wins (capped at ``retry_after_max_s``); otherwise ``base * 2**attempt``
@@ -23,7 +26,7 @@ class RetryPolicy:
         """
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.retry_after_max_s)
-        cap = min(self.max_s, self.base_s * (2 ** attempt))
+        cap = min(self.max_s, self.base_s * (2**attempt))
         if not self.jitter:
             return cap
         r = (rng or random).random()
@@ -44,6 +47,6 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    now = now or datetime.now(timezone.utc)
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
     return max(0.0, (when - now).total_seconds())

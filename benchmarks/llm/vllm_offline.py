@@ -14,26 +14,39 @@ Config keys::
 Structured output: ``SamplingParams(structured_outputs=StructuredOutputsParams(json=schema))``
 (vLLM >= 0.12; the old ``GuidedDecodingParams`` is gone).
 """
+
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 
 _ENGINES: dict[tuple, Any] = {}
 _ENGINES_LOCK = threading.Lock()
-ENGINE_KEYS = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "dtype", "seed",
-               "enforce_eager", "trust_remote_code", "download_dir", "max_num_seqs")
+ENGINE_KEYS = (
+    "tensor_parallel_size",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "dtype",
+    "seed",
+    "enforce_eager",
+    "trust_remote_code",
+    "download_dir",
+    "max_num_seqs",
+)
 
 
 def _vllm():
     try:
-        import vllm  # noqa: PLC0415 - lazy on purpose: only GPU workers have it
-        from vllm.sampling_params import StructuredOutputsParams  # noqa: PLC0415
+        import vllm
+        from vllm.sampling_params import StructuredOutputsParams
     except ImportError as exc:
-        raise LLMError(f"vLLM offline backend needs vllm (pip install '.[gpu]'): {exc}", retryable=False) from exc
+        raise LLMError(
+            f"vLLM offline backend needs vllm (pip install '.[gpu]'): {exc}", retryable=False
+        ) from exc
     return vllm, StructuredOutputsParams
 
 
@@ -47,9 +60,13 @@ class VLLMOfflineBackend:
         self.model: str = config["model"]
         self.endpoint: str = config.get("endpoint") or "chat"
         if self.endpoint not in ("chat", "completions"):
-            raise ValueError(f"vllm backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}")
+            raise ValueError(
+                f"vllm backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}"
+            )
         self.structured_output: bool = bool(config.get("structured_output", True))
-        self.engine_kwargs = {k: config[f"vllm_{k}"] for k in ENGINE_KEYS if config.get(f"vllm_{k}") is not None}
+        self.engine_kwargs = {
+            k: config[f"vllm_{k}"] for k in ENGINE_KEYS if config.get(f"vllm_{k}") is not None
+        }
 
     @property
     def llm(self):
@@ -91,8 +108,9 @@ class VLLMOfflineBackend:
             raise result
         return result
 
-    def complete_many(self, requests: Sequence[LLMRequest], *, concurrency: int | None = None
-                      ) -> list[LLMResponse | LLMError]:
+    def complete_many(
+        self, requests: Sequence[LLMRequest], *, concurrency: int | None = None
+    ) -> list[LLMResponse | LLMError]:
         """All requests in one ``generate``/``chat`` call (vLLM batches them itself)."""
         if not requests:
             return []
@@ -100,10 +118,13 @@ class VLLMOfflineBackend:
         try:
             params = [self.sampling_params(r) for r in requests]
             if self.endpoint == "chat":
-                outputs = self.llm.chat([self._messages(r) for r in requests], sampling_params=params, use_tqdm=False)
+                outputs = self.llm.chat(
+                    [self._messages(r) for r in requests], sampling_params=params, use_tqdm=False
+                )
             else:
-                outputs = self.llm.generate([self._prompt(r) for r in requests], sampling_params=params,
-                                            use_tqdm=False)
+                outputs = self.llm.generate(
+                    [self._prompt(r) for r in requests], sampling_params=params, use_tqdm=False
+                )
         except LLMError as exc:
             return [exc for _ in requests]
         except Exception as exc:  # noqa: BLE001 - one failure for the whole batch, never a raise
@@ -116,12 +137,14 @@ class VLLMOfflineBackend:
             if first is None:
                 results.append(LLMError(f"vLLM {self.model}: no output", retryable=False))
                 continue
-            results.append(LLMResponse(
-                text=first.text,
-                prompt_tokens=len(out.prompt_token_ids or []),
-                completion_tokens=len(first.token_ids or []),
-                finish_reason=first.finish_reason,
-                latency_s=elapsed / len(requests),
-                model=self.model,
-            ))
+            results.append(
+                LLMResponse(
+                    text=first.text,
+                    prompt_tokens=len(out.prompt_token_ids or []),
+                    completion_tokens=len(first.token_ids or []),
+                    finish_reason=first.finish_reason,
+                    latency_s=elapsed / len(requests),
+                    model=self.model,
+                )
+            )
         return results

@@ -6,99 +6,197 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Generator',
+            name="Generator",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128, unique=True)),
-                ('model', models.CharField(blank=True, max_length=255)),
-                ('backend', models.CharField(choices=[('openai', 'OpenAI-compatible HTTP'), ('vllm', 'vLLM offline'), ('imported', 'Imported')], default='imported', max_length=16)),
-                ('prompt_variant', models.CharField(choices=[('instruct', 'Instruct (H.2)'), ('base', 'Base (H.2)'), ('none', 'None / unknown')], default='none', max_length=16)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=128, unique=True)),
+                ("model", models.CharField(blank=True, max_length=255)),
+                (
+                    "backend",
+                    models.CharField(
+                        choices=[
+                            ("openai", "OpenAI-compatible HTTP"),
+                            ("vllm", "vLLM offline"),
+                            ("imported", "Imported"),
+                        ],
+                        default="imported",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "prompt_variant",
+                    models.CharField(
+                        choices=[
+                            ("instruct", "Instruct (H.2)"),
+                            ("base", "Base (H.2)"),
+                            ("none", "None / unknown"),
+                        ],
+                        default="none",
+                        max_length=16,
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Topic',
+            name="Topic",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=64, unique=True)),
-                ('name', models.CharField(max_length=128, unique=True)),
-                ('position', models.PositiveSmallIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=64, unique=True)),
+                ("name", models.CharField(max_length=128, unique=True)),
+                ("position", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'ordering': ['position', 'name'],
+                "ordering": ["position", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128)),
-                ('version', models.CharField(default='v1', max_length=32)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=128)),
+                ("version", models.CharField(default="v1", max_length=32)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name', 'version'],
-                'constraints': [models.UniqueConstraint(fields=('name', 'version'), name='dataset_name_version_unique')],
+                "ordering": ["name", "version"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("name", "version"), name="dataset_name_version_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Procedure',
+            name="Procedure",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_example_id', models.CharField(max_length=255)),
-                ('goal', models.TextField()),
-                ('resources', models.JSONField(blank=True, default=list)),
-                ('steps', models.JSONField(default=list)),
-                ('url', models.URLField(blank=True, max_length=2000)),
-                ('source_text', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='procedures', to='benchmarks.dataset')),
-                ('topic', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='procedures', to='benchmarks.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source_example_id", models.CharField(max_length=255)),
+                ("goal", models.TextField()),
+                ("resources", models.JSONField(blank=True, default=list)),
+                ("steps", models.JSONField(default=list)),
+                ("url", models.URLField(blank=True, max_length=2000)),
+                ("source_text", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="procedures",
+                        to="benchmarks.dataset",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="procedures",
+                        to="benchmarks.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset_id', 'id'],
+                "ordering": ["dataset_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Generation',
+            name="Generation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model_completion', models.TextField(blank=True)),
-                ('predicted_steps', models.JSONField(default=list)),
-                ('token_count', models.PositiveIntegerField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(0)])),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('generator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='generations', to='benchmarks.generator')),
-                ('procedure', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='generations', to='benchmarks.procedure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("model_completion", models.TextField(blank=True)),
+                ("predicted_steps", models.JSONField(default=list)),
+                (
+                    "token_count",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "generator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="generations",
+                        to="benchmarks.generator",
+                    ),
+                ),
+                (
+                    "procedure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="generations",
+                        to="benchmarks.procedure",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['procedure_id', 'generator_id'],
-                'indexes': [models.Index(fields=['generator', 'procedure'], name='generation_generator_proc_idx')],
-                'constraints': [models.UniqueConstraint(fields=('procedure', 'generator'), name='generation_one_per_procedure_generator')],
+                "ordering": ["procedure_id", "generator_id"],
+                "indexes": [
+                    models.Index(
+                        fields=["generator", "procedure"], name="generation_generator_proc_idx"
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("procedure", "generator"),
+                        name="generation_one_per_procedure_generator",
+                    )
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='procedure',
-            index=models.Index(fields=['dataset', 'topic'], name='procedure_dataset_topic_idx'),
+            model_name="procedure",
+            index=models.Index(fields=["dataset", "topic"], name="procedure_dataset_topic_idx"),
         ),
         migrations.AddIndex(
-            model_name='procedure',
-            index=models.Index(fields=['topic'], name='procedure_topic_idx'),
+            model_name="procedure",
+            index=models.Index(fields=["topic"], name="procedure_topic_idx"),
         ),
         migrations.AddConstraint(
-            model_name='procedure',
-            constraint=models.UniqueConstraint(fields=('dataset', 'source_example_id'), name='procedure_source_id_unique_in_dataset'),
+            model_name="procedure",
+            constraint=models.UniqueConstraint(
+                fields=("dataset", "source_example_id"),
+                name="procedure_source_id_unique_in_dataset",
+            ),
         ),
     ]

@@ -1,15 +1,22 @@
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
-from benchmarks.mining.services import batches as services
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
+from benchmarks.mining.services import batches as services
 
 
 class UsageInline(admin.TabularInline):
     model = MiningStageUsage
     extra = 0
     can_delete = False
-    readonly_fields = ["stage", "requests", "failed_requests", "prompt_tokens", "completion_tokens", "cost_usd"]
+    readonly_fields = [
+        "stage",
+        "requests",
+        "failed_requests",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+    ]
 
 
 @admin.register(MiningBatch)
@@ -17,13 +24,26 @@ class MiningBatchAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "status", "n_documents", "n_done", "created_at"]
     list_filter = ["status"]
     search_fields = ["name", "source_name"]
-    readonly_fields = ["status", "cancel_requested", "ingested", "n_documents", "n_done", "error", "runner",
-                       "heartbeat_at", "created_by", "started_at", "finished_at"]
+    readonly_fields = [
+        "status",
+        "cancel_requested",
+        "ingested",
+        "n_documents",
+        "n_done",
+        "error",
+        "runner",
+        "heartbeat_at",
+        "created_by",
+        "started_at",
+        "finished_at",
+    ]
     inlines = [UsageInline]
     actions = ["cancel_batches", "resume_batches"]
 
     def has_add_permission(self, request):
-        return False  # batches start from the console page /mining/new/, the API or `manage.py mine`
+        return (
+            False  # batches start from the console page /mining/new/, the API or `manage.py mine`
+        )
 
     @admin.action(description="Cancel selected batches")
     def cancel_batches(self, request, queryset):

@@ -4,6 +4,7 @@ A stage's backend config may carry ``price_in_per_mtok`` / ``price_out_per_mtok`
 million prompt / completion tokens). Without them, known model names use the list prices below
 (GPT-4.1 is what the seed's pipeline used, §3.2); unknown models cost 0 (shown as unpriced).
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -23,7 +24,9 @@ MILLION = Decimal(1_000_000)
 def prices_for(config: dict[str, Any] | None) -> tuple[Decimal, Decimal] | None:
     config = config or {}
     if config.get("price_in_per_mtok") is not None or config.get("price_out_per_mtok") is not None:
-        return Decimal(str(config.get("price_in_per_mtok") or 0)), Decimal(str(config.get("price_out_per_mtok") or 0))
+        return Decimal(str(config.get("price_in_per_mtok") or 0)), Decimal(
+            str(config.get("price_out_per_mtok") or 0)
+        )
     model = str(config.get("model") or "").lower()
     for name in sorted(LIST_PRICES, key=len, reverse=True):
         if model == name or model.startswith(name + "-20"):

@@ -9,6 +9,7 @@ the package) run by ``sentence-transformers`` on the CPU; ``HF_HUB_OFFLINE=1`` i
 loading, so nothing is fetched at run time. (The seed used Qwen3-Embedding-0.6B; a small model
 that installs from PyPI is used here.)
 """
+
 from __future__ import annotations
 
 import os
@@ -42,13 +43,20 @@ def load_model(path: str | None = None):
     return SentenceTransformer(path, device="cpu", local_files_only=True)
 
 
-def embed(texts: Sequence[str], *, model_path: str | None = None, batch_size: int = 64) -> np.ndarray:
+def embed(
+    texts: Sequence[str], *, model_path: str | None = None, batch_size: int = 64
+) -> np.ndarray:
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
     model = load_model(model_path)
     with _lock:
-        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                               show_progress_bar=False, convert_to_numpy=True)
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
     return vectors.astype(np.float32, copy=False)
 
 
@@ -59,21 +67,30 @@ class Neighbour:
     similarity: float
 
 
-def nearest(candidates: np.ndarray, references: np.ndarray, *, block: int = 2048) -> list[Neighbour]:
+def nearest(
+    candidates: np.ndarray, references: np.ndarray, *, block: int = 2048
+) -> list[Neighbour]:
     """Nearest reference of each candidate by cosine (both arrays L2-normalised), in blocks."""
     out: list[Neighbour] = []
     if len(references) == 0:
         return [Neighbour(i, -1, 0.0) for i in range(len(candidates))]
     for start in range(0, len(candidates), block):
-        sims = candidates[start:start + block] @ references.T
+        sims = candidates[start : start + block] @ references.T
         idx = sims.argmax(axis=1)
         best = sims[np.arange(len(idx)), idx]
-        out.extend(Neighbour(start + i, int(j), float(s)) for i, (j, s) in enumerate(zip(idx, best)))
+        out.extend(
+            Neighbour(start + i, int(j), float(s)) for i, (j, s) in enumerate(zip(idx, best))
+        )
     return out
 
 
-def near_duplicates(candidate_texts: Sequence[str], reference_texts: Sequence[str], *,
-                    threshold: float = DEFAULT_THRESHOLD, model_path: str | None = None) -> list[Neighbour]:
+def near_duplicates(
+    candidate_texts: Sequence[str],
+    reference_texts: Sequence[str],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    model_path: str | None = None,
+) -> list[Neighbour]:
     """Candidates whose nearest reference has cosine similarity above ``threshold``."""
     if not candidate_texts or not reference_texts:
         return []

@@ -8,18 +8,31 @@ from benchmarks.models import Dataset
 
 class BatchForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
-    file = forms.FileField(help_text="JSONL (.jsonl, .jsonl.gz), CSV or Parquet with text, url, topic "
-                                     "(records with goal and steps skip extraction)")
-    stages = forms.TypedMultipleChoiceField(
-        choices=[(n, f"{n}. {label}") for n, _k, label, _p in STAGES], coerce=int,
-        initial=[s[0] for s in STAGES], widget=forms.CheckboxSelectMultiple,
+    file = forms.FileField(
+        help_text="JSONL (.jsonl, .jsonl.gz), CSV or Parquet with text, url, topic "
+        "(records with goal and steps skip extraction)"
     )
-    base_url = forms.CharField(required=False, help_text="OpenAI-compatible base URL (empty: the OpenAI API)")
+    stages = forms.TypedMultipleChoiceField(
+        choices=[(n, f"{n}. {label}") for n, _k, label, _p in STAGES],
+        coerce=int,
+        initial=[s[0] for s in STAGES],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    base_url = forms.CharField(
+        required=False, help_text="OpenAI-compatible base URL (empty: the OpenAI API)"
+    )
     model = forms.CharField(initial="gpt-4.1")
-    api_key_env = forms.CharField(required=False, initial="OPENAI_API_KEY",
-                                  help_text="NAME of the environment variable holding the key (the key is never stored)")
-    price_in_per_mtok = forms.DecimalField(required=False, min_value=0, help_text="USD per million prompt tokens")
-    price_out_per_mtok = forms.DecimalField(required=False, min_value=0, help_text="USD per million completion tokens")
+    api_key_env = forms.CharField(
+        required=False,
+        initial="OPENAI_API_KEY",
+        help_text="NAME of the environment variable holding the key (the key is never stored)",
+    )
+    price_in_per_mtok = forms.DecimalField(
+        required=False, min_value=0, help_text="USD per million prompt tokens"
+    )
+    price_out_per_mtok = forms.DecimalField(
+        required=False, min_value=0, help_text="USD per million completion tokens"
+    )
     min_steps = forms.IntegerField(min_value=1, initial=5)
     max_steps = forms.IntegerField(min_value=1, initial=15)
 
@@ -27,13 +40,18 @@ class BatchForm(forms.Form):
         super().__init__(*args, **kwargs)
         for key in LLM_STAGES:
             self.fields[f"model_{key}"] = forms.CharField(
-                required=False, label=f"Model for stage {STAGE_NUMBERS[key]} ({STAGE_LABELS[key]})",
+                required=False,
+                label=f"Model for stage {STAGE_NUMBERS[key]} ({STAGE_LABELS[key]})",
                 help_text="empty: the model above",
             )
 
     def backends(self) -> dict:
         d = self.cleaned_data
-        default = {"backend": "openai", "model": d["model"], "api_key_env": d.get("api_key_env") or ""}
+        default = {
+            "backend": "openai",
+            "model": d["model"],
+            "api_key_env": d.get("api_key_env") or "",
+        }
         if d.get("base_url"):
             default["base_url"] = d["base_url"]
         for key in ("price_in_per_mtok", "price_out_per_mtok"):
@@ -51,6 +69,9 @@ class PromoteForm(forms.Form):
     version = forms.CharField(max_length=32, initial="v1")
     per_topic = forms.IntegerField(min_value=1, initial=500)
     seed = forms.IntegerField(initial=0)
-    dedup_against = forms.ModelChoiceField(queryset=Dataset.objects.all(), required=False,
-                                           help_text="drop procedures whose cosine similarity to one of its procedures exceeds the threshold")
+    dedup_against = forms.ModelChoiceField(
+        queryset=Dataset.objects.all(),
+        required=False,
+        help_text="drop procedures whose cosine similarity to one of its procedures exceeds the threshold",
+    )
     threshold = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.65)

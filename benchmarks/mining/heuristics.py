@@ -11,12 +11,13 @@ Two checks in sequence:
    size, has rate 0. It is rejected when the 2-gram rate is >= 0.40, the 3-gram rate >= 0.35 or
    the 4-gram rate >= 0.30 (the reference implementation's definition).
 """
+
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 DEFAULT_MIN_STEPS = 5
 DEFAULT_MAX_STEPS = 15
@@ -40,7 +41,9 @@ class HeuristicsConfig:
         if self.min_steps < 1:
             raise ValueError(f"min_steps must be >= 1, got {self.min_steps}")
         if self.max_steps < self.min_steps:
-            raise ValueError(f"max_steps ({self.max_steps}) must be >= min_steps ({self.min_steps})")
+            raise ValueError(
+                f"max_steps ({self.max_steps}) must be >= min_steps ({self.min_steps})"
+            )
         for n, t in self.thresholds.items():
             if n < 1 or not 0.0 <= t <= 1.0:
                 raise ValueError(f"repetition threshold for {n}-grams must be in [0, 1], got {t}")
@@ -92,12 +95,14 @@ def _rate(words: list[list[str]], n: int) -> float:
 def repetition_rates(steps: Sequence[str], ns: Sequence[int] = (2, 3, 4)) -> dict[int, float]:
     """Repetition rate of each n-gram size, pooled across the steps (never across a boundary)."""
     if len(steps) < 2:
-        return {n: 0.0 for n in ns}
+        return dict.fromkeys(ns, 0.0)
     words = _step_words(steps)
     return {n: _rate(words, n) for n in ns}
 
 
-def apply_heuristics(steps: Sequence[str], config: HeuristicsConfig | None = None) -> HeuristicsResult:
+def apply_heuristics(
+    steps: Sequence[str], config: HeuristicsConfig | None = None
+) -> HeuristicsResult:
     cfg = config or _DEFAULT
     n = len(steps)
     if n < cfg.min_steps:

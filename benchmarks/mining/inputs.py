@@ -6,6 +6,7 @@ extracted ``goal`` with ``steps`` (a list, or one step per line) and ``resources
 carry them skip stage 1. How2Mine export records (``source_example`` + ``final_procedure``) are
 accepted as they are, so mined procedures can be filtered again.
 """
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,11 @@ def _as_list(value: Any) -> list[str]:
 
 
 def document_from_record(
-    data: dict[str, Any], *, line: int, max_chars: int = DEFAULT_MAX_DOC_CHARS, require_topic: bool = True
+    data: dict[str, Any],
+    *,
+    line: int,
+    max_chars: int = DEFAULT_MAX_DOC_CHARS,
+    require_topic: bool = True,
 ) -> DocInput:
     src = data.get("source_example") if isinstance(data.get("source_example"), dict) else None
     proc = data.get("final_procedure") if isinstance(data.get("final_procedure"), dict) else None
@@ -83,7 +88,9 @@ def document_from_record(
     if doc.topic_raw:
         doc.topic = topic_slug(doc.topic_raw)
         if doc.topic is None and require_topic:
-            doc.problem = f"unknown topic {doc.topic_raw[:80]!r} (not one of the 14 WebOrganizer topics)"
+            doc.problem = (
+                f"unknown topic {doc.topic_raw[:80]!r} (not one of the 14 WebOrganizer topics)"
+            )
             return doc
     elif require_topic:
         doc.problem = "missing field 'topic'"

@@ -1,4 +1,5 @@
 """How2Mine batches: uploaded documents, their path through the six stages, usage per stage."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -37,8 +38,13 @@ class MiningBatch(models.Model):
     error = models.TextField(blank=True)
     runner = models.CharField(max_length=64, blank=True)  # the task currently holding the batch
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="mining_batches")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="mining_batches",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -84,10 +90,16 @@ class MiningDocument(models.Model):
     input_goal = models.TextField(blank=True)
     input_steps = models.JSONField(default=list, blank=True)
     input_resources = models.JSONField(default=list, blank=True)
-    notes = models.JSONField(default=list, blank=True)  # e.g. "document truncated from N to M characters"
+    notes = models.JSONField(
+        default=list, blank=True
+    )  # e.g. "document truncated from N to M characters"
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.PENDING)
-    stage_reached = models.CharField(max_length=32, blank=True)  # the last stage run ("input" for bad input)
-    last_passed_stage = models.PositiveSmallIntegerField(default=0)  # 0: none; k: passed stage k (yields)
+    stage_reached = models.CharField(
+        max_length=32, blank=True
+    )  # the last stage run ("input" for bad input)
+    last_passed_stage = models.PositiveSmallIntegerField(
+        default=0
+    )  # 0: none; k: passed stage k (yields)
     drop_reason = models.TextField(blank=True)
     trace = models.JSONField(default=dict, blank=True)
     goal = models.TextField(blank=True)
@@ -97,7 +109,9 @@ class MiningDocument(models.Model):
 
     class Meta:
         ordering = ["batch_id", "position"]
-        constraints = [models.UniqueConstraint(fields=["batch", "position"], name="mining_doc_position_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "position"], name="mining_doc_position_unique")
+        ]
         indexes = [
             models.Index(fields=["batch", "outcome", "position"], name="mining_doc_outcome_idx"),
             models.Index(fields=["batch", "topic"], name="mining_doc_topic_idx"),
@@ -118,7 +132,9 @@ class MiningStageUsage(models.Model):
 
     class Meta:
         ordering = ["batch_id", "id"]
-        constraints = [models.UniqueConstraint(fields=["batch", "stage"], name="mining_usage_stage_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "stage"], name="mining_usage_stage_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.batch_id}:{self.stage}"

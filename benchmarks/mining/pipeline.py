@@ -7,6 +7,7 @@ one request per live document through the stage's backend (``complete_many``: co
 input order, a failure is an ``LLMError`` value, never a raise), so a bad reply or a failed
 request is a per-document outcome.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -43,7 +44,9 @@ class DocState:
         self.stage_reached = stage
         self.last_passed_stage = STAGE_NUMBERS[stage]
 
-    def stop(self, stage: str, outcome: str, reason: str, record: dict[str, Any] | None = None) -> None:
+    def stop(
+        self, stage: str, outcome: str, reason: str, record: dict[str, Any] | None = None
+    ) -> None:
         self.trace[stage] = {"stage_passed": False, **(record or {}), "reason": reason}
         self.stage_reached = stage
         self.outcome = outcome
@@ -82,7 +85,9 @@ class Pipeline:
 
     # -- requests ------------------------------------------------------------------------
     def _request(self, stage: str, doc: DocState) -> LLMRequest:
-        prompt = render_prompt(stage, document=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources)
+        prompt = render_prompt(
+            stage, document=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources
+        )
         return LLMRequest(
             messages=[{"role": "user", "content": prompt}],
             max_tokens=self.max_tokens,
@@ -91,7 +96,9 @@ class Pipeline:
             json_schema_name=f"how2mine_{stage}",
         )
 
-    def _ask(self, stage: str, docs: list[DocState], usage: StageUsage) -> list[tuple[DocState, LLMResponse]]:
+    def _ask(
+        self, stage: str, docs: list[DocState], usage: StageUsage
+    ) -> list[tuple[DocState, LLMResponse]]:
         """Send one request per doc; docs whose request failed are stopped with outcome ``error``."""
         if not docs:
             return []
@@ -120,7 +127,12 @@ class Pipeline:
             try:
                 parsed = parse(resp.text)
             except replies.ReplyError as exc:
-                doc.stop(stage, ERROR, f"reply is not the expected JSON: {exc}", {"raw_reply": resp.text[:2000]})
+                doc.stop(
+                    stage,
+                    ERROR,
+                    f"reply is not the expected JSON: {exc}",
+                    {"raw_reply": resp.text[:2000]},
+                )
                 continue
             yield doc, parsed
 
@@ -129,13 +141,18 @@ class Pipeline:
         need = []
         for doc in docs:
             if doc.goal and doc.steps:  # the record carried an extracted procedure: skip stage 1
-                doc.passed("procedures", {"skipped": True, "from_input": True, "goal": doc.goal, "steps": doc.steps})
+                doc.passed(
+                    "procedures",
+                    {"skipped": True, "from_input": True, "goal": doc.goal, "steps": doc.steps},
+                )
             else:
                 need.append(doc)
         for doc, ex in self._ask_parsed("procedures", need, usage, replies.parse_extraction):
             record = {"has_valid_process": ex.has_valid_process, "goal": ex.goal, "steps": ex.steps}
             if not ex.has_valid_process:
-                doc.stop("procedures", DROPPED, "no valid sequential process in the document", record)
+                doc.stop(
+                    "procedures", DROPPED, "no valid sequential process in the document", record
+                )
                 continue
             doc.goal, doc.steps = ex.goal, ex.steps
             doc.passed("procedures", record)
@@ -157,8 +174,12 @@ class Pipeline:
     def _filter(self, docs: list[DocState], usage: StageUsage) -> None:
         for doc, verdict in self._ask_parsed("filter", docs, usage, replies.parse_filter):
             if verdict.judgment:
-                doc.stop("filter", DROPPED, f"excluded category: {verdict.reason or '(no reason given)'}",
-                         {"judgment": True})
+                doc.stop(
+                    "filter",
+                    DROPPED,
+                    f"excluded category: {verdict.reason or '(no reason given)'}",
+                    {"judgment": True},
+                )
             else:
                 doc.passed("filter", {"judgment": False, "reason": verdict.reason})
 
@@ -178,7 +199,8 @@ class Pipeline:
                 doc.passed("final_filter", dict(verdict.answers))
             else:
                 why = "; ".join(
-                    f"{c}" + (f" ({verdict.answers[c]['reason']})" if verdict.answers[c]["reason"] else "")
+                    f"{c}"
+                    + (f" ({verdict.answers[c]['reason']})" if verdict.answers[c]["reason"] else "")
                     for c in verdict.failed
                 )
                 doc.stop("final_filter", DROPPED, f"failed criteria: {why}", dict(verdict.answers))

@@ -5,6 +5,7 @@ read line by line, Parquet batch by batch with ``ParquetFile.iter_batches``. Eve
 out as an :class:`InputRecord` carrying either its fields or an error message naming the line
 (or row) and what is wrong, so one bad record never stops a file.
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,7 +51,9 @@ def _open_binary(path: Path) -> BinaryIO:
     return open(path, "rb")
 
 
-def iter_jsonl(path: Path, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Iterator[InputRecord]:
+def iter_jsonl(
+    path: Path, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[InputRecord]:
     with _open_binary(path) as fh:
         line_no = 0
         while True:
@@ -63,22 +66,34 @@ def iter_jsonl(path: Path, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) 
                     rest = fh.readline(1024 * 1024)
                     if not rest or rest.endswith(b"\n"):
                         break
-                yield InputRecord(line_no, None, f"line {line_no}: record larger than {max_record_bytes} bytes")
+                yield InputRecord(
+                    line_no, None, f"line {line_no}: record larger than {max_record_bytes} bytes"
+                )
                 continue
             if not raw.strip():
                 continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield InputRecord(line_no, None, f"line {line_no}: invalid UTF-8 at byte {exc.start}")
+                yield InputRecord(
+                    line_no, None, f"line {line_no}: invalid UTF-8 at byte {exc.start}"
+                )
                 continue
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
-                yield InputRecord(line_no, None, f"line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})")
+                yield InputRecord(
+                    line_no,
+                    None,
+                    f"line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})",
+                )
                 continue
             if not isinstance(value, dict):
-                yield InputRecord(line_no, None, f"line {line_no}: expected a JSON object, got {type(value).__name__}")
+                yield InputRecord(
+                    line_no,
+                    None,
+                    f"line {line_no}: expected a JSON object, got {type(value).__name__}",
+                )
                 continue
             yield InputRecord(line_no, value)
 
@@ -103,16 +118,22 @@ def iter_csv(path: Path) -> Iterator[InputRecord]:
         for row in reader:
             line_no = reader.line_num
             if None in row:
-                yield InputRecord(line_no, None, f"line {line_no}: more fields than the header has columns")
+                yield InputRecord(
+                    line_no, None, f"line {line_no}: more fields than the header has columns"
+                )
                 continue
             bad = [k for k, v in row.items() if isinstance(v, str) and _has_surrogates(v)]
             if bad:
-                yield InputRecord(line_no, None, f"line {line_no}: invalid UTF-8 in column {bad[0]!r}")
+                yield InputRecord(
+                    line_no, None, f"line {line_no}: invalid UTF-8 in column {bad[0]!r}"
+                )
                 continue
             yield InputRecord(line_no, {k: v for k, v in row.items() if v is not None})
 
 
-def iter_parquet(path: Path, *, columns: Sequence[str] | None = None, batch_size: int = 512) -> Iterator[InputRecord]:
+def iter_parquet(
+    path: Path, *, columns: Sequence[str] | None = None, batch_size: int = 512
+) -> Iterator[InputRecord]:
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
@@ -133,7 +154,9 @@ def iter_parquet(path: Path, *, columns: Sequence[str] | None = None, batch_size
             yield InputRecord(row, None, bad) if bad else InputRecord(row, item)
 
 
-def iter_records(path: Path | str, fmt: str | None = None, *, columns: Sequence[str] | None = None) -> Iterator[InputRecord]:
+def iter_records(
+    path: Path | str, fmt: str | None = None, *, columns: Sequence[str] | None = None
+) -> Iterator[InputRecord]:
     """Records of ``path`` in order; ``fmt`` defaults to what the file name says."""
     path = Path(path)
     fmt = fmt or detect_format(path.name)

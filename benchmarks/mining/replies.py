@@ -5,6 +5,7 @@ Models wrap JSON in code fences, add prose around it, or write ``"yes"`` for ``t
 :class:`ReplyError` whose message says what was wrong (and which field), so a bad reply becomes
 a recorded per-document outcome instead of a crash.
 """
+
 from __future__ import annotations
 
 import json
@@ -187,7 +188,7 @@ def parse_final(text: str) -> FinalVerdict:
         if isinstance(answer, bool):
             answer = "yes" if answer else "no"
         if not isinstance(answer, str) or answer.strip().lower() not in {"yes", "no"}:
-            raise ReplyError(f"field {crit!r}.answer must be \"yes\" or \"no\", got {answer!r}")
+            raise ReplyError(f'field {crit!r}.answer must be "yes" or "no", got {answer!r}')
         reason = item.get("reason") or ""
         answers[crit] = {"answer": answer.strip().lower(), "reason": str(reason).strip()}
     return FinalVerdict(answers)
@@ -197,20 +198,30 @@ def parse_final(text: str) -> FinalVerdict:
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _VERDICT = {
     "type": "object",
-    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}, "reason": {"type": "string"}},
+    "properties": {
+        "answer": {"type": "string", "enum": ["yes", "no"]},
+        "reason": {"type": "string"},
+    },
     "required": ["answer", "reason"],
     "additionalProperties": False,
 }
 
 
 def _obj(props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
 
 
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "procedures": _obj({"has_valid_process": {"type": "boolean"}, "goal": {"type": "string"}, "steps": _STR_LIST}),
+    "procedures": _obj(
+        {"has_valid_process": {"type": "boolean"}, "goal": {"type": "string"}, "steps": _STR_LIST}
+    ),
     "filter": _obj({"judgment": {"type": "boolean"}, "reason": {"type": "string"}}),
     "postprocess": _obj({"rewritten_goal": {"type": "string"}, "rewritten_steps": _STR_LIST}),
     "resources": _obj({"resources": _STR_LIST}),
-    "final_filter": _obj({c: _VERDICT for c in FINAL_CRITERIA}),
+    "final_filter": _obj(dict.fromkeys(FINAL_CRITERIA, _VERDICT)),
 }

@@ -1,4 +1,5 @@
 """Topic-stratified sampling with a fixed seed (How2Bench: 500 per topic). Pure Python."""
+
 from __future__ import annotations
 
 import random
@@ -6,7 +7,9 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable
 
 
-def stratified_sample(items: Iterable[tuple[Hashable, str]], *, per_topic: int, seed: int) -> dict[str, list]:
+def stratified_sample(
+    items: Iterable[tuple[Hashable, str]], *, per_topic: int, seed: int
+) -> dict[str, list]:
     """``items`` are ``(key, topic)``; returns topic -> up to ``per_topic`` keys, in key order.
 
     Deterministic for a seed whatever the input order: keys are sorted per topic before one

@@ -1,4 +1,5 @@
 """The six stages of How2Mine (seed 000 §3.2) and their prompt files. Pure Python, no Django."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -15,8 +16,14 @@ STAGES: tuple[tuple[int, str, str, str | None], ...] = (
     (5, "resources", "Resource extraction", "extract_resources.txt"),
     (6, "final_filter", "Final validation", "final_filter.txt"),
 )
-STAGE_SHORT = {"procedures": "extraction", "prefilter": "heuristics", "filter": "LLM filter",
-               "postprocess": "rewrite", "resources": "resources", "final_filter": "final check"}
+STAGE_SHORT = {
+    "procedures": "extraction",
+    "prefilter": "heuristics",
+    "filter": "LLM filter",
+    "postprocess": "rewrite",
+    "resources": "resources",
+    "final_filter": "final check",
+}
 STAGE_KEYS = tuple(s[1] for s in STAGES)
 STAGE_NUMBERS = {s[1]: s[0] for s in STAGES}
 STAGE_LABELS = {s[1]: s[2] for s in STAGES}
@@ -57,8 +64,17 @@ def resources_text(resources: list[str]) -> str:
     return "\n".join(f"- {r}" for r in resources)
 
 
-def render_prompt(key: str, *, document: str = "", goal: str = "", steps: list[str] | None = None,
-                  resources: list[str] | None = None) -> str:
+def render_prompt(
+    key: str,
+    *,
+    document: str = "",
+    goal: str = "",
+    steps: list[str] | None = None,
+    resources: list[str] | None = None,
+) -> str:
     return prompt_template(key).format(
-        document=document, goal=goal, steps=steps_text(steps or []), resources=resources_text(resources or [])
+        document=document,
+        goal=goal,
+        steps=steps_text(steps or []),
+        resources=resources_text(resources or []),
     )

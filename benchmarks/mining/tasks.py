@@ -1,4 +1,5 @@
 """Celery tasks: thin, take ids, call one service. Idempotent and resumable."""
+
 from __future__ import annotations
 
 from celery import shared_task

@@ -1,4 +1,5 @@
 """The benchmark data model: topics, datasets, procedures, generators and generations."""
+
 from __future__ import annotations
 
 from django.core.validators import MinValueValidator
@@ -30,7 +31,9 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["name", "version"]
-        constraints = [models.UniqueConstraint(fields=["name", "version"], name="dataset_name_version_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="dataset_name_version_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.name}@{self.version}"
@@ -44,7 +47,9 @@ class Procedure(models.Model):
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="procedures")
     source_example_id = models.CharField(max_length=255)
-    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="procedures", null=True, blank=True)
+    topic = models.ForeignKey(
+        Topic, on_delete=models.PROTECT, related_name="procedures", null=True, blank=True
+    )
     goal = models.TextField()
     resources = models.JSONField(default=list, blank=True)
     steps = models.JSONField(default=list)
@@ -55,7 +60,10 @@ class Procedure(models.Model):
     class Meta:
         ordering = ["dataset_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["dataset", "source_example_id"], name="procedure_source_id_unique_in_dataset"),
+            models.UniqueConstraint(
+                fields=["dataset", "source_example_id"],
+                name="procedure_source_id_unique_in_dataset",
+            ),
         ]
         indexes = [
             models.Index(fields=["dataset", "topic"], name="procedure_dataset_topic_idx"),
@@ -89,7 +97,9 @@ class Generator(models.Model):
     name = models.CharField(max_length=128, unique=True)
     model = models.CharField(max_length=255, blank=True)
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.IMPORTED)
-    prompt_variant = models.CharField(max_length=16, choices=PromptVariant.choices, default=PromptVariant.NONE)
+    prompt_variant = models.CharField(
+        max_length=16, choices=PromptVariant.choices, default=PromptVariant.NONE
+    )
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -107,15 +117,21 @@ class Generation(models.Model):
     generator = models.ForeignKey(Generator, on_delete=models.CASCADE, related_name="generations")
     model_completion = models.TextField(blank=True)
     predicted_steps = models.JSONField(default=list)
-    token_count = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(0)])
+    token_count = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(0)]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["procedure_id", "generator_id"]
         constraints = [
-            models.UniqueConstraint(fields=["procedure", "generator"], name="generation_one_per_procedure_generator"),
+            models.UniqueConstraint(
+                fields=["procedure", "generator"], name="generation_one_per_procedure_generator"
+            ),
         ]
-        indexes = [models.Index(fields=["generator", "procedure"], name="generation_generator_proc_idx")]
+        indexes = [
+            models.Index(fields=["generator", "procedure"], name="generation_generator_proc_idx")
+        ]
 
     def __str__(self) -> str:
         return f"{self.generator.name} on {self.procedure.source_example_id}"

@@ -4,6 +4,7 @@ Keyword-only functions returning querysets or plain values. Every queryset that 
 brings its related rows and counts along (``select_related`` / ``prefetch_related`` /
 annotations), so a page or an API list costs a fixed number of queries, whatever its length.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -79,7 +80,10 @@ def dataset_topic_counts(*, dataset: Dataset) -> list[TopicCount]:
         .annotate(count=Count("id"))
         .order_by("topic__position", "topic__name")
     )
-    counts = [TopicCount(slug=r["topic__slug"], name=r["topic__name"] or "No topic", count=r["count"]) for r in rows]
+    counts = [
+        TopicCount(slug=r["topic__slug"], name=r["topic__name"] or "No topic", count=r["count"])
+        for r in rows
+    ]
     return sorted(counts, key=lambda c: c.slug is None)
 
 
@@ -89,7 +93,9 @@ def dataset_topic_counts(*, dataset: Dataset) -> list[TopicCount]:
 def topic_list(*, dataset: Dataset | None = None) -> QuerySet[Topic]:
     """Topics with ``n_procedures`` (within ``dataset`` when given)."""
     condition = Q(procedures__dataset=dataset) if dataset is not None else None
-    return Topic.objects.annotate(n_procedures=Count("procedures", filter=condition)).order_by("position", "name")
+    return Topic.objects.annotate(n_procedures=Count("procedures", filter=condition)).order_by(
+        "position", "name"
+    )
 
 
 # --- procedures -------------------------------------------------------------------------------
@@ -152,8 +158,12 @@ def procedure_detail_list() -> QuerySet[Procedure]:
 def procedure_neighbours(*, procedure: Procedure) -> tuple[int | None, int | None]:
     """Ids of the previous and next procedure in the same dataset (by id), for paging."""
     siblings = Procedure.objects.filter(dataset_id=procedure.dataset_id)
-    prev_id = siblings.filter(pk__lt=procedure.pk).order_by("-pk").values_list("pk", flat=True).first()
-    next_id = siblings.filter(pk__gt=procedure.pk).order_by("pk").values_list("pk", flat=True).first()
+    prev_id = (
+        siblings.filter(pk__lt=procedure.pk).order_by("-pk").values_list("pk", flat=True).first()
+    )
+    next_id = (
+        siblings.filter(pk__gt=procedure.pk).order_by("pk").values_list("pk", flat=True).first()
+    )
     return prev_id, next_id
 
 

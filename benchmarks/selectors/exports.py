@@ -1,4 +1,5 @@
 """Export of procedures and generations as reference-compatible JSONL records (reads only)."""
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,9 @@ def procedure_records(*, dataset: Dataset) -> Iterator[dict[str, Any]]:
         Procedure.objects.filter(dataset=dataset)
         .select_related("topic")
         .order_by("id")
-        .only("source_example_id", "topic__slug", "goal", "resources", "steps", "url", "source_text")
+        .only(
+            "source_example_id", "topic__slug", "goal", "resources", "steps", "url", "source_text"
+        )
     )
     for p in qs.iterator(chunk_size=CHUNK):
         yield formats.example_record(
@@ -33,7 +36,9 @@ def procedure_records(*, dataset: Dataset) -> Iterator[dict[str, Any]]:
         )
 
 
-def generation_records(*, generator: Generator, dataset: Dataset | None = None) -> Iterator[dict[str, Any]]:
+def generation_records(
+    *, generator: Generator, dataset: Dataset | None = None
+) -> Iterator[dict[str, Any]]:
     """``how2bench.generation.v1`` records of a generator (optionally one dataset's), each carrying
     its procedure's goal, steps, resources and topic like the reference writes them."""
     qs = Generation.objects.filter(generator=generator)

@@ -11,6 +11,7 @@ unique constraint on (procedure, generator) backs that up), so a chunk re-run af
 adds no duplicate; resuming starts a new epoch from the beginning of the selection, which
 picks up whatever is missing.
 """
+
 from __future__ import annotations
 
 import logging
@@ -64,12 +65,16 @@ def _validate_decoding(decoding: dict[str, Any]) -> dict[str, Any]:
             f"decoding: unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(DECODING_KEYS))}"
         )
     stop = decoding.get("stop")
-    if stop is not None and (not isinstance(stop, list) or not all(isinstance(s, str) for s in stop)):
+    if stop is not None and (
+        not isinstance(stop, list) or not all(isinstance(s, str) for s in stop)
+    ):
         raise GenerationRunError("decoding.stop must be a list of strings")
     for key in ("temperature", "top_p"):
         if decoding.get(key) is not None and not isinstance(decoding[key], (int, float)):
             raise GenerationRunError(f"decoding.{key} must be a number")
-    if decoding.get("max_tokens") is not None and (not isinstance(decoding["max_tokens"], int) or decoding["max_tokens"] < 1):
+    if decoding.get("max_tokens") is not None and (
+        not isinstance(decoding["max_tokens"], int) or decoding["max_tokens"] < 1
+    ):
         raise GenerationRunError("decoding.max_tokens must be a positive integer")
     return decoding
 
@@ -87,7 +92,9 @@ def generation_run_validate(
     """Check a run's settings; returns (variant, model, full decoding) or raises
     :class:`GenerationRunError` naming the field at fault."""
     if variant is None or variant == "":
-        variant = generator.prompt_variant if generator.prompt_variant in gen.VARIANTS else "instruct"
+        variant = (
+            generator.prompt_variant if generator.prompt_variant in gen.VARIANTS else "instruct"
+        )
     if variant not in gen.VARIANTS:
         raise GenerationRunError(f"variant {variant!r}: use one of {', '.join(gen.VARIANTS)}")
     if generator.prompt_variant in gen.VARIANTS and generator.prompt_variant != variant:
@@ -99,7 +106,9 @@ def generation_run_validate(
         raise GenerationRunError(f"generator {generator.name!r} has no model: pass a model name")
     if concurrency < 1 or chunk_size < 1:
         raise GenerationRunError("concurrency and chunk_size must be at least 1")
-    if scorers is not None and (not isinstance(scorers, (list, tuple)) or not all(isinstance(x, str) for x in scorers)):
+    if scorers is not None and (
+        not isinstance(scorers, (list, tuple)) or not all(isinstance(x, str) for x in scorers)
+    ):
         raise GenerationRunError("scorers must be a list of scorer names or dotted paths")
     try:
         sc.get_scorers(list(scorers or []) or None)
@@ -108,9 +117,13 @@ def generation_run_validate(
     if decoding is not None and not isinstance(decoding, dict):
         raise GenerationRunError("decoding must be a JSON object")
     full_decoding = {**gen.decoding_defaults(variant), **_validate_decoding(dict(decoding or {}))}
-    active = GenerationRun.objects.filter(generator=generator, status__in=GenerationRun.ACTIVE_STATUSES).first()
+    active = GenerationRun.objects.filter(
+        generator=generator, status__in=GenerationRun.ACTIVE_STATUSES
+    ).first()
     if active is not None:
-        raise GenerationRunError(f"generator {generator.name!r} already has an active run (id {active.pk})")
+        raise GenerationRunError(
+            f"generator {generator.name!r} already has an active run (id {active.pk})"
+        )
     return variant, model, full_decoding
 
 
@@ -141,15 +154,24 @@ def generation_run_create(
     if any(t.pk is None for t in topics):
         raise GenerationRunError("topics must be saved Topic objects")
     variant, model, full_decoding = generation_run_validate(
-        generator=generator, variant=variant, model=model, decoding=decoding, scorers=scorers,
-        concurrency=concurrency, chunk_size=chunk_size,
+        generator=generator,
+        variant=variant,
+        model=model,
+        decoding=decoding,
+        scorers=scorers,
+        concurrency=concurrency,
+        chunk_size=chunk_size,
     )
 
     with transaction.atomic():
         locked = Generator.objects.select_for_update().get(pk=generator.pk)
-        active = GenerationRun.objects.filter(generator=locked, status__in=GenerationRun.ACTIVE_STATUSES).first()
+        active = GenerationRun.objects.filter(
+            generator=locked, status__in=GenerationRun.ACTIVE_STATUSES
+        ).first()
         if active is not None:
-            raise GenerationRunError(f"generator {generator.name!r} already has an active run (id {active.pk})")
+            raise GenerationRunError(
+                f"generator {generator.name!r} already has an active run (id {active.pk})"
+            )
         changed = []
         if not locked.model:
             locked.model = model
@@ -197,12 +219,16 @@ def generation_run_start(*, run: GenerationRun, enqueue: bool = True) -> Generat
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run.pk)
         other = (
-            GenerationRun.objects.filter(generator_id=run.generator_id, status__in=GenerationRun.ACTIVE_STATUSES)
+            GenerationRun.objects.filter(
+                generator_id=run.generator_id, status__in=GenerationRun.ACTIVE_STATUSES
+            )
             .exclude(pk=run.pk)
             .first()
         )
         if other is not None:
-            raise GenerationRunError(f"generator {run.generator.name!r} already has an active run (id {other.pk})")
+            raise GenerationRunError(
+                f"generator {run.generator.name!r} already has an active run (id {other.pk})"
+            )
         run.epoch += 1
         run.cursor = 0
         run.n_failed = 0
@@ -240,7 +266,9 @@ def _enqueue_on_commit(*, run_id: int, epoch: int, backend: str) -> None:
     from benchmarks.tasks import generation_run_chunk
 
     if backend == "vllm":
-        transaction.on_commit(lambda: generation_run_chunk.apply_async(args=(run_id, epoch), queue=GPU_QUEUE))
+        transaction.on_commit(
+            lambda: generation_run_chunk.apply_async(args=(run_id, epoch), queue=GPU_QUEUE)
+        )
     else:
         transaction.on_commit(lambda: generation_run_chunk.delay(run_id, epoch))
 
@@ -258,7 +286,9 @@ def generation_run_backend_config(*, run: GenerationRun) -> dict[str, Any]:
     }
 
 
-_BACKENDS: dict[str, LLMBackend] = {}  # per process: keeps connections and rate limits across chunks
+_BACKENDS: dict[
+    str, LLMBackend
+] = {}  # per process: keeps connections and rate limits across chunks
 _BACKENDS_MAX = 8
 
 
@@ -282,7 +312,10 @@ def _build_backend(run: GenerationRun) -> LLMBackend:
 
 def generation_request(*, run: GenerationRun, procedure: Procedure) -> LLMRequest:
     prompt = gen.build_prompt(
-        variant=run.variant, goal=procedure.goal, resources=procedure.resources or [], n_steps=max(1, len(procedure.steps))
+        variant=run.variant,
+        goal=procedure.goal,
+        resources=procedure.resources or [],
+        n_steps=max(1, len(procedure.steps)),
     )
     d = run.decoding
     common = dict(
@@ -313,8 +346,12 @@ def generation_build(
     completion = gen.apply_stop(response.text or "", run.decoding.get("stop"))
     steps = gen.parse_steps(completion).steps
     gen_tokens = count_steps_tokens(steps)
-    item = sc.ScoreInput(predicted_steps=steps, reference_steps=procedure.steps, completion=completion,
-                         gen_tokens=gen_tokens)
+    item = sc.ScoreInput(
+        predicted_steps=steps,
+        reference_steps=procedure.steps,
+        completion=completion,
+        gen_tokens=gen_tokens,
+    )
     return Generation(
         procedure=procedure,
         generator_id=run.generator_id,
@@ -334,7 +371,9 @@ def generation_run_execute_chunk(
     if run.epoch != epoch or run.status != GenerationRun.Status.RUNNING:
         return False
     if run.cancel_requested:
-        _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.CANCELLED, message="cancelled")
+        _finish(
+            run_id=run.pk, epoch=epoch, status=GenerationRun.Status.CANCELLED, message="cancelled"
+        )
         return False
     procedures = list(
         generation_run_selection(run=run)
@@ -352,7 +391,12 @@ def generation_run_execute_chunk(
     try:
         backend = backend or _build_backend(run)
     except (ValueError, LLMError) as exc:  # bad config: nothing can succeed
-        _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED, message=f"backend: {exc}")
+        _finish(
+            run_id=run.pk,
+            epoch=epoch,
+            status=GenerationRun.Status.FAILED,
+            message=f"backend: {exc}",
+        )
         return False
     requests = [generation_request(run=run, procedure=p) for p in procedures]
     fatal: list[LLMError] = []
@@ -366,30 +410,60 @@ def generation_run_execute_chunk(
         for index, result in results:
             procedure = procedures[index]
             if isinstance(result, LLMResponse):
-                outcomes.append(_Outcome(procedure, generation_build(run=run, procedure=procedure, response=result,
-                                                                     scorers=scorers),
-                                         result.prompt_tokens, result.completion_tokens))
+                outcomes.append(
+                    _Outcome(
+                        procedure,
+                        generation_build(
+                            run=run, procedure=procedure, response=result, scorers=scorers
+                        ),
+                        result.prompt_tokens,
+                        result.completion_tokens,
+                    )
+                )
             else:
                 if isinstance(result, LLMError) and result.status in FATAL_STATUSES:
                     fatal.append(result)
-                message = str(result) if isinstance(result, LLMError) else f"unexpected result {type(result).__name__}"
+                message = (
+                    str(result)
+                    if isinstance(result, LLMError)
+                    else f"unexpected result {type(result).__name__}"
+                )
                 outcomes.append(_Outcome(procedure, None, error=message[:500]))
-    except Exception as exc:  # noqa: BLE001 - keep what finished, stop the chain visibly
+    except Exception as exc:
         logger.exception("generation run %s: chunk failed", run.pk)
-        _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=run.cursor, enqueue_next=False)
-        _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED,
-                message=f"chunk failed: {type(exc).__name__}: {exc}; resume to retry")
+        _store_chunk(
+            run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=run.cursor, enqueue_next=False
+        )
+        _finish(
+            run_id=run.pk,
+            epoch=epoch,
+            status=GenerationRun.Status.FAILED,
+            message=f"chunk failed: {type(exc).__name__}: {exc}; resume to retry",
+        )
         return False
     if fatal and len(fatal) == len(outcomes):  # every request refused: bad key, model or URL
-        _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=run.cursor, enqueue_next=False)
-        _finish(run_id=run.pk, epoch=epoch, status=GenerationRun.Status.FAILED,
-                message=f"the backend refused every request of a chunk: {fatal[0]}")
+        _store_chunk(
+            run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=run.cursor, enqueue_next=False
+        )
+        _finish(
+            run_id=run.pk,
+            epoch=epoch,
+            status=GenerationRun.Status.FAILED,
+            message=f"the backend refused every request of a chunk: {fatal[0]}",
+        )
         return False
-    return _store_chunk(run_id=run.pk, epoch=epoch, outcomes=outcomes, last_pk=procedures[-1].pk,
-                        enqueue_next=enqueue_next)
+    return _store_chunk(
+        run_id=run.pk,
+        epoch=epoch,
+        outcomes=outcomes,
+        last_pk=procedures[-1].pk,
+        enqueue_next=enqueue_next,
+    )
 
 
-def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: int, enqueue_next: bool) -> bool:
+def _store_chunk(
+    *, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: int, enqueue_next: bool
+) -> bool:
     outcomes = sorted(outcomes, key=lambda o: o.procedure.pk)  # replies arrive in any order
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run_id)
@@ -405,18 +479,29 @@ def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: 
         failed = [o for o in outcomes if o.generation is None]
         run.prompt_tokens = F("prompt_tokens") + prompt_tokens
         run.completion_tokens = F("completion_tokens") + completion_tokens
-        run.cost = F("cost") + (
-            Decimal(prompt_tokens) * run.input_price_per_mtok + Decimal(completion_tokens) * run.output_price_per_mtok
-        ) / MTOK
+        run.cost = (
+            F("cost")
+            + (
+                Decimal(prompt_tokens) * run.input_price_per_mtok
+                + Decimal(completion_tokens) * run.output_price_per_mtok
+            )
+            / MTOK
+        )
         current = run.epoch == epoch and run.status == GenerationRun.Status.RUNNING
         if current:
             run.cursor = last_pk
             run.n_failed = run.n_failed + len(failed)
             run.errors = (
                 list(run.errors)
-                + [{"source_example_id": o.procedure.source_example_id, "procedure_id": o.procedure.pk, "error": o.error}
-                   for o in failed]
-            )[-GenerationRun.MAX_ERRORS_KEPT:]
+                + [
+                    {
+                        "source_example_id": o.procedure.source_example_id,
+                        "procedure_id": o.procedure.pk,
+                        "error": o.error,
+                    }
+                    for o in failed
+                ]
+            )[-GenerationRun.MAX_ERRORS_KEPT :]
         run.n_done = _done_count(run)
         run.save()
         if current and enqueue_next:
@@ -424,7 +509,9 @@ def _store_chunk(*, run_id: int, epoch: int, outcomes: list[_Outcome], last_pk: 
     return current
 
 
-def _finish(*, run_id: int, epoch: int, status: str, message: str, scores: dict | None = None) -> None:
+def _finish(
+    *, run_id: int, epoch: int, status: str, message: str, scores: dict | None = None
+) -> None:
     with transaction.atomic():
         run = GenerationRun.objects.select_for_update().get(pk=run_id)
         if run.epoch != epoch or run.status != GenerationRun.Status.RUNNING:
@@ -443,14 +530,27 @@ def generation_run_finalize(*, run_id: int, epoch: int) -> None:
     """The end of the selection: summarise the scores; completed when nothing is missing."""
     run = GenerationRun.objects.get(pk=run_id)
     summary = generation_scores_summary(
-        generator=run.generator, procedures=generation_run_selection(run=run), scorer_names=run.scorers or None
+        generator=run.generator,
+        procedures=generation_run_selection(run=run),
+        scorer_names=run.scorers or None,
     )
     missing = run.n_total - _done_count(run)
     if missing > 0:
-        _finish(run_id=run_id, epoch=epoch, status=GenerationRun.Status.FAILED, scores=summary,
-                message=f"{missing} procedure(s) have no generation ({run.n_failed} request(s) failed); resume to retry")
+        _finish(
+            run_id=run_id,
+            epoch=epoch,
+            status=GenerationRun.Status.FAILED,
+            scores=summary,
+            message=f"{missing} procedure(s) have no generation ({run.n_failed} request(s) failed); resume to retry",
+        )
     else:
-        _finish(run_id=run_id, epoch=epoch, status=GenerationRun.Status.COMPLETED, scores=summary, message="")
+        _finish(
+            run_id=run_id,
+            epoch=epoch,
+            status=GenerationRun.Status.COMPLETED,
+            scores=summary,
+            message="",
+        )
 
 
 # --- scores --------------------------------------------------------------------------------------
@@ -465,7 +565,11 @@ def generation_scores_summary(
     Generations whose stored scores lack a key of these scorers (imported ones, older runs) are
     scored now and saved; ``refresh`` rescores all."""
     scorers = sc.get_scorers(scorer_names)
-    qs = Generation.objects.filter(generator=generator).select_related("procedure").defer("procedure__source_text")
+    qs = (
+        Generation.objects.filter(generator=generator)
+        .select_related("procedure")
+        .defer("procedure__source_text")
+    )
     if procedures is not None:
         qs = qs.filter(procedure__in=procedures)
     probe_keys: set[str] | None = None
@@ -473,8 +577,12 @@ def generation_scores_summary(
     stale: list[Generation] = []
     for g in qs.order_by("pk").iterator(chunk_size=2000):
         if probe_keys is None:
-            probe_keys = set(sc.score_example(sc.ScoreInput(predicted_steps=["a"], reference_steps=["a"],
-                                                             completion="1. a"), scorers))
+            probe_keys = set(
+                sc.score_example(
+                    sc.ScoreInput(predicted_steps=["a"], reference_steps=["a"], completion="1. a"),
+                    scorers,
+                )
+            )
         if refresh or not probe_keys <= set(g.scores or {}):
             item = sc.ScoreInput(
                 predicted_steps=g.predicted_steps or [],
@@ -484,7 +592,9 @@ def generation_scores_summary(
             )
             g.scores = {**(g.scores or {}), **sc.score_example(item, scorers)}
             if g.token_count is None:
-                g.token_count = int(g.scores.get("gen_tokens") or count_steps_tokens(g.predicted_steps or []))
+                g.token_count = int(
+                    g.scores.get("gen_tokens") or count_steps_tokens(g.predicted_steps or [])
+                )
             stale.append(g)
         rows.append(g.scores)
     if stale:
@@ -494,13 +604,16 @@ def generation_scores_summary(
     return summary
 
 
-def generation_run_execute_inline(*, run: GenerationRun, backend: LLMBackend | None = None,
-                                  on_chunk: Any = None) -> GenerationRun:
+def generation_run_execute_inline(
+    *, run: GenerationRun, backend: LLMBackend | None = None, on_chunk: Any = None
+) -> GenerationRun:
     """Drive a started run's chunks in this process (no Celery worker), until it stops.
     ``on_chunk(run)`` is called after each chunk (progress output)."""
     run.refresh_from_db()
     epoch = run.epoch
-    while generation_run_execute_chunk(run_id=run.pk, epoch=epoch, backend=backend, enqueue_next=False):
+    while generation_run_execute_chunk(
+        run_id=run.pk, epoch=epoch, backend=backend, enqueue_next=False
+    ):
         if on_chunk is not None:
             run.refresh_from_db()
             on_chunk(run)

@@ -3,6 +3,7 @@
 Each import validates the whole file first (benchmarks.formats), then writes everything in one
 transaction with ``bulk_create``/``bulk_update``. A refused file leaves the database unchanged.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -32,7 +33,8 @@ class ImportRefused(Exception):
         self.source = source
         head = f"{source}: " if source else ""
         super().__init__(
-            f"{head}refused, nothing imported ({self.total} error(s)):\n" + "\n".join(errors.lines())
+            f"{head}refused, nothing imported ({self.total} error(s)):\n"
+            + "\n".join(errors.lines())
         )
 
 
@@ -57,7 +59,9 @@ def _limits() -> formats.Limits:
 
 
 @contextmanager
-def _open_lines(path: Path | str | None, lines: Iterable[bytes | str] | None) -> Iterator[Iterable[bytes | str]]:
+def _open_lines(
+    path: Path | str | None, lines: Iterable[bytes | str] | None
+) -> Iterator[Iterable[bytes | str]]:
     if (path is None) == (lines is None):
         raise ValueError("give exactly one of path= or lines=")
     if lines is not None:
@@ -122,7 +126,11 @@ def procedures_import(
         raise ImportRefused(
             _collect(
                 (
-                    formats.RecordError(r.line, "topic", f"topic {r.topic_slug!r} is not in the database (run migrate)")
+                    formats.RecordError(
+                        r.line,
+                        "topic",
+                        f"topic {r.topic_slug!r} is not in the database (run migrate)",
+                    )
                     for r in records
                     if r.topic_slug in missing
                 ),
@@ -182,7 +190,9 @@ def procedures_import(
         Procedure.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
         if to_update:
             Procedure.objects.bulk_update(
-                to_update, ["topic", "goal", "resources", "steps", "url", "source_text"], batch_size=BATCH_SIZE
+                to_update,
+                ["topic", "goal", "resources", "steps", "url", "source_text"],
+                batch_size=BATCH_SIZE,
             )
     return ImportReport(created=len(to_create), unchanged=unchanged, updated=len(to_update))
 
@@ -213,7 +223,9 @@ def _procedure_index(ids: list[str], dataset: Dataset | None) -> dict[str, list[
     index: dict[str, list[int]] = {}
     base = Procedure.objects.all() if dataset is None else Procedure.objects.filter(dataset=dataset)
     for chunk in _chunks(sorted(set(ids)), LOOKUP_CHUNK):
-        for sid, pk in base.filter(source_example_id__in=chunk).values_list("source_example_id", "id"):
+        for sid, pk in base.filter(source_example_id__in=chunk).values_list(
+            "source_example_id", "id"
+        ):
             index.setdefault(sid, []).append(pk)
     return index
 
@@ -254,7 +266,8 @@ def generations_import(
     # round trips of the previous chunk; the transaction stays on this thread.
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="token-count")
     counted = [
-        pool.submit(formats.fill_token_counts, chunk, count_steps_tokens) for chunk in _chunks(records, BATCH_SIZE)
+        pool.submit(formats.fill_token_counts, chunk, count_steps_tokens)
+        for chunk in _chunks(records, BATCH_SIZE)
     ]
     try:
         with transaction.atomic():
@@ -262,7 +275,9 @@ def generations_import(
             existing: dict[int, Generation] = {}
             if gen is None:
                 model = next((r.generator_model for r in records if r.generator_model), "")
-                gen = Generator.objects.create(name=generator, model=model, backend=Generator.Backend.IMPORTED)
+                gen = Generator.objects.create(
+                    name=generator, model=model, backend=Generator.Backend.IMPORTED
+                )
             else:
                 for chunk in _chunks(list(matched.values()), LOOKUP_CHUNK):
                     for g in Generation.objects.filter(generator=gen, procedure_id__in=chunk):
@@ -286,7 +301,11 @@ def generations_import(
                                 token_count=r.token_count,
                             )
                         )
-                    elif (current.model_completion, list(current.predicted_steps), current.token_count) == (
+                    elif (
+                        current.model_completion,
+                        list(current.predicted_steps),
+                        current.token_count,
+                    ) == (
                         r.model_completion,
                         r.predicted_steps,
                         r.token_count,
@@ -306,14 +325,18 @@ def generations_import(
                                 f"{r.source_example_id!r} (use --update to replace it)",
                             )
                         )
-                if not conflicts:  # once refused, only keep collecting errors; the rollback undoes writes
+                if (
+                    not conflicts
+                ):  # once refused, only keep collecting errors; the rollback undoes writes
                     Generation.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
                     created += len(to_create)
             if conflicts:
                 raise ImportRefused(_collect(conflicts, max_errors), source=source)
             if to_update:
                 Generation.objects.bulk_update(
-                    to_update, ["model_completion", "predicted_steps", "token_count"], batch_size=BATCH_SIZE
+                    to_update,
+                    ["model_completion", "predicted_steps", "token_count"],
+                    batch_size=BATCH_SIZE,
                 )
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # a refusal stops the counting still queued

@@ -4,13 +4,11 @@ Views are thin: reads come from :mod:`benchmarks.selectors`. The procedure table
 requests (``HX-Request``) with just the table partial, and plain requests with the whole page,
 so filtering works without JavaScript too.
 """
+
 from __future__ import annotations
 
-from functools import wraps
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -33,7 +31,9 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = selectors.dataset_get(pk=pk)
     topic = request.GET.get("topic", "").strip()
     search = request.GET.get("q", "").strip()[:200]
-    procedures = selectors.procedure_list(dataset=dataset, topic=topic or None, search=search or None)
+    procedures = selectors.procedure_list(
+        dataset=dataset, topic=topic or None, search=search or None
+    )
     page = Paginator(procedures, PROCEDURES_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "dataset": dataset,
@@ -60,7 +60,9 @@ def procedure_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "generation": g,
             "steps": g.predicted_steps or [],
-            "tokens": g.token_count if g.token_count is not None else count_steps_tokens(g.predicted_steps or []),
+            "tokens": g.token_count
+            if g.token_count is not None
+            else count_steps_tokens(g.predicted_steps or []),
         }
         for g in generations
     ]

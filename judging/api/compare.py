@@ -1,5 +1,6 @@
 """API for the comparison numbers (researchers and admins only, the project's default
 permission): the same dicts the pages and ``judge_compare`` show."""
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -14,10 +15,12 @@ from rest_framework.views import APIView
 from annotation.models import Study
 from benchmarks.models import Dataset
 from core.permissions import IsResearcherOrAdmin
-from judging.selectors import comparison as sel
 from judging.models import Judge
+from judging.selectors import comparison as sel
 
-JUDGES_PARAM = OpenApiParameter("judges", OpenApiTypes.STR, description="comma-separated judge names (default: all)")
+JUDGES_PARAM = OpenApiParameter(
+    "judges", OpenApiTypes.STR, description="comma-separated judge names (default: all)"
+)
 
 
 def _judges(request: Request, *, required_two: bool = False):
@@ -49,16 +52,22 @@ class _Base(APIView):
 
 
 class StudyComparisonView(_Base):
-    @extend_schema(summary="Judges vs the human majority of a study (overall, per class, kappa) and judge-judge pairs",
-                   parameters=[JUDGES_PARAM], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="Judges vs the human majority of a study (overall, per class, kappa) and judge-judge pairs",
+        parameters=[JUDGES_PARAM],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request, pk: int) -> Response:
         study = get_object_or_404(Study, pk=pk)
         return Response(sel.study_comparison(study=study, judges=_judges(request)))
 
 
 class JudgePairsView(_Base):
-    @extend_schema(summary="Judge-judge agreement and Cohen's kappa for every pair of judges",
-                   parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="Judge-judge agreement and Cohen's kappa for every pair of judges",
+        parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request) -> Response:
         study = _optional_object(request, "study", Study)
         judges = _judges(request) or Judge.objects.order_by("name")
@@ -66,8 +75,11 @@ class JudgePairsView(_Base):
 
 
 class RankingsView(_Base):
-    @extend_schema(summary="Generator rankings by How2Score under each judge, with Kendall's tau-b between judges",
-                   parameters=[JUDGES_PARAM, OpenApiParameter("dataset", OpenApiTypes.INT)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="Generator rankings by How2Score under each judge, with Kendall's tau-b between judges",
+        parameters=[JUDGES_PARAM, OpenApiParameter("dataset", OpenApiTypes.INT)],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request) -> Response:
         dataset = _optional_object(request, "dataset", Dataset)
         judges = _judges(request) or Judge.objects.order_by("name")
@@ -75,8 +87,11 @@ class RankingsView(_Base):
 
 
 class LeaderboardView(_Base):
-    @extend_schema(summary="Judge leaderboard: agreement with humans, cost, time, parse-failure and failure rates, verbosity",
-                   parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        summary="Judge leaderboard: agreement with humans, cost, time, parse-failure and failure rates, verbosity",
+        parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request: Request) -> Response:
         study = _optional_object(request, "study", Study)
         return Response(sel.judge_leaderboard(judges=_judges(request), study=study))

@@ -2,16 +2,32 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from judging.selectors import judgments as selectors
 from judging.models import Judge, JudgeRun, Judgment
+from judging.selectors import judgments as selectors
 
 
 class JudgeSerializer(serializers.ModelSerializer):
     class Meta:
         model = Judge
-        fields = ("id", "name", "backend", "base_url", "model", "api_key_env", "endpoint", "prompt_template",
-                  "decoding", "structured_output", "concurrency", "requests_per_minute", "tokens_per_minute",
-                  "price_input_per_mtok", "price_output_per_mtok", "judge_id", "created_at")
+        fields = (
+            "id",
+            "name",
+            "backend",
+            "base_url",
+            "model",
+            "api_key_env",
+            "endpoint",
+            "prompt_template",
+            "decoding",
+            "structured_output",
+            "concurrency",
+            "requests_per_minute",
+            "tokens_per_minute",
+            "price_input_per_mtok",
+            "price_output_per_mtok",
+            "judge_id",
+            "created_at",
+        )
 
 
 class JudgeRunSerializer(serializers.ModelSerializer):
@@ -20,9 +36,27 @@ class JudgeRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JudgeRun
-        fields = ("id", "judge", "selection", "status", "n_total", "n_done", "n_reused", "n_errors",
-                  "n_parse_failed", "prompt_tokens", "completion_tokens", "cost", "estimated_cost",
-                  "cancel_requested", "error", "created_at", "started_at", "finished_at", "progress")
+        fields = (
+            "id",
+            "judge",
+            "selection",
+            "status",
+            "n_total",
+            "n_done",
+            "n_reused",
+            "n_errors",
+            "n_parse_failed",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "estimated_cost",
+            "cancel_requested",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "progress",
+        )
 
     def get_progress(self, run: JudgeRun) -> dict:
         p = selectors.judge_run_progress(run)
@@ -39,6 +73,22 @@ class JudgmentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Judgment
-        fields = ("id", "judge", "judge_key", "content_hash", "source_example_id", "reasoning", "critical_failures",
-                  "has_failure", "n_failures", "parse_failed", "parse_error", "parse_warnings", "raw_output",
-                  "prompt_tokens", "completion_tokens", "latency_s", "created_at")
+        fields = (
+            "id",
+            "judge",
+            "judge_key",
+            "content_hash",
+            "source_example_id",
+            "reasoning",
+            "critical_failures",
+            "has_failure",
+            "n_failures",
+            "parse_failed",
+            "parse_error",
+            "parse_warnings",
+            "raw_output",
+            "prompt_tokens",
+            "completion_tokens",
+            "latency_s",
+            "created_at",
+        )

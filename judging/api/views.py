@@ -1,4 +1,5 @@
 """Judging API: judges, runs and judgments for researchers; launch and cancel for admins."""
+
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -11,10 +12,10 @@ from rest_framework.response import Response
 
 from benchmarks.models import Generator
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
-from judging.selectors import judgments as selectors
-from judging.services import runs as services
 from judging.api import serializers
 from judging.models import Judge, JudgeRun
+from judging.selectors import judgments as selectors
+from judging.services import runs as services
 
 
 def _validation(exc: DjangoValidationError) -> ValidationError:
@@ -39,7 +40,9 @@ class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
         if request.query_params.get("generator"):
             generator = Generator.objects.filter(name=request.query_params["generator"]).first()
             if generator is None:
-                raise ValidationError({"generator": f"no generator named {request.query_params['generator']!r}"})
+                raise ValidationError(
+                    {"generator": f"no generator named {request.query_params['generator']!r}"}
+                )
         return Response(selectors.how2score_report(judge=judge, generator=generator))
 
 
@@ -56,13 +59,18 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
             return [IsAdminRole()]
         return [IsResearcherOrAdmin()]
 
-    @extend_schema(request=serializers.JudgeRunLaunchSerializer, responses=serializers.JudgeRunSerializer)
+    @extend_schema(
+        request=serializers.JudgeRunLaunchSerializer, responses=serializers.JudgeRunSerializer
+    )
     def create(self, request):
         data = serializers.JudgeRunLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            run = services.judge_run_create(judge=data.validated_data["judge"],
-                                            selection=data.validated_data["selection"], user=request.user)
+            run = services.judge_run_create(
+                judge=data.validated_data["judge"],
+                selection=data.validated_data["selection"],
+                user=request.user,
+            )
         except DjangoValidationError as exc:
             raise _validation(exc) from exc
         except ValueError as exc:
@@ -75,8 +83,9 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         data = serializers.JudgeRunLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            est = services.judge_run_estimate(judge=data.validated_data["judge"],
-                                              selection=data.validated_data["selection"])
+            est = services.judge_run_estimate(
+                judge=data.validated_data["judge"], selection=data.validated_data["selection"]
+            )
         except DjangoValidationError as exc:
             raise _validation(exc) from exc
         return Response({**est, "est_cost": str(est["est_cost"])})

@@ -1,4 +1,5 @@
 """Judges, judge runs, run items and judgments (seed 000 §4, H.3)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -25,15 +26,21 @@ class Judge(models.Model):
 
     name = models.CharField(max_length=128, unique=True)
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.OPENAI)
-    base_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://api.openai.com/v1 or a vLLM server")
+    base_url = models.CharField(
+        max_length=500, blank=True, help_text="e.g. https://api.openai.com/v1 or a vLLM server"
+    )
     model = models.CharField(max_length=255, blank=True)
     api_key_env = models.CharField(
-        max_length=128, blank=True, help_text="NAME of the environment variable holding the API key (never the key)"
+        max_length=128,
+        blank=True,
+        help_text="NAME of the environment variable holding the API key (never the key)",
     )
     endpoint = models.CharField(max_length=16, choices=Endpoint.choices, default=Endpoint.CHAT)
     prompt_template = models.CharField(max_length=64, default=prompting.DEFAULT_TEMPLATE)
     decoding = models.JSONField(
-        default=dict, blank=True, help_text='e.g. {"temperature": 0, "max_tokens": 4096, "reasoning_effort": "low"}'
+        default=dict,
+        blank=True,
+        help_text='e.g. {"temperature": 0, "max_tokens": 4096, "reasoning_effort": "low"}',
     )
     structured_output = models.BooleanField(default=True, help_text="ask for the H.3 JSON schema")
     concurrency = models.PositiveIntegerField(default=16, validators=[MinValueValidator(1)])
@@ -41,9 +48,15 @@ class Judge(models.Model):
     tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
     timeout_s = models.FloatField(default=120.0)
     max_retries = models.PositiveSmallIntegerField(default=5)
-    price_input_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=Decimal("0"))
-    price_output_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=Decimal("0"))
-    expected_output_tokens = models.PositiveIntegerField(default=800, help_text="for cost estimates")
+    price_input_per_mtok = models.DecimalField(
+        max_digits=10, decimal_places=4, default=Decimal("0")
+    )
+    price_output_per_mtok = models.DecimalField(
+        max_digits=10, decimal_places=4, default=Decimal("0")
+    )
+    expected_output_tokens = models.PositiveIntegerField(
+        default=800, help_text="for cost estimates"
+    )
     judge_id = models.CharField(max_length=64, db_index=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -73,10 +86,14 @@ class Judge(models.Model):
 
         errors = {}
         if self.prompt_template not in prompting.template_names():
-            errors["prompt_template"] = (f"unknown template {self.prompt_template!r}; "
-                                         f"known: {', '.join(prompting.template_names())}")
+            errors["prompt_template"] = (
+                f"unknown template {self.prompt_template!r}; "
+                f"known: {', '.join(prompting.template_names())}"
+            )
         if self.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", self.api_key_env):
-            errors["api_key_env"] = "the NAME of an environment variable (letters, digits, _), never the key itself"
+            errors["api_key_env"] = (
+                "the NAME of an environment variable (letters, digits, _), never the key itself"
+            )
         if not isinstance(self.decoding, dict):
             errors["decoding"] = "must be a JSON object"
         if self.backend != self.Backend.IMPORTED and not self.model:
@@ -127,12 +144,20 @@ class JudgeRun(models.Model):
     ACTIVE = (Status.PENDING, Status.RUNNING)
 
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
-    selection = models.JSONField(default=dict, blank=True, help_text="dataset/topics/generators/generation ids")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    selection = models.JSONField(
+        default=dict, blank=True, help_text="dataset/topics/generators/generation ids"
+    )
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
     n_total = models.PositiveIntegerField(default=0)
-    n_done = models.PositiveIntegerField(default=0, help_text="items with a judgment (new or reused)")
+    n_done = models.PositiveIntegerField(
+        default=0, help_text="items with a judgment (new or reused)"
+    )
     n_reused = models.PositiveIntegerField(default=0)
-    n_errors = models.PositiveIntegerField(default=0, help_text="items whose request failed for good")
+    n_errors = models.PositiveIntegerField(
+        default=0, help_text="items whose request failed for good"
+    )
     n_parse_failed = models.PositiveIntegerField(default=0)
     prompt_tokens = models.BigIntegerField(default=0)
     completion_tokens = models.BigIntegerField(default=0)
@@ -142,7 +167,9 @@ class JudgeRun(models.Model):
     error = models.TextField(blank=True)
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -167,15 +194,23 @@ class JudgeRunItem(models.Model):
     """One generation in a run; ``judgment`` is set once judged (or reused)."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
-    generation = models.ForeignKey("benchmarks.Generation", on_delete=models.CASCADE, related_name="judge_run_items")
+    generation = models.ForeignKey(
+        "benchmarks.Generation", on_delete=models.CASCADE, related_name="judge_run_items"
+    )
     content_hash = models.CharField(max_length=64)
-    judgment = models.ForeignKey("Judgment", null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    judgment = models.ForeignKey(
+        "Judgment", null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["id"]
-        constraints = [models.UniqueConstraint(fields=["run", "generation"], name="judgerunitem_one_per_generation")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "generation"], name="judgerunitem_one_per_generation"
+            )
+        ]
         indexes = [
             models.Index(fields=["run", "judgment"], name="judgerunitem_pending_idx"),
             models.Index(fields=["generation"], name="judgerunitem_generation_idx"),
@@ -187,7 +222,9 @@ class Judgment(models.Model):
     Unique per (judge_key, content_hash): the same judge never judges the same content twice."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
-    judge_key = models.CharField(max_length=64, help_text="the judge's judge_id (config + prompt hash) when judged")
+    judge_key = models.CharField(
+        max_length=64, help_text="the judge's judge_id (config + prompt hash) when judged"
+    )
     content_hash = models.CharField(max_length=64)
     source_example_id = models.CharField(max_length=255, blank=True)
     reasoning = models.TextField(blank=True)
@@ -206,7 +243,9 @@ class Judgment(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["judge_key", "content_hash"], name="judgment_once_per_judge_content"),
+            models.UniqueConstraint(
+                fields=["judge_key", "content_hash"], name="judgment_once_per_judge_content"
+            ),
         ]
 
     def __str__(self) -> str:

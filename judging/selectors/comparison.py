@@ -5,6 +5,7 @@ Judgments are matched to generations by *content* (``judge_key`` + ``content_has
 judgment is stored under), so a verdict reused across runs or imported counts wherever that
 exact content appears. A handful of queries per page, whatever the number of judges.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -46,12 +47,17 @@ def _judges_by_key(judges: Sequence[Judge]) -> dict[str, list[int]]:
 
 def generation_content_hashes(generation_ids: Iterable[int]) -> dict[int, str]:
     rows = Generation.objects.filter(pk__in=list(generation_ids)).values_list(
-        "id", "procedure__goal", "procedure__steps", "predicted_steps")
-    return {gid: prompting.content_hash(goal=goal, reference_steps=ref or [], steps=cand or [])
-            for gid, goal, ref, cand in rows.iterator(chunk_size=2000)}
+        "id", "procedure__goal", "procedure__steps", "predicted_steps"
+    )
+    return {
+        gid: prompting.content_hash(goal=goal, reference_steps=ref or [], steps=cand or [])
+        for gid, goal, ref, cand in rows.iterator(chunk_size=2000)
+    }
 
 
-def verdicts_for_generations(*, judges: Sequence[Judge], generation_ids: Iterable[int]) -> dict[int, Verdicts]:
+def verdicts_for_generations(
+    *, judges: Sequence[Judge], generation_ids: Iterable[int]
+) -> dict[int, Verdicts]:
     """``{judge pk: {generation id: has_failure | None (parse failed)}}``; generations a judge
     never judged are absent from its mapping. One query for all judges."""
     hashes = generation_content_hashes(generation_ids)
@@ -60,8 +66,9 @@ def verdicts_for_generations(*, judges: Sequence[Judge], generation_ids: Iterabl
         by_hash[h].append(gid)
     judges_by_key = _judges_by_key(judges)
     out: dict[int, Verdicts] = {j.pk: {} for j in judges}
-    rows = Judgment.objects.filter(judge_key__in=list(judges_by_key), content_hash__in=list(by_hash)).values_list(
-        "judge_key", "content_hash", "has_failure", "parse_failed")
+    rows = Judgment.objects.filter(
+        judge_key__in=list(judges_by_key), content_hash__in=list(by_hash)
+    ).values_list("judge_key", "content_hash", "has_failure", "parse_failed")
     for key, h, has_failure, parse_failed in rows.iterator(chunk_size=5000):
         for pk in judges_by_key[key]:
             for gid in by_hash[h]:
@@ -74,7 +81,8 @@ def verdicts_by_content(*, judges: Sequence[Judge]) -> dict[int, Verdicts]:
     judges_by_key = _judges_by_key(judges)
     out: dict[int, Verdicts] = {j.pk: {} for j in judges}
     rows = Judgment.objects.filter(judge_key__in=list(judges_by_key)).values_list(
-        "judge_key", "content_hash", "has_failure", "parse_failed")
+        "judge_key", "content_hash", "has_failure", "parse_failed"
+    )
     for key, h, has_failure, parse_failed in rows.iterator(chunk_size=5000):
         for pk in judges_by_key[key]:
             out[pk][h] = None if parse_failed else has_failure
@@ -86,19 +94,29 @@ def verdicts_by_content(*, judges: Sequence[Judge]) -> dict[int, Verdicts]:
 
 def study_item_generations(*, study: Study) -> dict[int, int]:
     """``{study item id: generation id}`` of the study's regular items."""
-    return dict(StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values_list("id", "generation_id"))
+    return dict(
+        StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values_list(
+            "id", "generation_id"
+        )
+    )
 
 
 def judges_with_verdicts(*, generation_ids: Iterable[int]) -> list[Judge]:
     hashes = set(generation_content_hashes(generation_ids).values())
-    keys = set(Judgment.objects.filter(content_hash__in=list(hashes)).values_list("judge_key", flat=True).distinct())
+    keys = set(
+        Judgment.objects.filter(content_hash__in=list(hashes))
+        .values_list("judge_key", flat=True)
+        .distinct()
+    )
     return list(Judge.objects.filter(judge_id__in=keys).order_by("name"))
 
 
 def _study_majority(study: Study) -> tuple[dict[int, bool | None], list, dict[int, int]]:
     """(``{generation id: human majority}``, the label rows, ``{item id: generation id}``)."""
     label_rows = study_label_rows(study=study)
-    majority_by_item = cmp.human_majority((item, annotator, h) for item, annotator, h, _ in label_rows)
+    majority_by_item = cmp.human_majority(
+        (item, annotator, h) for item, annotator, h, _ in label_rows
+    )
     item_generation = study_item_generations(study=study)
     majority = {item_generation[i]: v for i, v in majority_by_item.items() if i in item_generation}
     return majority, label_rows, item_generation
@@ -106,7 +124,11 @@ def _study_majority(study: Study) -> tuple[dict[int, bool | None], list, dict[in
 
 def _pairs(judges: Sequence[Judge], verdicts: dict[int, Verdicts]) -> list[dict[str, Any]]:
     return [
-        {"judge_a": a.name, "judge_b": b.name, **cmp.judge_vs_judge(a=verdicts[a.pk], b=verdicts[b.pk]).to_json()}
+        {
+            "judge_a": a.name,
+            "judge_b": b.name,
+            **cmp.judge_vs_judge(a=verdicts[a.pk], b=verdicts[b.pk]).to_json(),
+        }
         for a, b in combinations(judges, 2)
     ]
 
@@ -119,8 +141,12 @@ def study_comparison(*, study: Study, judges: Sequence[Judge] | None = None) -> 
     if judges is None:
         judges = judges_with_verdicts(generation_ids=generation_ids)
     verdicts = verdicts_for_generations(judges=judges, generation_ids=generation_ids)
-    matrix = LabelMatrix.from_triples(((i, a, h) for i, a, h, _ in label_rows), categories=(False, True))
-    loo_values = [float(x.agreement) for x in leave_one_out(matrix) if not isinstance(x.agreement, Undefined)]
+    matrix = LabelMatrix.from_triples(
+        ((i, a, h) for i, a, h, _ in label_rows), categories=(False, True)
+    )
+    loo_values = [
+        float(x.agreement) for x in leave_one_out(matrix) if not isinstance(x.agreement, Undefined)
+    ]
     return {
         "study": {"id": study.pk, "name": study.name},
         "human": {
@@ -135,8 +161,12 @@ def study_comparison(*, study: Study, judges: Sequence[Judge] | None = None) -> 
             "leave_one_out_max": max(loo_values) if loo_values else None,
         },
         "judges": [
-            {"judge": j.name, "judge_id": j.judge_id, "model": j.model,
-             **cmp.judge_vs_majority(majority=majority, verdicts=verdicts[j.pk]).to_json()}
+            {
+                "judge": j.name,
+                "judge_id": j.judge_id,
+                "model": j.model,
+                **cmp.judge_vs_majority(majority=majority, verdicts=verdicts[j.pk]).to_json(),
+            }
             for j in judges
         ],
         "pairs": _pairs(judges, verdicts),
@@ -147,7 +177,9 @@ def judge_pair_comparison(*, judges: Sequence[Judge], study: Study | None = None
     """Judge↔judge agreement and κ for every pair, on all content both judged (or only the
     study's items)."""
     if study is not None:
-        verdicts = verdicts_for_generations(judges=judges, generation_ids=study_item_generations(study=study).values())
+        verdicts = verdicts_for_generations(
+            judges=judges, generation_ids=study_item_generations(study=study).values()
+        )
     else:
         verdicts = verdicts_by_content(judges=judges)
     return {
@@ -161,7 +193,9 @@ def judge_pair_comparison(*, judges: Sequence[Judge], study: Study | None = None
 # --- generator rankings (Figure 5) -----------------------------------------------------------
 
 
-def generator_rankings(*, judges: Sequence[Judge], dataset: Dataset | None = None) -> dict[str, Any]:
+def generator_rankings(
+    *, judges: Sequence[Judge], dataset: Dataset | None = None
+) -> dict[str, Any]:
     """Generators ranked by How2Score under each judge, and Kendall's τ-b between every two
     judges' rankings over the generators both scored."""
     scores: dict[str, dict[str, float]] = {}
@@ -171,18 +205,28 @@ def generator_rankings(*, judges: Sequence[Judge], dataset: Dataset | None = Non
         scored = {g["generator"]: g["how2score"] for g in report["generators"] if g["n_examples"]}
         scores[judge.name] = scored
         details = {g["generator"]: g for g in report["generators"]}
-        per_judge.append({
-            "judge": judge.name,
-            "ranking": [
-                {**r, "how2score": r["score"], "how2score_percent": 100.0 * r["score"],
-                 "n_examples": details[r["generator"]]["n_examples"],
-                 "n_parse_failed": details[r["generator"]]["n_parse_failed"],
-                 "avg_generated_tokens": details[r["generator"]]["avg_generated_tokens"]}
-                for r in cmp.ranking(scored)
-            ],
-        })
+        per_judge.append(
+            {
+                "judge": judge.name,
+                "ranking": [
+                    {
+                        **r,
+                        "how2score": r["score"],
+                        "how2score_percent": 100.0 * r["score"],
+                        "n_examples": details[r["generator"]]["n_examples"],
+                        "n_parse_failed": details[r["generator"]]["n_parse_failed"],
+                        "avg_generated_tokens": details[r["generator"]]["avg_generated_tokens"],
+                    }
+                    for r in cmp.ranking(scored)
+                ],
+            }
+        )
     taus = [
-        {"judge_a": a.name, "judge_b": b.name, **cmp.ranking_comparison(scores[a.name], scores[b.name]).to_json()}
+        {
+            "judge_a": a.name,
+            "judge_b": b.name,
+            **cmp.ranking_comparison(scores[a.name], scores[b.name]).to_json(),
+        }
         for a, b in combinations(judges, 2)
     ]
     generators = sorted({g for s in scores.values() for g in s})
@@ -216,7 +260,8 @@ def _token_counts(generation_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
     ref_cache: dict[int, int] = {}
     for chunk in _chunks(missing, 2000):
         rows = Generation.objects.filter(pk__in=chunk).values_list(
-            "id", "scores", "token_count", "predicted_steps", "procedure_id", "procedure__steps")
+            "id", "scores", "token_count", "predicted_steps", "procedure_id", "procedure__steps"
+        )
         for gid, scores, token_count, cand, proc_id, ref_steps in rows:
             scores = scores or {}
             gen = scores.get("gen_tokens", token_count)
@@ -234,29 +279,49 @@ def _token_counts(generation_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
 def _chunks(values: Sequence[int], size: int):
     values = list(values)
     for i in range(0, len(values), size):
-        yield values[i:i + size]
+        yield values[i : i + size]
 
 
-def judge_leaderboard(*, judges: Sequence[Judge] | None = None, study: Study | None = None) -> dict[str, Any]:
+def judge_leaderboard(
+    *, judges: Sequence[Judge] | None = None, study: Study | None = None
+) -> dict[str, Any]:
     """One row per judge (see :func:`judging.comparison.leaderboard_rows`); agreement with
     humans on ``study`` when given. Cost and time are summed over the judge's runs (time:
     started → finished), rates over its judgments."""
     judges = list(judges) if judges is not None else list(Judge.objects.order_by("name"))
     keys = _judges_by_key(judges)
-    totals = {j.pk: cmp.JudgeTotals(judge=j.name, extra={"judge_id": j.judge_id, "model": j.model,
-                                                       "backend": j.backend}) for j in judges}
-    counts = Judgment.objects.filter(judge_key__in=list(keys)).values("judge_key").annotate(
-        n=Count("id"), n_pf=Count("id", filter=Q(parse_failed=True)),
-        n_hf=Count("id", filter=Q(parse_failed=False, has_failure=True)), latency=Sum("latency_s"),
+    totals = {
+        j.pk: cmp.JudgeTotals(
+            judge=j.name, extra={"judge_id": j.judge_id, "model": j.model, "backend": j.backend}
+        )
+        for j in judges
+    }
+    counts = (
+        Judgment.objects.filter(judge_key__in=list(keys))
+        .values("judge_key")
+        .annotate(
+            n=Count("id"),
+            n_pf=Count("id", filter=Q(parse_failed=True)),
+            n_hf=Count("id", filter=Q(parse_failed=False, has_failure=True)),
+            latency=Sum("latency_s"),
+        )
     )
     for row in counts:
         for pk in keys[row["judge_key"]]:
             t = totals[pk]
             t.n_judgments, t.n_parse_failed, t.n_has_failure = row["n"], row["n_pf"], row["n_hf"]
             t.extra["mean_latency_s"] = (row["latency"] or 0.0) / row["n"] if row["n"] else None
-    runs = JudgeRun.objects.filter(judge__in=judges).values("judge_id").annotate(
-        cost=Sum("cost"), n_runs=Count("id"),
-        seconds=Sum(F("finished_at") - F("started_at"), filter=Q(finished_at__isnull=False, started_at__isnull=False)),
+    runs = (
+        JudgeRun.objects.filter(judge__in=judges)
+        .values("judge_id")
+        .annotate(
+            cost=Sum("cost"),
+            n_runs=Count("id"),
+            seconds=Sum(
+                F("finished_at") - F("started_at"),
+                filter=Q(finished_at__isnull=False, started_at__isnull=False),
+            ),
+        )
     )
     for row in runs:
         t = totals[row["judge_id"]]
@@ -267,8 +332,13 @@ def judge_leaderboard(*, judges: Sequence[Judge] | None = None, study: Study | N
         t.extra.setdefault("n_runs", 0)
         t.extra.setdefault("mean_latency_s", None)
     # verbosity: token lengths of the judged candidates, once per judgment
-    judged = JudgeRunItem.objects.filter(judgment__judge_key__in=list(keys), judgment__parse_failed=False).values_list(
-        "judgment_id", "judgment__judge_key", "judgment__has_failure", "generation_id").order_by("judgment_id")
+    judged = (
+        JudgeRunItem.objects.filter(
+            judgment__judge_key__in=list(keys), judgment__parse_failed=False
+        )
+        .values_list("judgment_id", "judgment__judge_key", "judgment__has_failure", "generation_id")
+        .order_by("judgment_id")
+    )
     seen: set[int] = set()
     verdicts: list[tuple[str, bool, int]] = []
     for jid, key, has_failure, gid in judged.iterator(chunk_size=5000):

@@ -1,4 +1,5 @@
 """Reads for judging: selections, judges, runs, judgments, How2Score."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,7 +20,7 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
     selection = dict(selection or {})
     unknown = set(selection) - set(SELECTION_KEYS)
     if unknown:
-        raise ValidationError({k: "unknown selection field" for k in sorted(unknown)})
+        raise ValidationError(dict.fromkeys(sorted(unknown), "unknown selection field"))
     out: dict[str, Any] = {}
     errors: dict[str, str] = {}
     if selection.get("dataset") not in (None, ""):
@@ -41,7 +42,11 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
         if values:
             ids, missing = [], []
             for v in values:
-                obj = model.objects.filter(pk=v).first() if isinstance(v, int) or str(v).isdigit() else None
+                obj = (
+                    model.objects.filter(pk=v).first()
+                    if isinstance(v, int) or str(v).isdigit()
+                    else None
+                )
                 obj = obj or model.objects.filter(**{field: v}).first()
                 (ids.append(obj.pk) if obj else missing.append(v))
             if missing:
@@ -67,7 +72,9 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
     if errors:
         raise ValidationError(errors)
     if not out:
-        raise ValidationError({"selection": "choose a dataset, topics, generators, generation ids or a study"})
+        raise ValidationError(
+            {"selection": "choose a dataset, topics, generators, generation ids or a study"}
+        )
     return out
 
 
@@ -146,7 +153,9 @@ def stale_active_runs(*, now=None) -> QuerySet[JudgeRun]:
     return JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).exclude(lease_until__gt=now)
 
 
-def _score_records(*, judge: Judge, generator: Generator | None, run: JudgeRun | None, dataset: Dataset | None):
+def _score_records(
+    *, judge: Judge, generator: Generator | None, run: JudgeRun | None, dataset: Dataset | None
+):
     items = JudgeRunItem.objects.filter(judgment__judge_key=judge.judge_id)
     if run is not None:
         items = items.filter(run=run)
@@ -155,22 +164,36 @@ def _score_records(*, judge: Judge, generator: Generator | None, run: JudgeRun |
     if dataset is not None:
         items = items.filter(generation__procedure__dataset=dataset)
     rows = items.values_list(
-        "generation_id", "generation__generator__name", "generation__procedure__topic__slug",
-        "generation__token_count", "judgment__has_failure", "judgment__n_failures", "judgment__parse_failed",
+        "generation_id",
+        "generation__generator__name",
+        "generation__procedure__topic__slug",
+        "generation__token_count",
+        "judgment__has_failure",
+        "judgment__n_failures",
+        "judgment__parse_failed",
     ).order_by("generation_id", "-judgment_id")
     seen: set[int] = set()
-    for gid, gen_name, topic, tokens, has_failure, n_failures, parse_failed in rows.iterator(chunk_size=5000):
+    for gid, gen_name, topic, tokens, has_failure, n_failures, parse_failed in rows.iterator(
+        chunk_size=5000
+    ):
         if gid in seen:  # one verdict per generation (several runs may hold it)
             continue
         seen.add(gid)
         yield {
-            "generator": gen_name, "topic": topic or "", "generated_tokens": tokens,
-            "has_failure": has_failure, "n_failures": n_failures, "parse_failed": parse_failed,
+            "generator": gen_name,
+            "topic": topic or "",
+            "generated_tokens": tokens,
+            "has_failure": has_failure,
+            "n_failures": n_failures,
+            "parse_failed": parse_failed,
         }
 
 
 def how2score_report(
-    *, judge: Judge, generator: Generator | None = None, run: JudgeRun | None = None,
+    *,
+    judge: Judge,
+    generator: Generator | None = None,
+    run: JudgeRun | None = None,
     dataset: Dataset | None = None,
 ) -> dict[str, Any]:
     """How2Score of ``judge`` overall and by topic, per generator (or for one generator)."""

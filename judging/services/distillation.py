@@ -18,6 +18,7 @@ configured identically to the teacher except ``decoding.seed`` (and its name). `
 teacher's (first run's) parsed output as compact JSON in the H.3 schema
 (``{"reasoning", "critical_failures"}``), the form the distilled judge must produce.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,13 @@ from annotation.models import Annotation
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem
 
-REASONS = ("not_in_both_runs", "parse_failed", "inconsistent", "human_labelled",
-           "duplicate_content")
+REASONS = (
+    "not_in_both_runs",
+    "parse_failed",
+    "inconsistent",
+    "human_labelled",
+    "duplicate_content",
+)
 SEED_KEYS = ("seed",)
 
 
@@ -53,8 +59,12 @@ class DistillationReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "teacher": self.teacher, "runs": list(self.run_ids), "n_items": self.n_items, "n_kept": self.n_kept,
-            "n_dropped": sum(self.dropped.values()), "dropped": {r: self.dropped.get(r, 0) for r in REASONS},
+            "teacher": self.teacher,
+            "runs": list(self.run_ids),
+            "n_items": self.n_items,
+            "n_kept": self.n_kept,
+            "n_dropped": sum(self.dropped.values()),
+            "dropped": {r: self.dropped.get(r, 0) for r in REASONS},
             "path": self.path,
         }
 
@@ -76,29 +86,41 @@ def _check_runs(*, teacher: Judge, runs: Sequence[JudgeRun]) -> None:
         raise DistillationError(f"give exactly two runs (got {len(runs)})")
     first, second = runs
     if first.pk == second.pk:
-        raise DistillationError(f"the two runs are the same run ({first.pk}); give two different runs")
+        raise DistillationError(
+            f"the two runs are the same run ({first.pk}); give two different runs"
+        )
     if first.judge_id != teacher.pk:
-        raise DistillationError(f"run {first.pk} is of judge {first.judge.name!r}, not of the teacher {teacher.name!r}")
+        raise DistillationError(
+            f"run {first.pk} is of judge {first.judge.name!r}, not of the teacher {teacher.name!r}"
+        )
     if second.judge_id != teacher.pk:
         diffs = config_differences(teacher, second.judge)
         if diffs:
             raise DistillationError(
                 f"run {second.pk} is of judge {second.judge.name!r}, configured differently from the teacher "
-                f"{teacher.name!r} ({', '.join(diffs)}); only decoding.seed may differ")
+                f"{teacher.name!r} ({', '.join(diffs)}); only decoding.seed may differ"
+            )
     if second.judge.judge_id == first.judge.judge_id:
         raise DistillationError(
             f"runs {first.pk} and {second.pk} are of the same judge configuration, so they hold the same stored "
             "judgments (a judge never judges the same content twice); run a second judge configured identically "
-            "except decoding.seed, and give that run")
+            "except decoding.seed, and give that run"
+        )
 
 
 def _run_rows(run: JudgeRun) -> dict[int, tuple]:
     """``{generation id: (has_failure, parse_failed, reasoning, critical_failures, procedure id,
     goal, reference steps, candidate steps)}`` of the run's judged items."""
     rows = JudgeRunItem.objects.filter(run=run, judgment__isnull=False).values_list(
-        "generation_id", "judgment__has_failure", "judgment__parse_failed", "judgment__reasoning",
-        "judgment__critical_failures", "generation__procedure_id", "generation__procedure__goal",
-        "generation__procedure__steps", "generation__predicted_steps",
+        "generation_id",
+        "judgment__has_failure",
+        "judgment__parse_failed",
+        "judgment__reasoning",
+        "judgment__critical_failures",
+        "generation__procedure_id",
+        "generation__procedure__goal",
+        "generation__procedure__steps",
+        "generation__predicted_steps",
     )
     return {row[0]: row[1:] for row in rows.iterator(chunk_size=2000)}
 
@@ -106,13 +128,16 @@ def _run_rows(run: JudgeRun) -> dict[int, tuple]:
 def _run_verdicts(run: JudgeRun) -> dict[int, tuple[bool, bool]]:
     """``{generation id: (has_failure, parse_failed)}`` of the run's judged items."""
     rows = JudgeRunItem.objects.filter(run=run, judgment__isnull=False).values_list(
-        "generation_id", "judgment__has_failure", "judgment__parse_failed")
+        "generation_id", "judgment__has_failure", "judgment__parse_failed"
+    )
     return {gid: (hf, pf) for gid, hf, pf in rows.iterator(chunk_size=5000)}
 
 
 def _human_labelled() -> tuple[set[int], set[int]]:
     """(generation ids, procedure ids) that humans labelled in any study."""
-    rows = Annotation.objects.values_list("item__generation_id", "item__generation__procedure_id").distinct()
+    rows = Annotation.objects.values_list(
+        "item__generation_id", "item__generation__procedure_id"
+    ).distinct()
     gens, procs = set(), set()
     for gid, pid in rows:
         gens.add(gid)
@@ -121,11 +146,14 @@ def _human_labelled() -> tuple[set[int], set[int]]:
 
 
 def completion_json(*, reasoning: str, critical_failures: list) -> str:
-    return json.dumps({"reasoning": reasoning, "critical_failures": critical_failures}, ensure_ascii=False)
+    return json.dumps(
+        {"reasoning": reasoning, "critical_failures": critical_failures}, ensure_ascii=False
+    )
 
 
-def distill_records(*, teacher: Judge, runs: Sequence[JudgeRun],
-                    report: DistillationReport) -> Iterator[dict[str, str]]:
+def distill_records(
+    *, teacher: Judge, runs: Sequence[JudgeRun], report: DistillationReport
+) -> Iterator[dict[str, str]]:
     """The SFT records, counting kept and dropped items into ``report``."""
     _check_runs(teacher=teacher, runs=runs)
     template = prompting.load_template(teacher.prompt_template)
@@ -155,15 +183,20 @@ def distill_records(*, teacher: Judge, runs: Sequence[JudgeRun],
             continue
         report.n_kept += 1
         yield {
-            "prompt": prompting.render_judge_prompt(template=template, goal=goal, reference_steps=ref or [],
-                                                    steps=cand or []),
+            "prompt": prompting.render_judge_prompt(
+                template=template, goal=goal, reference_steps=ref or [], steps=cand or []
+            ),
             "completion": completion_json(reasoning=reasoning, critical_failures=failures or []),
         }
 
 
-def distill_export(*, teacher: Judge, run_ids: Sequence[int], path: str | Path) -> DistillationReport:
+def distill_export(
+    *, teacher: Judge, run_ids: Sequence[int], path: str | Path
+) -> DistillationReport:
     """Write the SFT JSONL to ``path`` (atomically: a failure leaves no partial file)."""
-    runs_by_id = {r.pk: r for r in JudgeRun.objects.select_related("judge").filter(pk__in=list(run_ids))}
+    runs_by_id = {
+        r.pk: r for r in JudgeRun.objects.select_related("judge").filter(pk__in=list(run_ids))
+    }
     missing = [str(i) for i in run_ids if i not in runs_by_id]
     if missing:
         raise DistillationError(f"no judge run with id {', '.join(missing)}")
@@ -171,7 +204,9 @@ def distill_export(*, teacher: Judge, run_ids: Sequence[int], path: str | Path) 
     report = DistillationReport(teacher=teacher.name, run_ids=tuple(run_ids))  # type: ignore[arg-type]
     path = Path(path)
     records = distill_records(teacher=teacher, runs=runs, report=report)
-    fd, tmp = tempfile.mkstemp(prefix=".distill-", suffix=".jsonl", dir=path.parent if str(path.parent) else ".")
+    fd, tmp = tempfile.mkstemp(
+        prefix=".distill-", suffix=".jsonl", dir=path.parent if str(path.parent) else "."
+    )
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             for rec in records:

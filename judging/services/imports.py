@@ -1,19 +1,20 @@
 """Import of judgments made elsewhere (reference judgment JSONL) as a judge of backend
 "imported". The whole file is validated first; a refused file writes nothing."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from django.db import transaction
 
 from benchmarks import formats as bformats
 from benchmarks.models import Dataset, Generation, Generator
 from benchmarks.services.imports import ImportRefused, resolve_dataset
-from judging.services import runs as services
 from judging.formats import parse_judgment
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+from judging.services import runs as services
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,13 @@ def _lines(path: Path | str | None, lines: Iterable[bytes | str] | None):
 
 
 def judgments_import(
-    *, judge: str, generator: str, dataset: str | None = None, path: Path | str | None = None,
-    lines: Iterable[bytes | str] | None = None, max_errors: int = bformats.DEFAULT_MAX_ERRORS,
+    *,
+    judge: str,
+    generator: str,
+    dataset: str | None = None,
+    path: Path | str | None = None,
+    lines: Iterable[bytes | str] | None = None,
+    max_errors: int = bformats.DEFAULT_MAX_ERRORS,
 ) -> JudgmentImportReport:
     source = str(path) if path else "input"
     errors = bformats.ErrorCollector(cap=max_errors)
@@ -48,8 +54,10 @@ def judgments_import(
         ds = resolve_dataset(name=name, version=version)
     existing_judge = Judge.objects.filter(name=judge).first()
     if existing_judge is not None and existing_judge.backend != Judge.Backend.IMPORTED:
-        raise ValueError(f"judge {judge!r} exists with backend {existing_judge.backend!r}; imports need an "
-                         f"'imported' judge: choose another name")
+        raise ValueError(
+            f"judge {judge!r} exists with backend {existing_judge.backend!r}; imports need an "
+            f"'imported' judge: choose another name"
+        )
 
     records = []
     seen: dict[str, int] = {}
@@ -62,14 +70,21 @@ def judgments_import(
         if rec is None:
             continue
         if rec.source_example_id in seen:
-            errors.add(bformats.RecordError(line, "source_example_id",
-                                            f"{rec.source_example_id!r} already given on line {seen[rec.source_example_id]}"))
+            errors.add(
+                bformats.RecordError(
+                    line,
+                    "source_example_id",
+                    f"{rec.source_example_id!r} already given on line {seen[rec.source_example_id]}",
+                )
+            )
             continue
         seen[rec.source_example_id] = line
         records.append(rec)
 
     # match to generations of this generator by source_example_id
-    gens = Generation.objects.filter(generator=gen, procedure__source_example_id__in=list(seen)).select_related("procedure")
+    gens = Generation.objects.filter(
+        generator=gen, procedure__source_example_id__in=list(seen)
+    ).select_related("procedure")
     if ds is not None:
         gens = gens.filter(procedure__dataset=ds)
     by_sid: dict[str, list[Generation]] = {}
@@ -80,49 +95,98 @@ def judgments_import(
         found = by_sid.get(rec.source_example_id, [])
         if not found:
             where = f" in dataset {ds}" if ds else ""
-            errors.add(bformats.RecordError(rec.line, "source_example_id",
-                                            f"no generation of generator {generator!r} for {rec.source_example_id!r}{where}"))
+            errors.add(
+                bformats.RecordError(
+                    rec.line,
+                    "source_example_id",
+                    f"no generation of generator {generator!r} for {rec.source_example_id!r}{where}",
+                )
+            )
         elif len(found) > 1:
             names = ", ".join(sorted(str(g.procedure.dataset) for g in found))
-            errors.add(bformats.RecordError(rec.line, "source_example_id",
-                                            f"{rec.source_example_id!r} is in several datasets ({names}); choose one with --dataset"))
+            errors.add(
+                bformats.RecordError(
+                    rec.line,
+                    "source_example_id",
+                    f"{rec.source_example_id!r} is in several datasets ({names}); choose one with --dataset",
+                )
+            )
         else:
             matched.append((rec, found[0], services.item_content_hash(found[0])))
     if not records and not errors:
         errors.add(bformats.RecordError(0, None, "the file holds no judgment"))
 
-    judge_obj = existing_judge or Judge(name=judge, backend=Judge.Backend.IMPORTED, structured_output=False)
+    judge_obj = existing_judge or Judge(
+        name=judge, backend=Judge.Backend.IMPORTED, structured_output=False
+    )
     judge_key = judge_obj.judge_id or judge_obj.compute_judge_id()
-    stored = {j.content_hash: j for j in Judgment.objects.filter(judge_key=judge_key,
-                                                                 content_hash__in=[h for _, _, h in matched])}
+    stored = {
+        j.content_hash: j
+        for j in Judgment.objects.filter(
+            judge_key=judge_key, content_hash__in=[h for _, _, h in matched]
+        )
+    }
     for rec, g, h in matched:
         old = stored.get(h)
         if old is not None and (old.critical_failures, old.parse_failed, old.reasoning) != (
-                rec.critical_failures, rec.parse_failed, rec.reasoning):
-            errors.add(bformats.RecordError(rec.line, "critical_failures",
-                                            f"judge {judge!r} already holds a different verdict for this content"))
+            rec.critical_failures,
+            rec.parse_failed,
+            rec.reasoning,
+        ):
+            errors.add(
+                bformats.RecordError(
+                    rec.line,
+                    "critical_failures",
+                    f"judge {judge!r} already holds a different verdict for this content",
+                )
+            )
     if errors:
         raise ImportRefused(errors, source=source)
 
     with transaction.atomic():
-        judge_obj = services.imported_judge_get_or_create(name=judge, model=matched[0][0].judge_model if matched else "")
+        judge_obj = services.imported_judge_get_or_create(
+            name=judge, model=matched[0][0].judge_model if matched else ""
+        )
         run, _ = JudgeRun.objects.get_or_create(
-            judge=judge_obj, selection={"imported": True, "generators": [gen.pk]},
+            judge=judge_obj,
+            selection={"imported": True, "generators": [gen.pk]},
             defaults={"status": JudgeRun.Status.SUCCEEDED},
         )
-        new = [Judgment(judge=judge_obj, judge_key=judge_obj.judge_id, content_hash=h,
-                        source_example_id=rec.source_example_id, reasoning=rec.reasoning,
-                        critical_failures=rec.critical_failures, has_failure=rec.has_failure,
-                        n_failures=rec.n_failures, parse_failed=rec.parse_failed, raw_output=rec.raw_output)
-               for rec, g, h in matched if h not in stored]
+        new = [
+            Judgment(
+                judge=judge_obj,
+                judge_key=judge_obj.judge_id,
+                content_hash=h,
+                source_example_id=rec.source_example_id,
+                reasoning=rec.reasoning,
+                critical_failures=rec.critical_failures,
+                has_failure=rec.has_failure,
+                n_failures=rec.n_failures,
+                parse_failed=rec.parse_failed,
+                raw_output=rec.raw_output,
+            )
+            for rec, g, h in matched
+            if h not in stored
+        ]
         Judgment.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
-        ids = dict(Judgment.objects.filter(judge_key=judge_obj.judge_id, content_hash__in=[h for _, _, h in matched])
-                   .values_list("content_hash", "id"))
+        ids = dict(
+            Judgment.objects.filter(
+                judge_key=judge_obj.judge_id, content_hash__in=[h for _, _, h in matched]
+            ).values_list("content_hash", "id")
+        )
         JudgeRunItem.objects.bulk_create(
-            [JudgeRunItem(run=run, generation=g, content_hash=h, judgment_id=ids[h]) for _, g, h in matched],
-            ignore_conflicts=True, batch_size=1000)
+            [
+                JudgeRunItem(run=run, generation=g, content_hash=h, judgment_id=ids[h])
+                for _, g, h in matched
+            ],
+            ignore_conflicts=True,
+            batch_size=1000,
+        )
         items = JudgeRunItem.objects.filter(run=run)
         JudgeRun.objects.filter(pk=run.pk).update(
-            n_total=items.count(), n_done=items.filter(judgment__isnull=False).count(),
-            n_parse_failed=items.filter(judgment__parse_failed=True).count(), status=JudgeRun.Status.SUCCEEDED)
+            n_total=items.count(),
+            n_done=items.filter(judgment__isnull=False).count(),
+            n_parse_failed=items.filter(judgment__parse_failed=True).count(),
+            status=JudgeRun.Status.SUCCEEDED,
+        )
     return JudgmentImportReport(created=len(new), unchanged=len(matched) - len(new), run_id=run.pk)

@@ -1,4 +1,5 @@
 """Writes for judging: judges, judge runs (launch, execute in chunks, cancel, resume)."""
+
 from __future__ import annotations
 
 import logging
@@ -7,10 +8,11 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, OuterRef, Q, Subquery
@@ -19,13 +21,15 @@ from django.utils import timezone
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.registry import build_backend
 from judging import prompting
-from judging.selectors import judgments as selectors
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.parsing import parse_judge_output
+from judging.selectors import judgments as selectors
 
 logger = logging.getLogger(__name__)
 
-CHUNK_ITEMS = int(os.environ.get("H2R_JUDGE_CHUNK_ITEMS", "20000"))  # items per Celery task (~1 min at 320/s)
+CHUNK_ITEMS = int(
+    os.environ.get("H2R_JUDGE_CHUNK_ITEMS", "20000")
+)  # items per Celery task (~1 min at 320/s)
 FLUSH_EVERY = 256  # results per write
 FLUSH_INTERVAL_S = 0.5
 PAGE = 1000
@@ -50,7 +54,9 @@ def judge_create(*, name: str, **fields: Any) -> Judge:
 def imported_judge_get_or_create(*, name: str, model: str = "") -> Judge:
     judge = Judge.objects.filter(name=name).first()
     if judge is None:
-        judge = judge_create(name=name, backend=Judge.Backend.IMPORTED, model=model, structured_output=False)
+        judge = judge_create(
+            name=name, backend=Judge.Backend.IMPORTED, model=model, structured_output=False
+        )
     return judge
 
 
@@ -69,7 +75,9 @@ class ItemInput:
 
 def item_content_hash(generation) -> str:
     p = generation.procedure
-    return prompting.content_hash(goal=p.goal, reference_steps=p.steps, steps=generation.predicted_steps)
+    return prompting.content_hash(
+        goal=p.goal, reference_steps=p.steps, steps=generation.predicted_steps
+    )
 
 
 def item_input(*, item_id: int, content_hash: str, generation, template: str) -> ItemInput:
@@ -77,18 +85,28 @@ def item_input(*, item_id: int, content_hash: str, generation, template: str) ->
     ref = prompting.clean_steps(p.steps)
     cand = prompting.clean_steps(generation.predicted_steps)
     return ItemInput(
-        item_id=item_id, content_hash=content_hash, source_example_id=p.source_example_id,
-        prompt=prompting.render_judge_prompt(template=template, goal=p.goal, reference_steps=ref, steps=cand),
-        n_l1=len(ref), n_l2=len(cand),
+        item_id=item_id,
+        content_hash=content_hash,
+        source_example_id=p.source_example_id,
+        prompt=prompting.render_judge_prompt(
+            template=template, goal=p.goal, reference_steps=ref, steps=cand
+        ),
+        n_l1=len(ref),
+        n_l2=len(cand),
     )
 
 
 def judge_request(*, judge: Judge, prompt: str) -> LLMRequest:
     decoding = dict(judge.decoding or {})
-    extra = {k: v for k, v in decoding.items()
-             if k not in ("temperature", "max_tokens", "top_p", "stop") and not k.startswith("vllm_")}
+    extra = {
+        k: v
+        for k, v in decoding.items()
+        if k not in ("temperature", "max_tokens", "top_p", "stop") and not k.startswith("vllm_")
+    }
     return LLMRequest(
-        messages=[{"role": "user", "content": prompt}] if judge.endpoint == Judge.Endpoint.CHAT else None,
+        messages=[{"role": "user", "content": prompt}]
+        if judge.endpoint == Judge.Endpoint.CHAT
+        else None,
         prompt=prompt if judge.endpoint == Judge.Endpoint.COMPLETIONS else None,
         max_tokens=decoding.get("max_tokens"),
         temperature=float(decoding.get("temperature", 0.0)),
@@ -103,17 +121,29 @@ def judge_request(*, judge: Judge, prompt: str) -> LLMRequest:
 def judgment_from_response(*, judge: Judge, inp: ItemInput, response: LLMResponse) -> Judgment:
     parsed = parse_judge_output(response.text, n_l1=inp.n_l1, n_l2=inp.n_l2)
     return Judgment(
-        judge=judge, judge_key=judge.judge_id, content_hash=inp.content_hash,
-        source_example_id=inp.source_example_id, reasoning=parsed.reasoning,
-        critical_failures=parsed.critical_failures, has_failure=parsed.has_failure,
-        n_failures=parsed.n_failures, parse_failed=parsed.parse_failed, parse_error=parsed.error[:500],
-        parse_warnings=parsed.warnings, raw_output=response.text, prompt_tokens=response.prompt_tokens,
-        completion_tokens=response.completion_tokens, latency_s=response.latency_s,
+        judge=judge,
+        judge_key=judge.judge_id,
+        content_hash=inp.content_hash,
+        source_example_id=inp.source_example_id,
+        reasoning=parsed.reasoning,
+        critical_failures=parsed.critical_failures,
+        has_failure=parsed.has_failure,
+        n_failures=parsed.n_failures,
+        parse_failed=parsed.parse_failed,
+        parse_error=parsed.error[:500],
+        parse_warnings=parsed.warnings,
+        raw_output=response.text,
+        prompt_tokens=response.prompt_tokens,
+        completion_tokens=response.completion_tokens,
+        latency_s=response.latency_s,
     )
 
 
 def cost_of(*, judge: Judge, prompt_tokens: int, completion_tokens: int) -> Decimal:
-    return (Decimal(prompt_tokens) * judge.price_input_per_mtok + Decimal(completion_tokens) * judge.price_output_per_mtok) / MTOK
+    return (
+        Decimal(prompt_tokens) * judge.price_input_per_mtok
+        + Decimal(completion_tokens) * judge.price_output_per_mtok
+    ) / MTOK
 
 
 # --- launching ---------------------------------------------------------------------------
@@ -121,27 +151,43 @@ def cost_of(*, judge: Judge, prompt_tokens: int, completion_tokens: int) -> Deci
 
 def _selection_rows(selection: dict[str, Any]) -> list[tuple[int, str, str, list, list]]:
     """(generation id, source_example_id, goal, reference steps, candidate steps) of a selection."""
-    return list(selectors.generations_for_selection(selection).values_list(
-        "id", "procedure__source_example_id", "procedure__goal", "procedure__steps", "predicted_steps",
-    ).iterator(chunk_size=2000))
+    return list(
+        selectors.generations_for_selection(selection)
+        .values_list(
+            "id",
+            "procedure__source_example_id",
+            "procedure__goal",
+            "procedure__steps",
+            "predicted_steps",
+        )
+        .iterator(chunk_size=2000)
+    )
 
 
-def judge_run_estimate(*, judge: Judge, selection: dict[str, Any], tokenizer: bool = True) -> dict[str, Any]:
+def judge_run_estimate(
+    *, judge: Judge, selection: dict[str, Any], tokenizer: bool = True
+) -> dict[str, Any]:
     """Items, how many are already judged (reused), requests, tokens and cost expected, before
     launch. Prompt tokens: o200k counts of a sample of prompts (``tokenizer``), else chars / 4."""
     selection = selectors.selection_clean(selection)
-    estimate, _ = _estimate(judge=judge, selection=selection, rows=_selection_rows(selection), tokenizer=tokenizer)
+    estimate, _ = _estimate(
+        judge=judge, selection=selection, rows=_selection_rows(selection), tokenizer=tokenizer
+    )
     return estimate
 
 
-def _estimate(*, judge: Judge, selection: dict[str, Any], rows: list, tokenizer: bool,
-              sample: int = 50) -> tuple[dict[str, Any], list[str]]:
+def _estimate(
+    *, judge: Judge, selection: dict[str, Any], rows: list, tokenizer: bool, sample: int = 50
+) -> tuple[dict[str, Any], list[str]]:
     hashes = [prompting.content_hash(goal=g, reference_steps=r, steps=c) for _, _, g, r, c in rows]
     known: set[str] = set()
     unique = list(dict.fromkeys(hashes))
     for start in range(0, len(unique), 5000):
-        known |= set(Judgment.objects.filter(judge_key=judge.judge_id, content_hash__in=unique[start:start + 5000])
-                     .values_list("content_hash", flat=True))
+        known |= set(
+            Judgment.objects.filter(
+                judge_key=judge.judge_id, content_hash__in=unique[start : start + 5000]
+            ).values_list("content_hash", flat=True)
+        )
     todo = [(row, h) for row, h in zip(rows, hashes) if h not in known]
     unique_todo = len({h for _, h in todo})
     avg_prompt = 0.0
@@ -149,8 +195,10 @@ def _estimate(*, judge: Judge, selection: dict[str, Any], rows: list, tokenizer:
         template = prompting.load_template(judge.prompt_template)
         step = max(1, len(todo) // sample)
         picked = [row for row, _ in todo[::step][:sample]]
-        prompts = [prompting.render_judge_prompt(template=template, goal=g, reference_steps=r, steps=c)
-                   for _, _, g, r, c in picked]
+        prompts = [
+            prompting.render_judge_prompt(template=template, goal=g, reference_steps=r, steps=c)
+            for _, _, g, r, c in picked
+        ]
         if tokenizer:
             from benchmarks.tokens import count_tokens
 
@@ -165,8 +213,9 @@ def _estimate(*, judge: Judge, selection: dict[str, Any], rows: list, tokenizer:
         "n_requests": unique_todo,
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
-        "est_cost": cost_of(judge=judge, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        .quantize(Decimal("0.000001")),
+        "est_cost": cost_of(
+            judge=judge, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        ).quantize(Decimal("0.000001")),
         "selection": selection,
     }, hashes
 
@@ -184,12 +233,22 @@ def _insert_items(*, run: JudgeRun, generation_ids: list[int], hashes: list[str]
             )
         return
     JudgeRunItem.objects.bulk_create(
-        [JudgeRunItem(run=run, generation_id=g, content_hash=h) for g, h in zip(generation_ids, hashes)],
-        batch_size=2000)
+        [
+            JudgeRunItem(run=run, generation_id=g, content_hash=h)
+            for g, h in zip(generation_ids, hashes)
+        ],
+        batch_size=2000,
+    )
 
 
-def judge_run_create(*, judge: Judge, selection: dict[str, Any], user=None, enqueue: bool = True,
-                     estimated_cost: Decimal | None = None) -> JudgeRun:
+def judge_run_create(
+    *,
+    judge: Judge,
+    selection: dict[str, Any],
+    user=None,
+    enqueue: bool = True,
+    estimated_cost: Decimal | None = None,
+) -> JudgeRun:
     """Create a run and its items (one per selected generation) and enqueue it."""
     if judge.backend == Judge.Backend.IMPORTED:
         raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
@@ -198,8 +257,12 @@ def judge_run_create(*, judge: Judge, selection: dict[str, Any], user=None, enqu
     estimate, hashes = _estimate(judge=judge, selection=selection, rows=rows, tokenizer=False)
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            judge=judge, selection=selection, created_by=user, n_total=len(rows),
-            estimated_cost=estimated_cost if estimated_cost is not None else estimate["est_cost"])
+            judge=judge,
+            selection=selection,
+            created_by=user,
+            n_total=len(rows),
+            estimated_cost=estimated_cost if estimated_cost is not None else estimate["est_cost"],
+        )
         _insert_items(run=run, generation_ids=[row[0] for row in rows], hashes=hashes)
         if enqueue:
             transaction.on_commit(lambda: enqueue_run(run_id=run.pk, backend=judge.backend))
@@ -221,7 +284,8 @@ def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
     with transaction.atomic():
         JudgeRun.objects.filter(pk=run.pk).update(cancel_requested=True)
         JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.PENDING, lease_owner="").update(
-            status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
+            status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
+        )
     run.refresh_from_db()
     return run
 
@@ -249,9 +313,11 @@ class ChunkOutcome:
 def _acquire_lease(run_id: int, owner: str) -> bool:
     now = timezone.now()
     until = now + timedelta(seconds=lease_seconds())
-    n = JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_owner=owner)
-    ).update(lease_owner=owner, lease_until=until, status=JudgeRun.Status.RUNNING)
+    n = (
+        JudgeRun.objects.filter(pk=run_id, status__in=JudgeRun.ACTIVE)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_owner=owner))
+        .update(lease_owner=owner, lease_until=until, status=JudgeRun.Status.RUNNING)
+    )
     if n:
         JudgeRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=now)
     return bool(n)
@@ -274,15 +340,20 @@ def _link_known(run: JudgeRun) -> int:
         batch = list(pending.values_list("id", "content_hash")[:5000])
         if not batch:
             break
-        known = dict(Judgment.objects.filter(judge_key=run.judge.judge_id, content_hash__in={h for _, h in batch})
-                     .values_list("content_hash", "id"))
+        known = dict(
+            Judgment.objects.filter(
+                judge_key=run.judge.judge_id, content_hash__in={h for _, h in batch}
+            ).values_list("content_hash", "id")
+        )
         matched = [(i, known[h]) for i, h in batch if h in known]
         if matched:
             with transaction.atomic():
                 JudgeRunItem.objects.filter(id__in=[i for i, _ in matched]).update(
-                    judgment_id=Subquery(_judgment_of_item(run.judge)), error="")
-                JudgeRun.objects.filter(pk=run.pk).update(n_done=F("n_done") + len(matched),
-                                                          n_reused=F("n_reused") + len(matched))
+                    judgment_id=Subquery(_judgment_of_item(run.judge)), error=""
+                )
+                JudgeRun.objects.filter(pk=run.pk).update(
+                    n_done=F("n_done") + len(matched), n_reused=F("n_reused") + len(matched)
+                )
             linked += len(matched)
         if len(matched) < len(batch):
             break  # the rest are genuinely pending
@@ -296,10 +367,18 @@ def _pending_inputs(run: JudgeRun, *, limit: int, template: str) -> Iterator[Ite
     seen: set[str] = set()
     while yielded < limit:
         page = list(
-            JudgeRunItem.objects.filter(run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS, id__gt=last_id)
+            JudgeRunItem.objects.filter(
+                run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS, id__gt=last_id
+            )
             .select_related("generation__procedure")
-            .only("id", "content_hash", "generation__predicted_steps", "generation__procedure__goal",
-                  "generation__procedure__steps", "generation__procedure__source_example_id")
+            .only(
+                "id",
+                "content_hash",
+                "generation__predicted_steps",
+                "generation__procedure__goal",
+                "generation__procedure__steps",
+                "generation__procedure__source_example_id",
+            )
             .order_by("id")[:PAGE]
         )
         if not page:
@@ -309,20 +388,32 @@ def _pending_inputs(run: JudgeRun, *, limit: int, template: str) -> Iterator[Ite
             if item.content_hash in seen:
                 continue
             seen.add(item.content_hash)
-            yield item_input(item_id=item.id, content_hash=item.content_hash, generation=item.generation, template=template)
+            yield item_input(
+                item_id=item.id,
+                content_hash=item.content_hash,
+                generation=item.generation,
+                template=template,
+            )
             yielded += 1
             if yielded >= limit:
                 return
 
 
 def _judgment_of_item(judge: Judge):
-    return Judgment.objects.filter(judge_key=judge.judge_id, content_hash=OuterRef("content_hash")).values("id")[:1]
+    return Judgment.objects.filter(
+        judge_key=judge.judge_id, content_hash=OuterRef("content_hash")
+    ).values("id")[:1]
 
 
-def judgments_store(*, run: JudgeRun, judge: Judge, results: list[tuple[ItemInput, LLMResponse | LLMError]]) -> None:
+def judgments_store(
+    *, run: JudgeRun, judge: Judge, results: list[tuple[ItemInput, LLMResponse | LLMError]]
+) -> None:
     """Store one batch of results in one transaction: judgments, item links, run counters."""
-    new = [judgment_from_response(judge=judge, inp=inp, response=res) for inp, res in results
-           if isinstance(res, LLMResponse)]
+    new = [
+        judgment_from_response(judge=judge, inp=inp, response=res)
+        for inp, res in results
+        if isinstance(res, LLMResponse)
+    ]
     failed = [(inp, res) for inp, res in results if not isinstance(res, LLMResponse)]
     prompt_tokens = sum(j.prompt_tokens for j in new)
     completion_tokens = sum(j.completion_tokens for j in new)
@@ -330,16 +421,22 @@ def judgments_store(*, run: JudgeRun, judge: Judge, results: list[tuple[ItemInpu
         if new:
             Judgment.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
             # one UPDATE linking each item to the judgment of its content (unique index lookup)
-            JudgeRunItem.objects.filter(id__in=[inp.item_id for inp, res in results if isinstance(res, LLMResponse)]
-                                        ).update(judgment_id=Subquery(_judgment_of_item(judge)), error="")
+            JudgeRunItem.objects.filter(
+                id__in=[inp.item_id for inp, res in results if isinstance(res, LLMResponse)]
+            ).update(judgment_id=Subquery(_judgment_of_item(judge)), error="")
         for inp, err in failed:
-            JudgeRunItem.objects.filter(pk=inp.item_id).update(attempts=F("attempts") + 1, error=str(err)[:2000])
+            JudgeRunItem.objects.filter(pk=inp.item_id).update(
+                attempts=F("attempts") + 1, error=str(err)[:2000]
+            )
         JudgeRun.objects.filter(pk=run.pk).update(
             n_done=F("n_done") + len(new),
             n_parse_failed=F("n_parse_failed") + sum(1 for j in new if j.parse_failed),
             prompt_tokens=F("prompt_tokens") + prompt_tokens,
             completion_tokens=F("completion_tokens") + completion_tokens,
-            cost=F("cost") + cost_of(judge=judge, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+            cost=F("cost")
+            + cost_of(
+                judge=judge, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+            ),
         )
 
 
@@ -352,17 +449,33 @@ def _finish(run: JudgeRun, *, owner: str, cancelled: bool) -> None:
         status, error = JudgeRun.Status.CANCELLED, ""
     elif n_errors:
         status = JudgeRun.Status.FAILED
-        sample = items.filter(judgment__isnull=True).exclude(error="").values_list("error", flat=True).first() or ""
-        error = f"{n_errors} item(s) failed after {MAX_ITEM_ATTEMPTS} attempts; first error: {sample}"
+        sample = (
+            items.filter(judgment__isnull=True)
+            .exclude(error="")
+            .values_list("error", flat=True)
+            .first()
+            or ""
+        )
+        error = (
+            f"{n_errors} item(s) failed after {MAX_ITEM_ATTEMPTS} attempts; first error: {sample}"
+        )
     else:
         status, error = JudgeRun.Status.SUCCEEDED, ""
     JudgeRun.objects.filter(pk=run.pk, lease_owner=owner).update(
-        status=status, error=error, n_done=n_done, n_errors=n_errors, n_parse_failed=n_parse_failed,
-        finished_at=timezone.now(), lease_owner="", lease_until=None,
+        status=status,
+        error=error,
+        n_done=n_done,
+        n_errors=n_errors,
+        n_parse_failed=n_parse_failed,
+        finished_at=timezone.now(),
+        lease_owner="",
+        lease_until=None,
     )
 
 
-def _iter_complete(backend, requests: Iterator[LLMRequest], *, concurrency: int, should_stop) -> Iterator[tuple[int, Any]]:
+def _iter_complete(
+    backend, requests: Iterator[LLMRequest], *, concurrency: int, should_stop
+) -> Iterator[tuple[int, Any]]:
     """Stream results as they finish when the backend can (OpenAI-compatible); otherwise
     (e.g. vLLM offline, which batches internally) in slices through ``complete_many``."""
     if hasattr(backend, "complete_iter"):
@@ -421,8 +534,9 @@ class _Writer(threading.Thread):
             connection.close()
 
 
-def judge_run_execute_chunk(*, run_id: int, owner: str | None = None, max_items: int | None = None,
-                            backend=None) -> ChunkOutcome:
+def judge_run_execute_chunk(
+    *, run_id: int, owner: str | None = None, max_items: int | None = None, backend=None
+) -> ChunkOutcome:
     """Judge up to ``max_items`` pending items of a run. Idempotent and resumable: what is
     stored is never asked again; a run held by a live worker is left alone (``busy``)."""
     owner = owner or uuid.uuid4().hex
@@ -455,8 +569,9 @@ def judge_run_execute_chunk(*, run_id: int, owner: str | None = None, max_items:
     last_flush = time.monotonic()
     processed = 0
     try:
-        for index, result in _iter_complete(backend, tracked(), concurrency=judge.concurrency,
-                                            should_stop=writer.should_stop):
+        for index, result in _iter_complete(
+            backend, tracked(), concurrency=judge.concurrency, should_stop=writer.should_stop
+        ):
             buffer.append((order[index], result))
             order[index] = None
             processed += 1
@@ -481,7 +596,9 @@ def judge_run_execute_chunk(*, run_id: int, owner: str | None = None, max_items:
         _finish(run, owner=owner, cancelled=True)
         return ChunkOutcome("cancelled", processed)
     _link_known(run)
-    more = JudgeRunItem.objects.filter(run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS).exists()
+    more = JudgeRunItem.objects.filter(
+        run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS
+    ).exists()
     if more:
         _release_lease(run_id, owner)
         return ChunkOutcome("more", processed)

@@ -1,6 +1,7 @@
 """Researcher pages for the comparisons: judges vs the human majority of a study, judge↔judge
 agreement, generator rankings with Kendall's τ, and the judge leaderboard. Thin: the numbers
 come from :mod:`judging.comparison_selectors`, the plots from :mod:`annotation.plots`."""
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -13,8 +14,8 @@ from annotation.plots import bar_chart_svg, confusion_matrix_svg
 from benchmarks.models import Dataset
 from core.roles import is_researcher
 from judging import comparison as cmp
-from judging.selectors import comparison as sel
 from judging.models import Judge
+from judging.selectors import comparison as sel
 
 
 def researcher_required(view):
@@ -63,10 +64,16 @@ def _pair_matrix(judge_names: list[str], pairs: list[dict]) -> list[dict]:
         cells = []
         for b in judge_names:
             p = by_pair.get((a, b))
-            cells.append(None if a == b or p is None else {
-                "agreement": pct(p["agreement"]), "kappa": num(p["kappa"]), "n": p["n_shared"],
-                "why": _why(p["agreement"]),
-            })
+            cells.append(
+                None
+                if a == b or p is None
+                else {
+                    "agreement": pct(p["agreement"]),
+                    "kappa": num(p["kappa"]),
+                    "n": p["n_shared"],
+                    "why": _why(p["agreement"]),
+                }
+            )
         rows.append({"judge": a, "cells": cells})
     return rows
 
@@ -88,36 +95,67 @@ def study(request: HttpRequest, pk: int) -> HttpResponse:
     judges = report["judges"]
     labels, values = [], []
     for j in judges:
-        for key, title in (("overall", "overall"), (cmp.HAS_FAILURE, "has_failure"), (cmp.NO_FAILURE, "no_failure")):
+        for key, title in (
+            ("overall", "overall"),
+            (cmp.HAS_FAILURE, "has_failure"),
+            (cmp.NO_FAILURE, "no_failure"),
+        ):
             stat = j["agreement"] if key == "overall" else j["per_class"][key]["agreement"]
             labels.append(f"{j['judge']} · {title}")
             values.append(stat["value"])
-    chart = bar_chart_svg(
-        title="Agreement with the human majority", labels=labels, values=values, value_range=(0.0, 1.0),
-        value_format="{:.1%}", axis_label="share of items (tied majorities excluded)", id_prefix="agreement-bars",
-    ) if judges else ""
+    chart = (
+        bar_chart_svg(
+            title="Agreement with the human majority",
+            labels=labels,
+            values=values,
+            value_range=(0.0, 1.0),
+            value_format="{:.1%}",
+            axis_label="share of items (tied majorities excluded)",
+            id_prefix="agreement-bars",
+        )
+        if judges
+        else ""
+    )
     rows = []
     for j in judges:
-        rows.append({
-            "judge": j["judge"], "model": j["model"], "n_compared": j["n_compared"], "n_agree": j["n_agree"],
-            "agreement": pct(j["agreement"]), "why": _why(j["agreement"]),
-            "has_failure": pct(j["per_class"][cmp.HAS_FAILURE]["agreement"]),
-            "n_has_failure": j["per_class"][cmp.HAS_FAILURE]["n_items"],
-            "no_failure": pct(j["per_class"][cmp.NO_FAILURE]["agreement"]),
-            "n_no_failure": j["per_class"][cmp.NO_FAILURE]["n_items"],
-            "kappa": num(j["kappa"]), "kappa_why": _why(j["kappa"]),
-            "n_tied": j["n_tied"], "n_not_judged": j["n_not_judged"], "n_parse_failed": j["n_parse_failed"],
-            "confusion": confusion_matrix_svg(
-                title=f"{j['judge']} vs human majority", row_labels=list(cmp.CLASSES), col_labels=list(cmp.CLASSES),
-                counts=j["confusion"]["counts"], row_title="human majority", col_title="judge",
-                id_prefix=f"confusion-{j['judge']}",
-            ),
-        })
+        rows.append(
+            {
+                "judge": j["judge"],
+                "model": j["model"],
+                "n_compared": j["n_compared"],
+                "n_agree": j["n_agree"],
+                "agreement": pct(j["agreement"]),
+                "why": _why(j["agreement"]),
+                "has_failure": pct(j["per_class"][cmp.HAS_FAILURE]["agreement"]),
+                "n_has_failure": j["per_class"][cmp.HAS_FAILURE]["n_items"],
+                "no_failure": pct(j["per_class"][cmp.NO_FAILURE]["agreement"]),
+                "n_no_failure": j["per_class"][cmp.NO_FAILURE]["n_items"],
+                "kappa": num(j["kappa"]),
+                "kappa_why": _why(j["kappa"]),
+                "n_tied": j["n_tied"],
+                "n_not_judged": j["n_not_judged"],
+                "n_parse_failed": j["n_parse_failed"],
+                "confusion": confusion_matrix_svg(
+                    title=f"{j['judge']} vs human majority",
+                    row_labels=list(cmp.CLASSES),
+                    col_labels=list(cmp.CLASSES),
+                    counts=j["confusion"]["counts"],
+                    row_title="human majority",
+                    col_title="judge",
+                    id_prefix=f"confusion-{j['judge']}",
+                ),
+            }
+        )
     names = [j["judge"] for j in judges]
     context = {
-        "study": study_obj, "report": report, "rows": rows, "chart": chart,
-        "matrix": _pair_matrix(names, report["pairs"]), "judge_names": names,
-        "all_judges": Judge.objects.order_by("name"), "chosen": request.GET.getlist("judge"),
+        "study": study_obj,
+        "report": report,
+        "rows": rows,
+        "chart": chart,
+        "matrix": _pair_matrix(names, report["pairs"]),
+        "judge_names": names,
+        "all_judges": Judge.objects.order_by("name"),
+        "chosen": request.GET.getlist("judge"),
     }
     return render(request, "judging/compare/study.html", context)
 
@@ -131,8 +169,11 @@ def judges(request: HttpRequest) -> HttpResponse:
         study_obj = get_object_or_404(Study, pk=int(request.GET["study"]))
     report = sel.judge_pair_comparison(judges=judge_list, study=study_obj)
     context = {
-        "report": report, "matrix": _pair_matrix(report["judges"], report["pairs"]),
-        "judge_names": report["judges"], "study": study_obj, "all_judges": Judge.objects.order_by("name"),
+        "report": report,
+        "matrix": _pair_matrix(report["judges"], report["pairs"]),
+        "judge_names": report["judges"],
+        "study": study_obj,
+        "all_judges": Judge.objects.order_by("name"),
         "chosen": request.GET.getlist("judge"),
     }
     return render(request, "judging/compare/judges.html", context)
@@ -153,20 +194,35 @@ def rankings(request: HttpRequest) -> HttpResponse:
     ]
     first = report["judges"][0]["judge"] if report["judges"] else None
     if first:
-        table.sort(key=lambda row: (row["cells"][0] is None, row["cells"][0]["rank"] if row["cells"][0] else 0,
-                                    row["generator"]))
+        table.sort(
+            key=lambda row: (
+                row["cells"][0] is None,
+                row["cells"][0]["rank"] if row["cells"][0] else 0,
+                row["generator"],
+            )
+        )
     taus = [{**t, "tau_text": num(t["tau"]), "why": _why(t["tau"])} for t in report["kendall_tau"]]
     charts = [
         bar_chart_svg(
-            title=f"How2Score under {j['judge']}", labels=[r["generator"] for r in j["ranking"]],
-            values=[r["how2score_percent"] for r in j["ranking"]], value_range=(0.0, 100.0), value_format="{:.1f}",
-            axis_label="How2Score (%)", id_prefix=f"how2score-{j['judge']}",
+            title=f"How2Score under {j['judge']}",
+            labels=[r["generator"] for r in j["ranking"]],
+            values=[r["how2score_percent"] for r in j["ranking"]],
+            value_range=(0.0, 100.0),
+            value_format="{:.1f}",
+            axis_label="How2Score (%)",
+            id_prefix=f"how2score-{j['judge']}",
         )
-        for j in report["judges"] if j["ranking"]
+        for j in report["judges"]
+        if j["ranking"]
     ]
     context = {
-        "report": report, "table": table, "taus": taus, "dataset": dataset, "charts": charts,
-        "datasets": Dataset.objects.order_by("name", "version")[:100], "all_judges": Judge.objects.order_by("name"),
+        "report": report,
+        "table": table,
+        "taus": taus,
+        "dataset": dataset,
+        "charts": charts,
+        "datasets": Dataset.objects.order_by("name", "version")[:100],
+        "all_judges": Judge.objects.order_by("name"),
         "chosen": request.GET.getlist("judge"),
     }
     return render(request, "judging/compare/rankings.html", context)
@@ -178,18 +234,38 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     if request.GET.get("study", "").isdigit():
         study_obj = get_object_or_404(Study, pk=int(request.GET["study"]))
     report = sel.judge_leaderboard(judges=_chosen_judges(request), study=study_obj)
-    rows = [{
-        **r, "agreement_text": pct(r["agreement"]), "has_failure_text": pct(r["agreement_has_failure"]),
-        "no_failure_text": pct(r["agreement_no_failure"]), "kappa_text": num(r["kappa"]),
-        "parse_failure_text": pct(r["parse_failure_rate"]), "failure_text": pct(r["failure_rate"]),
-        "verbosity_text": num(r["verbosity"], 2), "verbosity_no_failure_text": num(r["verbosity_no_failure"], 2),
-        "verbosity_has_failure_text": num(r["verbosity_has_failure"], 2),
-    } for r in report["rows"]]
-    chart = bar_chart_svg(
-        title="Agreement with the human majority", labels=[r["judge"] for r in rows],
-        values=[r["agreement"]["value"] for r in rows], value_range=(0.0, 1.0), value_format="{:.1%}",
-        axis_label=f"share of items of {study_obj.name}", id_prefix="leaderboard-agreement",
-    ) if study_obj is not None and rows else ""
-    context = {"rows": rows, "study": study_obj, "chart": chart,
-               "studies": Study.objects.order_by("-created_at")[:100]}
+    rows = [
+        {
+            **r,
+            "agreement_text": pct(r["agreement"]),
+            "has_failure_text": pct(r["agreement_has_failure"]),
+            "no_failure_text": pct(r["agreement_no_failure"]),
+            "kappa_text": num(r["kappa"]),
+            "parse_failure_text": pct(r["parse_failure_rate"]),
+            "failure_text": pct(r["failure_rate"]),
+            "verbosity_text": num(r["verbosity"], 2),
+            "verbosity_no_failure_text": num(r["verbosity_no_failure"], 2),
+            "verbosity_has_failure_text": num(r["verbosity_has_failure"], 2),
+        }
+        for r in report["rows"]
+    ]
+    chart = (
+        bar_chart_svg(
+            title="Agreement with the human majority",
+            labels=[r["judge"] for r in rows],
+            values=[r["agreement"]["value"] for r in rows],
+            value_range=(0.0, 1.0),
+            value_format="{:.1%}",
+            axis_label=f"share of items of {study_obj.name}",
+            id_prefix="leaderboard-agreement",
+        )
+        if study_obj is not None and rows
+        else ""
+    )
+    context = {
+        "rows": rows,
+        "study": study_obj,
+        "chart": chart,
+        "studies": Study.objects.order_by("-created_at")[:100],
+    }
     return render(request, "judging/compare/leaderboard.html", context)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 
-from annotation.services import flow as services
 from annotation.labels import ParsedLabel
+from annotation.services import flow as services
+from annotation.services import study as study_services
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 
 _seq = itertools.count(1)
@@ -64,7 +65,7 @@ def make_study(
                 }
             )
     settings.setdefault("min_seconds_per_item", 0)
-    return services.study_create(
+    return study_services.study_create(
         name="Test study", generation_ids=[g.pk for g in regular], known_items=known, **settings
     )
 
@@ -92,7 +93,7 @@ def prolific(pid: str, study_id: str = "S1", session: str = "SESS1") -> dict:
 def working_participant(study, pid: str):
     from annotation.models import Participant
 
-    p = services.participant_enter_prolific(study=study, params=prolific(pid))
+    p = study_services.participant_enter_prolific(study=study, params=prolific(pid))
     services.participant_consent(participant=p, agree=True)
     services.participant_finish_training(participant=p)
     return Participant.objects.select_related("study").get(pk=p.pk)

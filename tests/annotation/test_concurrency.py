@@ -6,9 +6,9 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from annotation.services import flow as services
 from annotation.models import Assignment, Participant, StudyItem
 from annotation.selectors.flow import participant_for_slug
+from annotation.services import flow as services
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.services import flow as services
 from annotation.models import Assignment, Draft, Participant
 from annotation.selectors.flow import assignment_for_cookie, participant_for_slug
+from annotation.services import flow as services
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db

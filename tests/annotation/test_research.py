@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.services import flow as services
 from annotation.models import Assignment, Study
+from annotation.services import flow as services
 from tests.annotation.factories import full_label, make_generations, make_study, working_participant
 
 pytestmark = pytest.mark.django_db

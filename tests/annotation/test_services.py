@@ -6,7 +6,6 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.services import flow as services
 from annotation.models import (
     Annotation,
     Assignment,
@@ -16,6 +15,8 @@ from annotation.models import (
     StudyItem,
 )
 from annotation.selectors.flow import study_export_rows, study_label_rows, study_progress
+from annotation.services import flow as services
+from annotation.services import study as study_services
 from tests.annotation.factories import full_label, make_study, prolific, working_participant
 
 pytestmark = pytest.mark.django_db
@@ -34,8 +35,10 @@ def submit(a, **kw):
 
 def test_prolific_entry_creates_then_resumes_same_participant():
     study = make_study()
-    p1 = services.participant_enter_prolific(study=study, params=prolific("PID_A"))
-    p2 = services.participant_enter_prolific(study=study, params=prolific("PID_A", session="OTHER"))
+    p1 = study_services.participant_enter_prolific(study=study, params=prolific("PID_A"))
+    p2 = study_services.participant_enter_prolific(
+        study=study, params=prolific("PID_A", session="OTHER")
+    )
     assert p1.pk == p2.pk and Participant.objects.count() == 1
     assert Participant.objects.get().prolific_session_id == "OTHER"
 
@@ -50,36 +53,36 @@ def test_prolific_entry_creates_then_resumes_same_participant():
 )
 def test_bad_prolific_links_are_refused_with_reason(params, needle):
     study = make_study(prolific_study_id="S")
-    with pytest.raises(services.EntryRefused) as exc:
-        services.participant_enter_prolific(study=study, params=params)
+    with pytest.raises(study_services.EntryRefused) as exc:
+        study_services.participant_enter_prolific(study=study, params=params)
     assert exc.value.reason == "bad_link" and needle in exc.value.message
     assert Participant.objects.count() == 0
 
 
 def test_closed_paused_and_full_studies_refuse_new_participants():
     study = make_study(n_items=1, overlap=1, status="closed")
-    with pytest.raises(services.EntryRefused) as exc:
-        services.participant_enter_prolific(study=study, params=prolific("A"))
+    with pytest.raises(study_services.EntryRefused) as exc:
+        study_services.participant_enter_prolific(study=study, params=prolific("A"))
     assert exc.value.reason == "closed"
-    services.study_set_status(study=study, status="paused")
-    with pytest.raises(services.EntryRefused) as exc:
-        services.participant_enter_prolific(study=study, params=prolific("A"))
+    study_services.study_set_status(study=study, status="paused")
+    with pytest.raises(study_services.EntryRefused) as exc:
+        study_services.participant_enter_prolific(study=study, params=prolific("A"))
     assert exc.value.reason == "paused"
-    services.study_set_status(study=study, status="open")
+    study_services.study_set_status(study=study, status="open")
     a = next_item(working_participant(study, "A"))
     assert a is not None
-    with pytest.raises(services.EntryRefused) as exc:
-        services.participant_enter_prolific(study=study, params=prolific("B"))
+    with pytest.raises(study_services.EntryRefused) as exc:
+        study_services.participant_enter_prolific(study=study, params=prolific("B"))
     assert exc.value.reason == "full"
 
 
 def test_account_entry(make_user):
     study = make_study(entry="account")
     user = make_user("ann1", role="annotator")
-    p = services.participant_enter_account(study=study, user=user)
-    assert services.participant_enter_account(study=study, user=user).pk == p.pk
-    with pytest.raises(services.EntryRefused):
-        services.participant_enter_prolific(study=study, params=prolific("A"))
+    p = study_services.participant_enter_account(study=study, user=user)
+    assert study_services.participant_enter_account(study=study, user=user).pk == p.pk
+    with pytest.raises(study_services.EntryRefused):
+        study_services.participant_enter_prolific(study=study, params=prolific("A"))
 
 
 # --- assignment ----------------------------------------------------------------------
@@ -99,7 +102,7 @@ def test_least_annotated_first_never_twice_and_capped_at_k():
     assert len(seen["B"]) == 3  # 3 items x k=2 = 6 slots
     counts = {i.pk: i.annotations.count() for i in StudyItem.objects.filter(study=study)}
     assert set(counts.values()) == {2}
-    with pytest.raises(services.EntryRefused):  # a third annotator finds the study full
+    with pytest.raises(study_services.EntryRefused):  # a third annotator finds the study full
         working_participant(study, "C")
 
 
@@ -277,7 +280,7 @@ def test_passing_attention_checks_are_recorded_and_do_not_count():
 )
 def test_qualification_pass_and_fail(answers, stage):
     study = make_study(n_qualification=3, qualification_pass_threshold=0.6)
-    p = services.participant_enter_prolific(study=study, params=prolific("Q"))
+    p = study_services.participant_enter_prolific(study=study, params=prolific("Q"))
     services.participant_consent(participant=p, agree=True)
     services.participant_finish_training(participant=p)
     p.refresh_from_db()
@@ -295,7 +298,7 @@ def test_qualification_pass_and_fail(answers, stage):
 
 def test_declining_consent_ends_session():
     study = make_study()
-    p = services.participant_enter_prolific(study=study, params=prolific("D"))
+    p = study_services.participant_enter_prolific(study=study, params=prolific("D"))
     services.participant_consent(participant=p, agree=False)
     p.refresh_from_db()
     assert p.stage == "declined" and next_item(p) is None
@@ -340,17 +343,21 @@ def test_database_allows_one_active_assignment_per_participant():
     a = next_item(p)
     other = StudyItem.objects.filter(study=study, kind="regular").exclude(pk=a.item_id).first()
     with pytest.raises(IntegrityError), transaction.atomic():
-        Assignment.objects.create(participant=p, item=other, served_at=a.served_at, last_seen_at=a.served_at)
+        Assignment.objects.create(
+            participant=p, item=other, served_at=a.served_at, last_seen_at=a.served_at
+        )
 
 
 def test_qualification_item_returned_to_pool_is_resumed_not_skipped():
     study = make_study(n_items=2, n_qualification=2, assignment_timeout_minutes=1)
-    q = services.participant_enter_prolific(study=study, params=prolific("QQ"))
+    q = study_services.participant_enter_prolific(study=study, params=prolific("QQ"))
     services.participant_consent(participant=q, agree=True)
     services.participant_finish_training(participant=q)
     q.refresh_from_db()
     first = next_item(q)
-    Assignment.objects.filter(pk=first.pk).update(last_seen_at=timezone.now() - timedelta(minutes=5))
+    Assignment.objects.filter(pk=first.pk).update(
+        last_seen_at=timezone.now() - timedelta(minutes=5)
+    )
     assert services.assignments_release_stale(study=study) == 1
     assert Assignment.objects.get(pk=first.pk).state == Assignment.State.EXPIRED
     again = next_item(q)

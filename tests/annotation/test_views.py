@@ -344,11 +344,14 @@ def test_late_submit_of_an_item_given_to_someone_else_moves_on(client, settings)
 @pytest.mark.django_db
 def test_step_bar_shows_qualification_only_when_the_study_has_it(client):
     from annotation.models import Study, StudyItem
-
     from tests.annotation.factories import make_study
 
     study = make_study(n_qualification=2)
-    params = {"PROLIFIC_PID": "stepbar1", "STUDY_ID": study.prolific_study_id or "s", "SESSION_ID": "x"}
+    params = {
+        "PROLIFIC_PID": "stepbar1",
+        "STUDY_ID": study.prolific_study_id or "s",
+        "SESSION_ID": "x",
+    }
     client.get(f"/study/s/{study.slug}/", params)
     html = client.get(f"/study/s/{study.slug}/consent/").content.decode()
     assert "<li>Qualification</li>" in html

@@ -1,4 +1,5 @@
 """The Django admin for benchmark data: columns, filters, search, read-only for researchers, query counts."""
+
 from __future__ import annotations
 
 import pytest
@@ -52,7 +53,9 @@ def test_every_benchmark_model_is_registered():
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_changelists_render_with_a_fixed_number_of_queries(db, admin_client_role, django_assert_max_num_queries, model):
+def test_changelists_render_with_a_fixed_number_of_queries(
+    db, admin_client_role, django_assert_max_num_queries, model
+):
     make_benchmark(n_procedures=30, n_generators=3)
     admin_client_role.get(_changelist(model))
     with django_assert_max_num_queries(12):
@@ -75,17 +78,25 @@ def test_procedure_changelist_columns(bench, admin_client_role):
 
 def test_procedure_changelist_filters(bench, admin_client_role):
     topic = bench["topics"][1]
-    by_topic = admin_client_role.get(_changelist("procedure"), {"topic__id__exact": topic.pk}).context["cl"]
+    by_topic = admin_client_role.get(
+        _changelist("procedure"), {"topic__id__exact": topic.pk}
+    ).context["cl"]
     assert sorted(p.source_example_id for p in by_topic.result_list) == ["ex-0001", "ex-0004"]
-    by_ds = admin_client_role.get(_changelist("procedure"), {"dataset__id__exact": bench["dataset2"].pk}).context["cl"]
+    by_ds = admin_client_role.get(
+        _changelist("procedure"), {"dataset__id__exact": bench["dataset2"].pk}
+    ).context["cl"]
     assert [p.goal for p in by_ds.result_list] == ["Same id, other version"]
 
 
 def test_generation_changelist_filters_and_search(bench, admin_client_role):
     gen = bench["generators"][2]
-    cl = admin_client_role.get(_changelist("generation"), {"generator__id__exact": gen.pk}).context["cl"]
+    cl = admin_client_role.get(_changelist("generation"), {"generator__id__exact": gen.pk}).context[
+        "cl"
+    ]
     assert cl.result_count == 6 and {g.generator_id for g in cl.result_list} == {gen.pk}
-    cl = admin_client_role.get(_changelist("generation"), {"generator__backend": "openai"}).context["cl"]
+    cl = admin_client_role.get(_changelist("generation"), {"generator__backend": "openai"}).context[
+        "cl"
+    ]
     assert cl.result_count == 7
     cl = admin_client_role.get(_changelist("generation"), {"q": "model-1"}).context["cl"]
     assert cl.result_count == 6
@@ -113,7 +124,12 @@ def test_procedure_change_page_shows_steps_readably_and_generations(bench, admin
 def test_autocomplete_for_procedure_dataset(bench, admin_client_role):
     response = admin_client_role.get(
         "/admin/autocomplete/",
-        {"app_label": "benchmarks", "model_name": "procedure", "field_name": "dataset", "term": "bench"},
+        {
+            "app_label": "benchmarks",
+            "model_name": "procedure",
+            "field_name": "dataset",
+            "term": "bench",
+        },
     )
     assert response.status_code == 200
     assert {r["text"] for r in response.json()["results"]} == {"bench@v1", "bench@v2"}
@@ -122,16 +138,26 @@ def test_autocomplete_for_procedure_dataset(bench, admin_client_role):
 def test_admin_role_can_change_procedure(bench, admin_client_role):
     proc = bench["procedures"][0]
     data = {
-        "dataset": proc.dataset_id, "source_example_id": proc.source_example_id, "topic": proc.topic_id,
-        "goal": "Bake a better sourdough", "url": "", "steps": '["a", "b"]', "resources": "[]",
-        "source_text": "", "generations-TOTAL_FORMS": "3", "generations-INITIAL_FORMS": "3",
-        "generations-MIN_NUM_FORMS": "0", "generations-MAX_NUM_FORMS": "1000",
+        "dataset": proc.dataset_id,
+        "source_example_id": proc.source_example_id,
+        "topic": proc.topic_id,
+        "goal": "Bake a better sourdough",
+        "url": "",
+        "steps": '["a", "b"]',
+        "resources": "[]",
+        "source_text": "",
+        "generations-TOTAL_FORMS": "3",
+        "generations-INITIAL_FORMS": "3",
+        "generations-MIN_NUM_FORMS": "0",
+        "generations-MAX_NUM_FORMS": "1000",
     }
     for i, g in enumerate(proc.generations.order_by("pk")):
         data[f"generations-{i}-id"] = g.pk
         data[f"generations-{i}-procedure"] = proc.pk
     response = admin_client_role.post(_change(proc), data)
-    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else response
+    assert response.status_code == 302, (
+        response.context["adminform"].form.errors if response.context else response
+    )
     proc.refresh_from_db()
     assert proc.goal == "Bake a better sourdough" and proc.steps == ["a", "b"]
 
@@ -139,16 +165,27 @@ def test_admin_role_can_change_procedure(bench, admin_client_role):
 @pytest.mark.parametrize("model", MODELS)
 def test_researcher_views_but_cannot_change(bench, researcher_client, model):
     obj = {
-        "topic": bench["topics"][0], "dataset": bench["dataset"], "procedure": bench["procedures"][0],
-        "generator": bench["generators"][0], "generation": bench["procedures"][0].generations.first(),
+        "topic": bench["topics"][0],
+        "dataset": bench["dataset"],
+        "procedure": bench["procedures"][0],
+        "generator": bench["generators"][0],
+        "generation": bench["procedures"][0].generations.first(),
     }[model]
     assert researcher_client.get(_changelist(model)).status_code == 200
     page = researcher_client.get(_change(obj))
     assert page.status_code == 200
     assert 'name="_save"' not in page.content.decode()  # a read-only view
     assert researcher_client.get(reverse(f"admin:benchmarks_{model}_add")).status_code == 403
-    assert researcher_client.post(_change(obj), {"name": "changed", "goal": "changed"}).status_code == 403
-    assert researcher_client.post(reverse(f"admin:benchmarks_{model}_delete", args=[obj.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        researcher_client.post(_change(obj), {"name": "changed", "goal": "changed"}).status_code
+        == 403
+    )
+    assert (
+        researcher_client.post(
+            reverse(f"admin:benchmarks_{model}_delete", args=[obj.pk]), {"post": "yes"}
+        ).status_code
+        == 403
+    )
     assert type(obj).objects.filter(pk=obj.pk).exists()
 
 

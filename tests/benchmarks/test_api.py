@@ -1,4 +1,5 @@
 """The read-only REST API: roles, token auth, filters, representations, pagination, schema, query counts."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,9 @@ def make_benchmark(*, n_procedures: int = 6, n_generators: int = 3) -> dict:
     ds = Dataset.objects.create(name="bench", version="v1", description="main")
     ds2 = Dataset.objects.create(name="bench", version="v2")
     gens = [
-        Generator.objects.create(name=f"gen-{i}", model=f"org/model-{i}", backend="vllm" if i else "openai")
+        Generator.objects.create(
+            name=f"gen-{i}", model=f"org/model-{i}", backend="vllm" if i else "openai"
+        )
         for i in range(n_generators)
     ]
     procs = Procedure.objects.bulk_create(
@@ -45,17 +48,28 @@ def make_benchmark(*, n_procedures: int = 6, n_generators: int = 3) -> dict:
     )
     Generation.objects.bulk_create(
         Generation(
-            procedure=p, generator=g, predicted_steps=[f"{g.name} says {j}" for j in range(3)],
-            model_completion="raw output", token_count=10 + i,
+            procedure=p,
+            generator=g,
+            predicted_steps=[f"{g.name} says {j}" for j in range(3)],
+            model_completion="raw output",
+            token_count=10 + i,
             scores={"step_count_mismatch": i % 2 == 1, "duplicate_steps": 0},
         )
         for i, p in enumerate(procs)
         for g in gens
     )
-    other = Procedure.objects.create(dataset=ds2, source_example_id="ex-0000", goal="Same id, other version",
-                                     steps=["only step"])
+    other = Procedure.objects.create(
+        dataset=ds2, source_example_id="ex-0000", goal="Same id, other version", steps=["only step"]
+    )
     Generation.objects.create(procedure=other, generator=gens[0], predicted_steps=["x"])
-    return {"dataset": ds, "dataset2": ds2, "topics": topics, "generators": gens, "procedures": procs, "other": other}
+    return {
+        "dataset": ds,
+        "dataset2": ds2,
+        "topics": topics,
+        "generators": gens,
+        "procedures": procs,
+        "other": other,
+    }
 
 
 @pytest.fixture
@@ -83,11 +97,16 @@ def endpoints(b: dict) -> list[str]:
     p = b["procedures"][0]
     g = p.generations.first()
     return [
-        "/api/datasets/", f"/api/datasets/{b['dataset'].pk}/",
-        "/api/topics/", f"/api/topics/{b['topics'][0].slug}/",
-        "/api/procedures/", f"/api/procedures/{p.pk}/",
-        "/api/generators/", f"/api/generators/{b['generators'][0].pk}/",
-        "/api/generations/", f"/api/generations/{g.pk}/",
+        "/api/datasets/",
+        f"/api/datasets/{b['dataset'].pk}/",
+        "/api/topics/",
+        f"/api/topics/{b['topics'][0].slug}/",
+        "/api/procedures/",
+        f"/api/procedures/{p.pk}/",
+        "/api/generators/",
+        f"/api/generators/{b['generators'][0].pk}/",
+        "/api/generations/",
+        f"/api/generations/{g.pk}/",
     ]
 
 
@@ -125,7 +144,9 @@ def test_api_is_read_only_even_for_admins(bench, api_for):
     client = api_for("admin")
     proc = bench["procedures"][0]
     assert client.post("/api/procedures/", {"goal": "x"}, format="json").status_code == 405
-    assert client.patch(f"/api/procedures/{proc.pk}/", {"goal": "x"}, format="json").status_code == 405
+    assert (
+        client.patch(f"/api/procedures/{proc.pk}/", {"goal": "x"}, format="json").status_code == 405
+    )
     assert client.delete(f"/api/procedures/{proc.pk}/").status_code == 405
     proc.refresh_from_db()
     assert proc.goal == "Bake sourdough bread"
@@ -134,12 +155,16 @@ def test_api_is_read_only_even_for_admins(bench, api_for):
 def test_token_endpoint_gives_researchers_a_token_that_works(bench, make_user):
     make_user("rita", role="researcher")
     client = APIClient()
-    response = client.post("/api/auth/token/", {"username": "rita", "password": PASSWORD}, format="json")
+    response = client.post(
+        "/api/auth/token/", {"username": "rita", "password": PASSWORD}, format="json"
+    )
     assert response.status_code == 200
     key = response.json()["token"]
     assert Token.objects.get(user__username="rita").key == key
     # Asking again returns the same token.
-    again = client.post("/api/auth/token/", {"username": "rita", "password": PASSWORD}, format="json")
+    again = client.post(
+        "/api/auth/token/", {"username": "rita", "password": PASSWORD}, format="json"
+    )
     assert again.json()["token"] == key
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert client.get("/api/procedures/").json()["count"] == 7
@@ -149,7 +174,9 @@ def test_token_endpoint_refuses_annotators_and_bad_passwords(bench, make_user):
     make_user("ann", role="annotator")
     make_user("rita", role="researcher")
     client = APIClient()
-    refused = client.post("/api/auth/token/", {"username": "ann", "password": PASSWORD}, format="json")
+    refused = client.post(
+        "/api/auth/token/", {"username": "ann", "password": PASSWORD}, format="json"
+    )
     assert refused.status_code == 403
     assert not Token.objects.filter(user__username="ann").exists()
     wrong = client.post("/api/auth/token/", {"username": "rita", "password": "nope"}, format="json")
@@ -184,21 +211,29 @@ def test_procedure_filters(bench, researcher_api):
     ds = bench["dataset"]
     all_v1 = [f"ex-{i:04d}" for i in range(6)]
     assert _ids(researcher_api.get("/api/procedures/", {"dataset": ds.pk})) == all_v1
-    assert len(_ids(researcher_api.get("/api/procedures/", {"dataset": "bench"}))) == 7  # both versions
+    assert (
+        len(_ids(researcher_api.get("/api/procedures/", {"dataset": "bench"}))) == 7
+    )  # both versions
     assert _ids(researcher_api.get("/api/procedures/", {"dataset": "bench@v2"})) == ["ex-0000"]
     assert _ids(researcher_api.get("/api/procedures/", {"dataset": "nope"})) == []
     slug = bench["topics"][1].slug
     assert _ids(researcher_api.get("/api/procedures/", {"topic": slug})) == ["ex-0001", "ex-0004"]
-    by_source = researcher_api.get("/api/procedures/", {"source_example_id": "ex-0000"}).json()["results"]
+    by_source = researcher_api.get("/api/procedures/", {"source_example_id": "ex-0000"}).json()[
+        "results"
+    ]
     assert sorted(r["dataset_version"] for r in by_source) == ["v1", "v2"]
     assert _ids(researcher_api.get("/api/procedures/", {"search": "sourdough"})) == ["ex-0000"]
-    combined = researcher_api.get("/api/procedures/", {"dataset": "bench@v1", "topic": slug, "search": "number 4"})
+    combined = researcher_api.get(
+        "/api/procedures/", {"dataset": "bench@v1", "topic": slug, "search": "number 4"}
+    )
     assert _ids(combined) == ["ex-0004"]
 
 
 def test_procedure_list_and_detail_representations(bench, researcher_api):
     proc = bench["procedures"][2]
-    row = researcher_api.get("/api/procedures/", {"source_example_id": "ex-0002", "dataset": "bench@v1"})
+    row = researcher_api.get(
+        "/api/procedures/", {"source_example_id": "ex-0002", "dataset": "bench@v1"}
+    )
     row = row.json()["results"][0]
     assert row["goal"] == proc.goal
     assert row["topic"] == bench["topics"][2].slug
@@ -209,7 +244,11 @@ def test_procedure_list_and_detail_representations(bench, researcher_api):
     detail = researcher_api.get(f"/api/procedures/{proc.pk}/").json()
     assert detail["source_text"] == proc.source_text
     assert [g["generator_name"] for g in detail["generations"]] == ["gen-0", "gen-1", "gen-2"]
-    assert detail["generations"][1]["predicted_steps"] == ["gen-1 says 0", "gen-1 says 1", "gen-1 says 2"]
+    assert detail["generations"][1]["predicted_steps"] == [
+        "gen-1 says 0",
+        "gen-1 says 1",
+        "gen-1 says 2",
+    ]
     assert detail["generations"][1]["model"] == "org/model-1"
 
 
@@ -226,7 +265,9 @@ def test_generation_filters(bench, researcher_api):
     proc = bench["procedures"][3]
     rows = researcher_api.get(url, {"procedure": proc.pk}).json()["results"]
     assert {r["procedure"] for r in rows} == {proc.pk} and len(rows) == 3
-    both = researcher_api.get(url, {"source_example_id": "ex-0000", "generator": "gen-0"}).json()["results"]
+    both = researcher_api.get(url, {"source_example_id": "ex-0000", "generator": "gen-0"}).json()[
+        "results"
+    ]
     assert sorted(r["dataset_name"] + "@" + str(r["dataset"]) for r in both) == sorted(
         [f"bench@{bench['dataset'].pk}", f"bench@{bench['dataset2'].pk}"]
     )
@@ -250,7 +291,9 @@ def test_generation_representation(bench, researcher_api):
 
 
 def test_dataset_topic_and_generator_counts(bench, researcher_api):
-    rows = {(r["name"], r["version"]): r for r in researcher_api.get("/api/datasets/").json()["results"]}
+    rows = {
+        (r["name"], r["version"]): r for r in researcher_api.get("/api/datasets/").json()["results"]
+    }
     assert rows[("bench", "v1")]["n_procedures"] == 6
     assert rows[("bench", "v1")]["n_generations"] == 18
     assert rows[("bench", "v1")]["n_generators"] == 3
@@ -258,7 +301,10 @@ def test_dataset_topic_and_generator_counts(bench, researcher_api):
     assert researcher_api.get("/api/datasets/", {"version": "v2"}).json()["count"] == 1
     topic = researcher_api.get(f"/api/topics/{bench['topics'][0].slug}/").json()
     assert topic["n_procedures"] == 2
-    gens = {r["name"]: r["n_generations"] for r in researcher_api.get("/api/generators/").json()["results"]}
+    gens = {
+        r["name"]: r["n_generations"]
+        for r in researcher_api.get("/api/generators/").json()["results"]
+    }
     assert gens == {"gen-0": 7, "gen-1": 6, "gen-2": 6}
     assert researcher_api.get("/api/generators/", {"backend": "openai"}).json()["count"] == 1
 
@@ -280,10 +326,18 @@ def test_pagination(db, researcher_api):
 
 @pytest.mark.parametrize(
     "url",
-    ["/api/datasets/", "/api/topics/", "/api/procedures/", "/api/generators/", "/api/generations/",
-     "/api/procedures/?dataset=bench%40v1&topic=art-design&search=task"],
+    [
+        "/api/datasets/",
+        "/api/topics/",
+        "/api/procedures/",
+        "/api/generators/",
+        "/api/generations/",
+        "/api/procedures/?dataset=bench%40v1&topic=art-design&search=task",
+    ],
 )
-def test_list_query_count_does_not_grow_with_rows(db, researcher_api, django_assert_max_num_queries, url):
+def test_list_query_count_does_not_grow_with_rows(
+    db, researcher_api, django_assert_max_num_queries, url
+):
     make_benchmark(n_procedures=40, n_generators=3)
     researcher_api.get("/api/datasets/")  # warm the session
     # session + user + roles + count + page = 5, for 50 rows as for 1.

@@ -1,4 +1,5 @@
 """Pure unit tests of benchmarks.formats: every validation rule, the record builders, line numbers."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,11 @@ def ex(**overrides):
 
 
 def gen(**overrides):
-    record = {"source_example_id": "ex-1", "predicted_steps": ["Mix.", "Bake."], "model_completion": "1. Mix.\n2. Bake."}
+    record = {
+        "source_example_id": "ex-1",
+        "predicted_steps": ["Mix.", "Bake."],
+        "model_completion": "1. Mix.\n2. Bake.",
+    }
     record.update(overrides)
     return {k: v for k, v in record.items() if v is not ...}
 
@@ -39,22 +44,50 @@ def messages(result):
 
 
 def test_valid_example_is_parsed_stripped_and_topic_canonicalised():
-    result = read_examples(lines(ex(goal="  Bake bread ", topic="Food_and_Dining", url="https://x.test/a", source_text="doc")))
+    result = read_examples(
+        lines(
+            ex(
+                goal="  Bake bread ",
+                topic="Food_and_Dining",
+                url="https://x.test/a",
+                source_text="doc",
+            )
+        )
+    )
     assert not result.errors
     [r] = result.records
-    assert (r.line, r.source_example_id, r.topic_slug, r.goal) == (1, "ex-1", "food-dining", "Bake bread")
+    assert (r.line, r.source_example_id, r.topic_slug, r.goal) == (
+        1,
+        "ex-1",
+        "food-dining",
+        "Bake bread",
+    )
     assert r.steps == ["Mix flour and water.", "Knead the dough.", "Bake it."]
     assert (r.url, r.source_text) == ("https://x.test/a", "doc")
 
 
 def test_how2mine_export_kind_is_accepted():
     rec = {
-        "source_example": {"id": "doc-9", "topic": "Health", "url": "https://h.test", "text": "source"},
-        "final_procedure": {"goal": "Take a pulse", "steps": ["Find the wrist.", "Count beats."], "resources": []},
+        "source_example": {
+            "id": "doc-9",
+            "topic": "Health",
+            "url": "https://h.test",
+            "text": "source",
+        },
+        "final_procedure": {
+            "goal": "Take a pulse",
+            "steps": ["Find the wrist.", "Count beats."],
+            "resources": [],
+        },
     }
     [r] = read_examples(lines(rec)).records
     assert (r.source_example_id, r.topic_slug, r.goal, r.url, r.source_text) == (
-        "doc-9", "health", "Take a pulse", "https://h.test", "source")
+        "doc-9",
+        "health",
+        "Take a pulse",
+        "https://h.test",
+        "source",
+    )
 
 
 def test_how2mine_export_errors_name_nested_fields():
@@ -65,7 +98,9 @@ def test_how2mine_export_errors_name_nested_fields():
 
 
 def test_blank_lines_are_skipped_and_line_numbers_count_them():
-    result = read_examples(["", "   ", json.dumps(ex()), "\n", json.dumps(ex(source_example_id="ex-2", goal=""))])
+    result = read_examples(
+        ["", "   ", json.dumps(ex()), "\n", json.dumps(ex(source_example_id="ex-2", goal=""))]
+    )
     assert messages(result) == ["line 5, field 'goal': must not be empty"]
     assert result.records == []  # a refused file keeps no records
 
@@ -76,7 +111,9 @@ def test_malformed_json_names_the_line():
     assert m.startswith("line 2: malformed JSON")
 
 
-@pytest.mark.parametrize("value, kind", [("[1, 2]", "array"), ('"text"', "string"), ("3", "integer"), ("null", "null")])
+@pytest.mark.parametrize(
+    "value, kind", [("[1, 2]", "array"), ('"text"', "string"), ("3", "integer"), ("null", "null")]
+)
 def test_non_object_line(value, kind):
     assert messages(read_examples([value])) == [f"line 1: expected a JSON object, got {kind}"]
 
@@ -104,16 +141,24 @@ def test_utf8_bom_on_first_line_is_accepted():
         ({"steps": "Mix."}, "line 1, field 'steps': must be a list of strings, got string"),
         ({"steps": ["Mix.", 3]}, "line 1, field 'steps[1]': must be a string, got integer"),
         ({"steps": ["Mix.", " "]}, "line 1, field 'steps[1]': must not be empty"),
-        ({"resources": {"a": 1}}, "line 1, field 'resources': must be a list of strings, got object"),
+        (
+            {"resources": {"a": 1}},
+            "line 1, field 'resources': must be a list of strings, got object",
+        ),
         ({"resources": ["ok", None]}, "line 1, field 'resources[1]': must be a string, got null"),
         ({"source_example_id": ...}, "line 1, field 'source_example_id': is missing"),
         ({"source_example_id": ""}, "line 1, field 'source_example_id': must not be empty"),
-        ({"source_example_id": 1.5}, "line 1, field 'source_example_id': must be a string, got number"),
+        (
+            {"source_example_id": 1.5},
+            "line 1, field 'source_example_id': must be a string, got number",
+        ),
         ({"url": 7}, "line 1, field 'url': must be a string, got integer"),
         ({"source_text": ["a"]}, "line 1, field 'source_text': must be a string, got array"),
         ({"topic": 3}, "line 1, field 'topic': must be a string, got integer"),
-        ({"schema_version": "how2bench.generation.v1"},
-         "line 1, field 'schema_version': expected 'how2bench.example.v1', got 'how2bench.generation.v1'"),
+        (
+            {"schema_version": "how2bench.generation.v1"},
+            "line 1, field 'schema_version': expected 'how2bench.example.v1', got 'how2bench.generation.v1'",
+        ),
     ],
 )
 def test_example_field_rules(overrides, expected):
@@ -135,7 +180,9 @@ def test_unknown_topic_is_refused_and_empty_topic_is_none():
 
 def test_duplicate_source_example_id_names_both_lines():
     result = read_examples(lines(ex(), ex(source_example_id="ex-2"), ex()))
-    assert messages(result) == ["line 3, field 'source_example_id': duplicate source_example_id 'ex-1' (first on line 1)"]
+    assert messages(result) == [
+        "line 3, field 'source_example_id': duplicate source_example_id 'ex-1' (first on line 1)"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -152,7 +199,9 @@ def test_duplicate_source_example_id_names_both_lines():
     ],
 )
 def test_oversize_fields(overrides, expected):
-    limits = Limits(goal=10, step=10, steps=3, resource=10, resources=3, source_text=20, url=20, id=10)
+    limits = Limits(
+        goal=10, step=10, steps=3, resource=10, resources=3, source_text=20, url=20, id=10
+    )
     base = ex(goal="Bake", steps=["Mix.", "Bake."], resources=["flour"], source_example_id="e1")
     base.update(overrides)
     [m] = messages(read_examples(lines(base), limits=limits))
@@ -195,8 +244,13 @@ def test_valid_generation_with_reference_fields():
         generator={"backend": "vllm", "provider": "", "model": "org/model-8b"},
     )
     [r] = read_generations(lines(rec)).records
-    assert (r.source_example_id, r.predicted_steps, r.generator_id, r.generator_model, r.token_count) == (
-        "ex-1", ["Mix.", "Bake."], "gpt-x__abc", "org/model-8b", None)
+    assert (
+        r.source_example_id,
+        r.predicted_steps,
+        r.generator_id,
+        r.generator_model,
+        r.token_count,
+    ) == ("ex-1", ["Mix.", "Bake."], "gpt-x__abc", "org/model-8b", None)
     assert r.model_completion == "1. Mix.\n2. Bake."
 
 
@@ -212,7 +266,10 @@ def test_valid_generation_with_reference_fields():
         ({"generator": "gpt"}, "field 'generator': must be an object, got string"),
         ({"source_example_id": ...}, "field 'source_example_id': is missing"),
         ({"steps": "x"}, "field 'steps': must be a list of strings"),
-        ({"schema_version": "how2bench.example.v1"}, "field 'schema_version': expected 'how2bench.generation.v1'"),
+        (
+            {"schema_version": "how2bench.example.v1"},
+            "field 'schema_version': expected 'how2bench.generation.v1'",
+        ),
     ],
 )
 def test_generation_field_rules(overrides, expected):
@@ -221,7 +278,9 @@ def test_generation_field_rules(overrides, expected):
 
 
 def test_oversize_completion():
-    [m] = messages(read_generations(lines(gen(model_completion="c" * 30)), limits=Limits(completion=20)))
+    [m] = messages(
+        read_generations(lines(gen(model_completion="c" * 30)), limits=Limits(completion=20))
+    )
     assert m == "line 1, field 'model_completion': is too long: 30 characters (limit 20)"
 
 
@@ -233,8 +292,12 @@ def test_duplicate_generation_for_one_example():
 
 
 def test_match_generations_unknown_and_ambiguous():
-    records = read_generations(lines(gen(), gen(source_example_id="ex-2"), gen(source_example_id="ex-3"))).records
-    matched, errors = formats.match_generations(records, {"ex-1": [10], "ex-2": [11, 12]}, where="any dataset")
+    records = read_generations(
+        lines(gen(), gen(source_example_id="ex-2"), gen(source_example_id="ex-3"))
+    ).records
+    matched, errors = formats.match_generations(
+        records, {"ex-1": [10], "ex-2": [11, 12]}, where="any dataset"
+    )
     assert matched == {1: 10}
     assert [str(e) for e in errors] == [
         (
@@ -256,21 +319,44 @@ def test_fill_token_counts_keeps_given_counts():
 
 def test_example_record_round_trips_through_the_parser():
     out = formats.example_record(
-        source_example_id="e", topic_slug="science-math-tech", goal="g", resources=["r"], steps=["s"], url="", source_text="t"
+        source_example_id="e",
+        topic_slug="science-math-tech",
+        goal="g",
+        resources=["r"],
+        steps=["s"],
+        url="",
+        source_text="t",
     )
-    assert out["schema_version"] == "how2bench.example.v1" and out["topic"] == "Science, Math & Technology"
+    assert (
+        out["schema_version"] == "how2bench.example.v1"
+        and out["topic"] == "Science, Math & Technology"
+    )
     [r] = read_examples([formats.dumps_line(out)]).records
     again = formats.example_record(
-        source_example_id=r.source_example_id, topic_slug=r.topic_slug, goal=r.goal,
-        resources=r.resources, steps=r.steps, url=r.url, source_text=r.source_text,
+        source_example_id=r.source_example_id,
+        topic_slug=r.topic_slug,
+        goal=r.goal,
+        resources=r.resources,
+        steps=r.steps,
+        url=r.url,
+        source_text=r.source_text,
     )
     assert again == out
 
 
 def test_generation_record_carries_procedure_and_generator_id():
     out = formats.generation_record(
-        generator_name="g1", generator_backend="imported", generator_model="m", source_example_id="e",
-        topic_slug=None, goal="goal", steps=["s"], resources=[], model_completion="c", predicted_steps=["p"], token_count=3,
+        generator_name="g1",
+        generator_backend="imported",
+        generator_model="m",
+        source_example_id="e",
+        topic_slug=None,
+        goal="goal",
+        steps=["s"],
+        resources=[],
+        model_completion="c",
+        predicted_steps=["p"],
+        token_count=3,
     )
     assert out["generator_id"] == "g1" and out["goal"] == "goal" and out["topic"] == ""
     assert out["generator"] == {"backend": "imported", "provider": "", "model": "m"}
@@ -282,7 +368,10 @@ def test_dumps_line_keeps_unicode():
     assert formats.dumps_line({"goal": "café"}) == '{"goal": "café"}\n'
 
 
-@pytest.mark.parametrize("spec, expected", [("bench", ("bench", None)), ("bench@v2", ("bench", "v2")), ("a@b@v3", ("a@b", "v3"))])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [("bench", ("bench", None)), ("bench@v2", ("bench", "v2")), ("a@b@v3", ("a@b", "v3"))],
+)
 def test_split_dataset_spec(spec, expected):
     assert formats.split_dataset_spec(spec) == expected
 

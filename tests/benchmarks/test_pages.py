@@ -1,5 +1,6 @@
 """The dataset browser pages: access per role, counts, filters (htmx partial and plain GET),
 pagination, the side-by-side procedure page, error pages, query counts, and one real-browser run."""
+
 from __future__ import annotations
 
 import re
@@ -75,7 +76,7 @@ def test_dataset_page_topic_counts(bench, researcher):
     counts = {t.slug: t.count for t in response.context["topics"]}
     assert counts == {t.slug: 2 for t in bench["topics"]}
     html = response.content.decode()
-    assert f'?topic={bench["topics"][0].slug}' in html
+    assert f"?topic={bench['topics'][0].slug}" in html
 
 
 def _rows(response) -> list[str]:
@@ -134,7 +135,9 @@ def test_pagination_keeps_filters(db, researcher):
 def test_procedure_page_shows_every_generation_side_by_side(bench, researcher):
     proc = bench["procedures"][2]
     extra = Generator.objects.create(name="no-count", model="m")
-    Generation.objects.create(procedure=proc, generator=extra, predicted_steps=["alpha beta", "gamma"])
+    Generation.objects.create(
+        procedure=proc, generator=extra, predicted_steps=["alpha beta", "gamma"]
+    )
     response = researcher.get(proc.get_absolute_url())
     html = response.content.decode()
     assert proc.goal in html and "flour" in html and "water" in html
@@ -142,11 +145,15 @@ def test_procedure_page_shows_every_generation_side_by_side(bench, researcher):
     assert len(columns) == 1 + 4  # the reference and every generation
     for name in ("gen-0", "gen-1", "gen-2", "no-count"):
         assert f">{name}</h3>" in html
-    ref_steps = re.search(r'class="compare-col reference".*?<ol class="steps">(.*?)</ol>', html, re.DOTALL).group(1)
+    ref_steps = re.search(
+        r'class="compare-col reference".*?<ol class="steps">(.*?)</ol>', html, re.DOTALL
+    ).group(1)
     assert re.findall(r"<li>(.*?)</li>", ref_steps) == proc.steps
     assert f"{count_steps_tokens(proc.steps)} tokens" in html
     assert "12 tokens" in html  # stored token_count of ex-0002
-    assert f"{count_steps_tokens(['alpha beta', 'gamma'])} tokens" in html  # counted when not stored
+    assert (
+        f"{count_steps_tokens(['alpha beta', 'gamma'])} tokens" in html
+    )  # counted when not stored
     assert "<li>gen-1 says 2</li>" in html
     assert "<dt>duplicate_steps</dt>" in html and "<summary>Raw model output</summary>" in html
 
@@ -194,7 +201,9 @@ def test_home_links_by_role(db, client, make_user):
 
 
 @pytest.mark.e2e
-def test_browser_filters_the_table_in_place(live_server, transactional_db, make_user, client, browser):
+def test_browser_filters_the_table_in_place(
+    live_server, transactional_db, make_user, client, browser
+):
     """Typing in the search box swaps only the table (htmx), pushes the URL, and keeps the page."""
     from core.roles import ensure_roles
 
@@ -213,7 +222,9 @@ def test_browser_filters_the_table_in_place(live_server, transactional_db, make_
         page.keyboard.press("/")  # app.js: "/" focuses the search box
         assert page.evaluate("document.activeElement.id") == "filter-q"
         page.fill("#filter-q", "sourdough")
-        page.wait_for_function("document.querySelectorAll('table.procedures tbody tr').length === 1")
+        page.wait_for_function(
+            "document.querySelectorAll('table.procedures tbody tr').length === 1"
+        )
         assert page.evaluate("window.__marker") == "kept"  # no full reload
         assert "q=sourdough" in page.url
         page.select_option("#filter-topic", b["topics"][1].slug)
@@ -230,6 +241,8 @@ def test_login_page_round_trip(bench, client, make_user):
     assert 'autocomplete="current-password"' in page and f'value="{target}"' in page
     bad = client.post(reverse("login"), {"username": "rita", "password": "wrong", "next": target})
     assert bad.status_code == 200 and "didn't match" in bad.content.decode()
-    good = client.post(reverse("login"), {"username": "rita", "password": "pw-Test-12345", "next": target})
+    good = client.post(
+        reverse("login"), {"username": "rita", "password": "pw-Test-12345", "next": target}
+    )
     assert good.status_code == 302 and good["Location"] == target
     assert client.get(target).status_code == 200

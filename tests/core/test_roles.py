@@ -1,10 +1,19 @@
 """The three roles as groups: what each may do with benchmark data, by permission and by page."""
+
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group, Permission
 
-from core.roles import ADMIN, ANNOTATOR, PROJECT_APPS, RESEARCHER, ensure_roles, is_admin, is_researcher
+from core.roles import (
+    ADMIN,
+    ANNOTATOR,
+    PROJECT_APPS,
+    RESEARCHER,
+    ensure_roles,
+    is_admin,
+    is_researcher,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -18,13 +27,21 @@ BENCHMARK_MODELS = ("topic", "dataset", "procedure", "generator", "generation")
 
 def _codenames(group_name: str, app_label: str = "benchmarks") -> set[str]:
     group = Group.objects.get(name=group_name)
-    return set(group.permissions.filter(content_type__app_label=app_label).values_list("codename", flat=True))
+    return set(
+        group.permissions.filter(content_type__app_label=app_label).values_list(
+            "codename", flat=True
+        )
+    )
 
 
 @pytest.mark.django_db
 def test_groups_exist_after_migrate():
-    assert set(Group.objects.filter(name__in=[ANNOTATOR, RESEARCHER, ADMIN]).values_list("name", flat=True)) == {
-        ANNOTATOR, RESEARCHER, ADMIN,
+    assert set(
+        Group.objects.filter(name__in=[ANNOTATOR, RESEARCHER, ADMIN]).values_list("name", flat=True)
+    ) == {
+        ANNOTATOR,
+        RESEARCHER,
+        ADMIN,
     }
 
 
@@ -55,13 +72,19 @@ def test_admin_has_every_project_permission():
 @pytest.mark.django_db
 def test_roles_stay_out_of_auth_permissions():
     for role in (ANNOTATOR, RESEARCHER, ADMIN):
-        assert not Group.objects.get(name=role).permissions.filter(content_type__app_label="auth").exists()
+        assert (
+            not Group.objects.get(name=role)
+            .permissions.filter(content_type__app_label="auth")
+            .exists()
+        )
 
 
 @pytest.mark.django_db
 def test_ensure_roles_is_idempotent_and_repairs_groups():
     before = {r: _codenames(r) for r in (ANNOTATOR, RESEARCHER, ADMIN)}
-    Group.objects.get(name=RESEARCHER).permissions.add(Permission.objects.get(codename="delete_procedure"))
+    Group.objects.get(name=RESEARCHER).permissions.add(
+        Permission.objects.get(codename="delete_procedure")
+    )
     Group.objects.get(name=ADMIN).delete()
     ensure_roles()
     ensure_roles()
@@ -76,10 +99,18 @@ def test_role_helpers(make_user, django_user_model):
     superuser = django_user_model.objects.create_superuser("root", password="pw-Test-12345")
     nobody = make_user("n")
     assert [is_researcher(u) for u in (annotator, researcher, admin, superuser, nobody)] == [
-        False, True, True, True, False,
+        False,
+        True,
+        True,
+        True,
+        False,
     ]
     assert [is_admin(u) for u in (annotator, researcher, admin, superuser, nobody)] == [
-        False, False, True, True, False,
+        False,
+        False,
+        True,
+        True,
+        False,
     ]
     assert researcher.has_perm("benchmarks.view_procedure")
     assert not researcher.has_perm("benchmarks.change_procedure")

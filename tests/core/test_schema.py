@@ -1,4 +1,5 @@
 """The OpenAPI schema of every app generates cleanly: no warnings, valid OpenAPI 3."""
+
 from django.core.management import call_command
 
 

@@ -1,4 +1,5 @@
 """Settings come from the environment; production mode passes ``check --deploy``."""
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,12 @@ def run_manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in drop}
     base.update(env)
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -37,7 +43,9 @@ def test_production_mode_passes_check_deploy():
 
 def test_development_mode_fails_check_deploy():
     """The check is real: the development defaults are flagged."""
-    result = run_manage("check", "--deploy", "--fail-level", "WARNING", env={"DJANGO_ENV": "development"})
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING", env={"DJANGO_ENV": "development"}
+    )
     assert result.returncode != 0
     assert "security.W" in result.stderr + result.stdout
 
@@ -64,23 +72,38 @@ def test_settings_read_database_and_broker_from_environment():
         "print(d['ENGINE'], d['NAME'], d['HOST'], d['PORT'], s.CELERY_BROKER_URL)"
     )
     result = run_manage(
-        "shell", "-c", code,
-        env={"DATABASE_URL": "postgres://u:p@db.internal:6543/h2r", "CELERY_BROKER_URL": "redis://cache:6379/3"},
+        "shell",
+        "-c",
+        code,
+        env={
+            "DATABASE_URL": "postgres://u:p@db.internal:6543/h2r",
+            "CELERY_BROKER_URL": "redis://cache:6379/3",
+        },
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-5:] == [
-        "django.db.backends.postgresql", "h2r", "db.internal", "6543", "redis://cache:6379/3",
+        "django.db.backends.postgresql",
+        "h2r",
+        "db.internal",
+        "6543",
+        "redis://cache:6379/3",
     ]
 
 
 def test_embedded_default_is_sqlite_and_filesystem_broker(tmp_path):
     env = {"HOW2REVIEW_VAR_DIR": str(tmp_path)}
     code = "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], s.CELERY_BROKER_URL)"
-    base_env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    base_env = {
+        k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}
+    }
     base_env.update(env)
     result = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=base_env,
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=base_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-2:] == ["django.db.backends.sqlite3", "filesystem://"]

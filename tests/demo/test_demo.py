@@ -1,4 +1,5 @@
 """The demo: fixtures transcribed from the paper, load_demo, ensure_demo_admin and run_demo."""
+
 from __future__ import annotations
 
 import html
@@ -23,7 +24,11 @@ from benchmarks.topics import TOPICS
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "fixtures" / "demo"
 SEED = Path("/work/shared/seeds/000_8e61bafd7a78fa0b.txt")
-QUALITATIVE = ("paper-table17-crime-law", "paper-table18-science-math-tech", "paper-table19-art-design")
+QUALITATIVE = (
+    "paper-table17-crime-law",
+    "paper-table18-science-math-tech",
+    "paper-table19-art-design",
+)
 FRONTIER = ("claude-opus-4.5", "gpt-5", "gemini-2.5-pro")
 # Verdicts printed in Tables 1 and 17-19: (example, generator) -> has a critical failure.
 PUBLISHED = {
@@ -50,7 +55,9 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def is_str_list(value) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) and v.strip() == v and v for v in value)
+    return isinstance(value, list) and all(
+        isinstance(v, str) and v.strip() == v and v for v in value
+    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +90,9 @@ def test_procedures_follow_the_example_schema(procedures):
         assert rec["topic"] in topic_names, (eid, rec["topic"])
         assert isinstance(rec["goal"], str) and rec["goal"].strip() == rec["goal"] and rec["goal"]
         assert is_str_list(rec["steps"]) and len(rec["steps"]) >= 4, eid
-        assert isinstance(rec["resources"], list) and all(isinstance(r, str) and r for r in rec["resources"])
+        assert isinstance(rec["resources"], list) and all(
+            isinstance(r, str) and r for r in rec["resources"]
+        )
         for text in [rec["goal"], *rec["steps"], *rec["resources"]]:
             assert "<" not in text and "&amp;" not in text, (eid, text)
             assert not re.match(r"^\d+\.", text), (eid, text)  # numbering stripped
@@ -95,7 +104,9 @@ def test_table7_has_one_procedure_per_topic(procedures):
     assert sorted(r["topic"] for r in table7.values()) == sorted(name for _, name in TOPICS)
     for slug, name in TOPICS:
         assert procedures[f"paper-table7-{slug}"]["topic"] == name
-        assert procedures[f"paper-table7-{slug}"]["resources"], slug  # Table 7 lists resources for every topic
+        assert procedures[f"paper-table7-{slug}"]["resources"], (
+            slug
+        )  # Table 7 lists resources for every topic
     assert len(procedures["paper-table7-electronics-hardware"]["steps"]) == 10
     assert procedures["paper-table7-crime-law"]["steps"][3] == (
         "Wait 30 days for co-owners to express their desire to purchase your share."
@@ -106,10 +117,18 @@ def test_table1_and_qualitative_procedures(procedures):
     for eid in ("paper-table1-crime-law", "paper-table1-food-dining", *QUALITATIVE):
         assert eid in procedures
     # Table 17 shows the Table 7 Crime & Law procedure; Table 1 abridges its goal.
-    assert procedures["paper-table17-crime-law"]["steps"] == procedures["paper-table7-crime-law"]["steps"]
-    assert procedures["paper-table17-crime-law"]["goal"] == procedures["paper-table7-crime-law"]["goal"]
+    assert (
+        procedures["paper-table17-crime-law"]["steps"]
+        == procedures["paper-table7-crime-law"]["steps"]
+    )
+    assert (
+        procedures["paper-table17-crime-law"]["goal"]
+        == procedures["paper-table7-crime-law"]["goal"]
+    )
     assert "with separate ownership" not in procedures["paper-table1-crime-law"]["goal"]
-    assert procedures["paper-table18-science-math-tech"]["steps"][0].startswith("Combine H₂O, 10X PFU Ultra")
+    assert procedures["paper-table18-science-math-tech"]["steps"][0].startswith(
+        "Combine H₂O, 10X PFU Ultra"
+    )
 
 
 def test_generations_reference_procedures(procedures, generations):
@@ -120,9 +139,14 @@ def test_generations_reference_procedures(procedures, generations):
             assert rec["generator_id"] == gid
             proc = procedures[rec["source_example_id"]]
             assert (rec["goal"], rec["steps"], rec["resources"], rec["topic"]) == (
-                proc["goal"], proc["steps"], proc["resources"], proc["topic"],
+                proc["goal"],
+                proc["steps"],
+                proc["resources"],
+                proc["topic"],
             )
-            assert is_str_list(rec["predicted_steps"]) and len(rec["predicted_steps"]) == len(proc["steps"])
+            assert is_str_list(rec["predicted_steps"]) and len(rec["predicted_steps"]) == len(
+                proc["steps"]
+            )
     for gid in FRONTIER:  # Tables 17-19 show all three frontier models
         assert set(QUALITATIVE) <= {r["source_example_id"] for r in generations[gid]}
     gpt_refusal = next(r for r in generations["gpt-5"] if r["source_example_id"] == QUALITATIVE[1])
@@ -157,7 +181,9 @@ def test_judgments_carry_the_published_verdicts(procedures, generations, judgmen
     gpt = seen[("paper-table18-science-math-tech", "gpt-5")]
     assert [f["L1_steps"] for f in gpt["critical_failures"]] == [[1, 2, 3, 4], [2], [1]]
     qwen = seen[("paper-table1-food-dining", "qwen3-8b-instruct")]
-    assert qwen["critical_failures"][0]["L1_steps"] == [6] and qwen["critical_failures"][0]["L2_steps"] == [6]
+    assert qwen["critical_failures"][0]["L1_steps"] == [6] and qwen["critical_failures"][0][
+        "L2_steps"
+    ] == [6]
 
 
 @pytest.mark.skipif(not SEED.exists(), reason="the paper's text (seed 000) is not on this machine")
@@ -197,14 +223,26 @@ def _snapshot():
 
     judging = [
         list(JudgeRun.objects.order_by("id").values_list("id", "judge__name", "n_total")),
-        list(Judgment.objects.order_by("id").values_list("id", "source_example_id", "has_failure", "critical_failures")),
+        list(
+            Judgment.objects.order_by("id").values_list(
+                "id", "source_example_id", "has_failure", "critical_failures"
+            )
+        ),
     ]
     return (
         judging,
         list(Dataset.objects.values_list("id", "name", "version")),
-        list(Procedure.objects.order_by("id").values_list("id", "source_example_id", "goal", "steps", "resources", "topic__slug")),
+        list(
+            Procedure.objects.order_by("id").values_list(
+                "id", "source_example_id", "goal", "steps", "resources", "topic__slug"
+            )
+        ),
         list(Generator.objects.order_by("id").values_list("id", "name")),
-        list(Generation.objects.order_by("id").values_list("id", "procedure__source_example_id", "generator__name", "predicted_steps")),
+        list(
+            Generation.objects.order_by("id").values_list(
+                "id", "procedure__source_example_id", "generator__name", "predicted_steps"
+            )
+        ),
         list(User.objects.order_by("id").values_list("id", "username", "password", "is_superuser")),
     )
 
@@ -221,7 +259,10 @@ def test_load_demo_is_idempotent(var_dir):
     first = _snapshot()
     assert Procedure.objects.filter(dataset__name="how2bench-demo").count() == 19
     assert Generation.objects.filter(procedure__dataset__name="how2bench-demo").count() == 11
-    researcher, annotator = User.objects.get(username="researcher"), User.objects.get(username="annotator")
+    researcher, annotator = (
+        User.objects.get(username="researcher"),
+        User.objects.get(username="annotator"),
+    )
     assert is_researcher(researcher) and not is_researcher(annotator)
     assert user_roles(annotator) == {"annotator"}
     assert annotator.check_password((var_dir / "demo-annotator-password").read_text().strip())
@@ -249,7 +290,9 @@ def test_demo_annotator_can_enter_the_demo_study(var_dir, client):
 
     call_command("load_demo", stdout=io.StringIO())
     study = Study.objects.get(name="Demo study: the paper's examples")
-    response = client.get(f"/study/s/{study.slug}/", {"PROLIFIC_PID": "demo1", "STUDY_ID": "demo", "SESSION_ID": "s1"})
+    response = client.get(
+        f"/study/s/{study.slug}/", {"PROLIFIC_PID": "demo1", "STUDY_ID": "demo", "SESSION_ID": "s1"}
+    )
     assert response.status_code == 302
     assert Participant.objects.filter(study=study, prolific_pid="demo1").exists()
 
@@ -267,7 +310,11 @@ def test_ensure_demo_admin_creates_a_working_login(var_dir, client):
     assert len(password) >= 12
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
     printed = out.getvalue()
-    assert "http://127.0.0.1:8123/accounts/login/" in printed and password in printed and "admin" in printed
+    assert (
+        "http://127.0.0.1:8123/accounts/login/" in printed
+        and password in printed
+        and "admin" in printed
+    )
 
     admin = User.objects.get(username="admin")
     assert admin.is_superuser and admin.is_staff and is_admin(admin)
@@ -276,7 +323,10 @@ def test_ensure_demo_admin_creates_a_working_login(var_dir, client):
     client.get("/accounts/login/")  # real login form, CSRF enforced
     client.handler.enforce_csrf_checks = True
     token = client.cookies["csrftoken"].value
-    response = client.post("/accounts/login/", {"username": "admin", "password": password, "csrfmiddlewaretoken": token})
+    response = client.post(
+        "/accounts/login/",
+        {"username": "admin", "password": password, "csrfmiddlewaretoken": token},
+    )
     assert response.status_code == 302
     assert client.session["_auth_user_id"] == str(admin.pk)
 
@@ -300,12 +350,14 @@ def test_ensure_demo_admin_takes_the_password_from_the_environment(var_dir, monk
 
 @pytest.mark.django_db
 def test_demo_users_get_their_roles(var_dir):
-    from demo.management.commands.load_demo import demo_user_ensure
     from core.roles import is_admin, is_researcher
+    from demo.management.commands.load_demo import demo_user_ensure
 
     researcher, created = demo_user_ensure(username="researcher")
     # researchers get the console (read-only there by their group's permissions)
-    assert created and is_researcher(researcher) and not is_admin(researcher) and researcher.is_staff
+    assert (
+        created and is_researcher(researcher) and not is_admin(researcher) and researcher.is_staff
+    )
     annotator, _ = demo_user_ensure(username="annotator")
     assert not is_researcher(annotator) and not annotator.is_staff
     again, created = demo_user_ensure(username="annotator")
@@ -325,7 +377,11 @@ def _free_port() -> int:
 def demo_env(tmp_path_factory):
     """A fresh embedded install: SQLite in a temp dir, filesystem broker, demo admin."""
     var = tmp_path_factory.mktemp("demo-var")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "TEST_DATABASE", "DEMO_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CELERY_", "TEST_DATABASE", "DEMO_"))
+    }
     env.update(
         DATABASE_URL=f"sqlite:///{var / 'demo.sqlite3'}",
         HOW2REVIEW_VAR_DIR=str(var),
@@ -333,7 +389,9 @@ def demo_env(tmp_path_factory):
         PYTHONUNBUFFERED="1",
     )
     for argv in (["migrate", "--noinput", "-v", "0"], ["ensure_demo_admin"]):
-        subprocess.run([sys.executable, "manage.py", *argv], cwd=ROOT, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "manage.py", *argv], cwd=ROOT, env=env, check=True, capture_output=True
+        )
     return env, var
 
 
@@ -345,7 +403,10 @@ class Demo:
         self._log_file = open(self.log_path, "wb")  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "run_demo", "--port", str(self.port), "--pool", "solo"],
-            cwd=ROOT, env=env, stdout=self._log_file, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
         )
         self.var = var
 
@@ -409,11 +470,16 @@ def test_run_demo_serves_the_page_and_runs_a_worker(demo_env, monkeypatch):
         from celery import Celery
 
         folder = str(var / "broker" / "queue")
-        probe = Celery("probe", broker="filesystem://", broker_transport_options={
-            "data_folder_in": folder, "data_folder_out": folder,
-            "processed_folder": str(var / "broker" / "processed"),
-            "control_folder": str(var / "broker" / "control"),
-        })
+        probe = Celery(
+            "probe",
+            broker="filesystem://",
+            broker_transport_options={
+                "data_folder_in": folder,
+                "data_folder_out": folder,
+                "processed_folder": str(var / "broker" / "processed"),
+                "control_folder": str(var / "broker" / "control"),
+            },
+        )
         task_id = probe.send_task("celery.accumulate", args=(7, 8), queue="default").id
         demo.wait_for(f"celery.accumulate[{task_id}] succeeded", timeout=30)
 

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from annotation.services import flow as services
 from annotation.models import Annotation, AttentionCheckResult, Participant
+from annotation.services import flow as services
+from annotation.services import study as study_services
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -55,7 +56,7 @@ def build_study(min_seconds: int) -> services.Study:
         ["Boil water.", "Steep the bag 3 minutes.", "Remove the bag."],
         ["Boil water.", "Steep the bag for 3 hours.", "Remove the bag."],
     )
-    return services.study_create(
+    return study_services.study_create(
         name="Critical failures in how-to procedures",
         generation_ids=[x.pk for x in regular],
         known_items=[

@@ -1,4 +1,5 @@
 """A researcher creates a study in the browser and reads its progress page."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Test data and a deterministic H.3 judge responder for the local LLM test server."""
+
 from __future__ import annotations
 
 import json
@@ -20,25 +21,44 @@ def judge_responder(req) -> str:
     for line in l2.splitlines():
         num, _, text = line.partition(". ")
         if "BAD" in text:
-            failures.append({"failure": f"step {num} is bad", "L1_steps": [1], "L2_steps": [int(num)]})
+            failures.append(
+                {"failure": f"step {num} is bad", "L1_steps": [1], "L2_steps": [int(num)]}
+            )
     body = json.dumps({"reasoning": "checked every step", "critical_failures": failures})
     if "THINK" in l2:
         return f"<think>hmm</think>\n```json\n{body}\n```"
     return body
 
 
-def make_data(*, n: int = 10, generators=("gen-a",), dataset: str = "bench", bad_every: int = 0,
-              garble_every: int = 0, topics=("food-dining", "health")) -> dict:
+def make_data(
+    *,
+    n: int = 10,
+    generators=("gen-a",),
+    dataset: str = "bench",
+    bad_every: int = 0,
+    garble_every: int = 0,
+    topics=("food-dining", "health"),
+) -> dict:
     ds = Dataset.objects.create(name=dataset)
     from benchmarks.topics import topic_name
 
     # transactional tests truncate the topics the migration seeded: bring back those we use
-    topic_objs = [Topic.objects.get_or_create(slug=s, defaults={"name": topic_name(s)})[0] for s in topics]
-    procs = Procedure.objects.bulk_create([
-        Procedure(dataset=ds, source_example_id=f"ex-{i:05d}", topic=topic_objs[i % len(topic_objs)],
-                  goal=f"Goal number {i}", resources=["r"], steps=[f"Ref step {k} of {i}" for k in range(1, 5)])
-        for i in range(n)
-    ])
+    topic_objs = [
+        Topic.objects.get_or_create(slug=s, defaults={"name": topic_name(s)})[0] for s in topics
+    ]
+    procs = Procedure.objects.bulk_create(
+        [
+            Procedure(
+                dataset=ds,
+                source_example_id=f"ex-{i:05d}",
+                topic=topic_objs[i % len(topic_objs)],
+                goal=f"Goal number {i}",
+                resources=["r"],
+                steps=[f"Ref step {k} of {i}" for k in range(1, 5)],
+            )
+            for i in range(n)
+        ]
+    )
     gens = []
     out = {"dataset": ds, "procedures": procs, "generators": []}
     for gname in generators:
@@ -50,7 +70,9 @@ def make_data(*, n: int = 10, generators=("gen-a",), dataset: str = "bench", bad
                 steps[1] += " BAD"
             if garble_every and i % garble_every == 1:
                 steps[2] += " GARBLE"
-            gens.append(Generation(procedure=p, generator=g, predicted_steps=steps, token_count=10 + i))
+            gens.append(
+                Generation(procedure=p, generator=g, predicted_steps=steps, token_count=10 + i)
+            )
     Generation.objects.bulk_create(gens)
     out["generations"] = list(Generation.objects.filter(procedure__dataset=ds).order_by("id"))
     return out

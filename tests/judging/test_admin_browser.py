@@ -1,5 +1,6 @@
 """Real browser (Playwright + Debian chromium): the admin estimates, launches a judge run and
 watches the htmx progress bar move to the end without reloading the page."""
+
 from __future__ import annotations
 
 import threading
@@ -7,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from judging.services import runs as services
 from judging.models import JudgeRun
+from judging.services import runs as services
 from tests.judging.support import judge_responder, make_data
 
 CHROMIUM = "/usr/bin/chromium"
@@ -24,11 +25,13 @@ def page(browser):
     context.close()
 
 
-def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, make_user, monkeypatch):
-    from core.roles import ensure_roles
+def test_launch_with_estimate_then_live_progress(
+    page, live_server, llm_server, make_user, monkeypatch
+):
+    from django.db import connections
     from django.test import Client
 
-    from django.db import connections
+    from core.roles import ensure_roles
 
     # live-server request threads close their connection after each request (no leftover
     # sessions when the test database is dropped)
@@ -37,8 +40,15 @@ def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, 
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.25
     data = make_data(n=12, bad_every=4)
-    judge = services.judge_create(name="browser-judge", backend="openai", base_url=llm_server.base_url, model="m",
-                                  concurrency=2, price_input_per_mtok=Decimal("3"), price_output_per_mtok=Decimal("12"))
+    judge = services.judge_create(
+        name="browser-judge",
+        backend="openai",
+        base_url=llm_server.base_url,
+        model="m",
+        concurrency=2,
+        price_input_per_mtok=Decimal("3"),
+        price_output_per_mtok=Decimal("12"),
+    )
     # the worker's part, in a thread of this process (the broker is not under test here)
     workers: list[threading.Thread] = []
 
@@ -58,8 +68,9 @@ def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, 
     monkeypatch.setattr("judging.services.runs.enqueue_run", enqueue)
     client = Client()
     client.force_login(make_user("boss", role="admin", staff=True))
-    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
-                               "url": live_server.url}])
+    page.context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
 
     page.goto(f"{live_server.url}/admin/judging/judgerun/launch/")
     page.select_option("select[name=judge]", str(judge.pk))
@@ -87,4 +98,3 @@ def test_launch_with_estimate_then_live_progress(page, live_server, llm_server, 
     assert run.n_done == 12 and run.cost > 0
     for t in workers:
         t.join(timeout=10)
-

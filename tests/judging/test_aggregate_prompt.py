@@ -1,4 +1,5 @@
 """How2Score aggregate (pure) against the reference's definitions, and the H.3 prompt file."""
+
 from __future__ import annotations
 
 import difflib
@@ -14,13 +15,23 @@ SEED = Path("/work/shared/seeds/000_8e61bafd7a78fa0b.txt")
 
 
 def rec(topic, has_failure, n, parse_failed=False, tokens=None):
-    return {"topic": topic, "has_failure": has_failure, "n_failures": n, "parse_failed": parse_failed,
-            "generated_tokens": tokens}
+    return {
+        "topic": topic,
+        "has_failure": has_failure,
+        "n_failures": n,
+        "parse_failed": parse_failed,
+        "generated_tokens": tokens,
+    }
 
 
 def test_how2score_excludes_parse_failures_and_counts_them():
-    records = [rec("food", False, 0, tokens=100), rec("food", True, 2, tokens=200), rec("home", True, 1, tokens=300),
-               rec("home", False, 0), rec("home", True, 0, parse_failed=True, tokens=400)]
+    records = [
+        rec("food", False, 0, tokens=100),
+        rec("food", True, 2, tokens=200),
+        rec("home", True, 1, tokens=300),
+        rec("home", False, 0),
+        rec("home", True, 0, parse_failed=True, tokens=400),
+    ]
     summary, rows = how2score(records)
     assert summary["n_examples"] == 4
     assert summary["n_with_failures"] == 2
@@ -42,9 +53,16 @@ def test_how2score_empty():
 
 def test_render_prompt_numbers_steps_and_fills_fields():
     template = prompting.load_template("judge_h3")
-    prompt = prompting.render_judge_prompt(template=template, goal=" Bake bread ",
-                                           reference_steps=["Mix.", " ", "Bake."], steps=["Mix", "Bake", "Eat"])
-    assert "Goal:\nBake bread\n\nL1:\n1. Mix.\n2. Bake.\n\nL2:\n1. Mix\n2. Bake\n3. Eat\n\n# Output format" in prompt
+    prompt = prompting.render_judge_prompt(
+        template=template,
+        goal=" Bake bread ",
+        reference_steps=["Mix.", " ", "Bake."],
+        steps=["Mix", "Bake", "Eat"],
+    )
+    assert (
+        "Goal:\nBake bread\n\nL1:\n1. Mix.\n2. Bake.\n\nL2:\n1. Mix\n2. Bake\n3. Eat\n\n# Output format"
+        in prompt
+    )
     assert '{\n  "reasoning": "<string>",' in prompt  # doubled braces rendered
     assert prompt.endswith("Return only valid json.")
 
@@ -65,8 +83,11 @@ def test_prompt_is_figure_22_of_seed_000():
     ours = _normalise(prompting.load_template("judge_h3"))
     ratio = difflib.SequenceMatcher(None, figure, ours, autojunk=False).ratio()
     assert ratio > 0.99, ratio
-    for line in ("Each failure must be linked to", "If no failures are found, return \"critical_failures\": [].",
-                 "Minimize reliance on outside knowledge as much as possible."):
+    for line in (
+        "Each failure must be linked to",
+        'If no failures are found, return "critical_failures": [].',
+        "Minimize reliance on outside knowledge as much as possible.",
+    ):
         assert line in prompting.load_template("judge_h3")
 
 

@@ -1,4 +1,5 @@
 """Judging API (roles) and the admin console (estimate before launch, progress, cancel)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -7,8 +8,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from judging.services import runs as services
 from judging.models import JudgeRun, Judgment
+from judging.services import runs as services
 from tests.judging.support import judge_responder, make_data
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,8 +23,15 @@ def roles(db):
 
 
 def judge_for(server, name="api-judge"):
-    return services.judge_create(name=name, backend="openai", base_url=server.base_url, model="m", concurrency=4,
-                                 price_input_per_mtok=Decimal("1"), price_output_per_mtok=Decimal("4"))
+    return services.judge_create(
+        name=name,
+        backend="openai",
+        base_url=server.base_url,
+        model="m",
+        concurrency=4,
+        price_input_per_mtok=Decimal("1"),
+        price_output_per_mtok=Decimal("4"),
+    )
 
 
 def client_for(user):
@@ -36,7 +44,10 @@ def client_for(user):
 def enqueued(monkeypatch):
     """Record the runs enqueued after commit instead of sending them to a broker."""
     calls: list[int] = []
-    monkeypatch.setattr("judging.services.runs.enqueue_run", lambda *, run_id, backend, countdown=None: calls.append(run_id))
+    monkeypatch.setattr(
+        "judging.services.runs.enqueue_run",
+        lambda *, run_id, backend, countdown=None: calls.append(run_id),
+    )
     return calls
 
 
@@ -56,8 +67,16 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
     body = {"judge": "api-judge", "selection": {"dataset": data["dataset"].pk}}
     assert res_c.post("/api/judge-runs/", body, format="json").status_code == 403
     est = admin_c.post("/api/judge-runs/estimate/", body, format="json")
-    assert est.status_code == 200 and est.json()["n_items"] == 3 and Decimal(est.json()["est_cost"]) > 0
-    bad = admin_c.post("/api/judge-runs/", {"judge": "api-judge", "selection": {"generators": ["zzz"]}}, format="json")
+    assert (
+        est.status_code == 200
+        and est.json()["n_items"] == 3
+        and Decimal(est.json()["est_cost"]) > 0
+    )
+    bad = admin_c.post(
+        "/api/judge-runs/",
+        {"judge": "api-judge", "selection": {"generators": ["zzz"]}},
+        format="json",
+    )
     assert bad.status_code == 400 and "generators" in str(bad.json())
 
     created = admin_c.post("/api/judge-runs/", body, format="json")
@@ -67,15 +86,20 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
     services.judge_run_execute_chunk(run_id=run_id)  # what the worker would do
 
     detail = res_c.get(f"/api/judge-runs/{run_id}/").json()
-    assert detail["status"] == "succeeded" and detail["n_done"] == 3 and detail["progress"]["fraction"] == 1.0
+    assert (
+        detail["status"] == "succeeded"
+        and detail["n_done"] == 3
+        and detail["progress"]["fraction"] == 1.0
+    )
     judgments = res_c.get(f"/api/judgments/?run={run_id}").json()
     assert judgments["count"] == 3
     assert sum(j["has_failure"] for j in judgments["results"]) == 2
     score = res_c.get(f"/api/judges/{judge.pk}/how2score/").json()
     assert score["generators"][0]["n_examples"] == 3
     assert res_c.post(f"/api/judge-runs/{run_id}/cancel/").status_code == 403
-    run2 = services.judge_run_create(judge=judge_for(llm_server, "j2"), selection={"dataset": data["dataset"].pk},
-                                     enqueue=False)
+    run2 = services.judge_run_create(
+        judge=judge_for(llm_server, "j2"), selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     cancelled = admin_c.post(f"/api/judge-runs/{run2.pk}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
 
@@ -94,13 +118,17 @@ def test_admin_estimate_then_launch_then_progress(llm_server, make_user, roles, 
     launched = client.post(url, {"judge": judge.pk, "dataset": data["dataset"].pk, "confirm": "1"})
     run = JudgeRun.objects.get()
     assert enqueued == [run.pk]
-    assert launched.status_code == 302 and launched["Location"].endswith(f"/judgerun/{run.pk}/change/")
+    assert launched.status_code == 302 and launched["Location"].endswith(
+        f"/judgerun/{run.pk}/change/"
+    )
     change = client.get(launched["Location"]).content.decode()
     assert 'hx-trigger="every 1s"' in change and "0 / 4" in change
     llm_server.responder = judge_responder
     services.judge_run_execute_chunk(run_id=run.pk)
     partial = client.get(reverse("admin:judging_judgerun_progress", args=[run.pk])).content.decode()
-    assert "4 / 4" in partial and "succeeded" in partial and "hx-trigger" not in partial  # polling stops
+    assert (
+        "4 / 4" in partial and "succeeded" in partial and "hx-trigger" not in partial
+    )  # polling stops
     assert Judgment.objects.count() == 4
 
 

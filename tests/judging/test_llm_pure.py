@@ -1,8 +1,9 @@
 """Pure pieces of the LLM layer: retry policy, Retry-After parsing, token buckets."""
+
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 from benchmarks.llm.ratelimit import RateLimiter
@@ -28,7 +29,7 @@ def test_parse_retry_after_seconds_and_date():
     assert parse_retry_after("2") == 2.0
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     header = format_datetime(now + timedelta(seconds=30), usegmt=True)
     assert abs(parse_retry_after(header, now=now) - 30.0) < 1e-6
 
@@ -41,7 +42,9 @@ def test_rate_limiter_with_fake_clock():
         slept.append(s)
         clock["t"] += s
 
-    limiter = RateLimiter(requests_per_minute=60, tokens_per_minute=600, clock=lambda: clock["t"], sleep=sleep)
+    limiter = RateLimiter(
+        requests_per_minute=60, tokens_per_minute=600, clock=lambda: clock["t"], sleep=sleep
+    )
     for _ in range(60):
         assert limiter.acquire(tokens=1) == 0.0  # the burst
     waited = limiter.acquire(tokens=1)

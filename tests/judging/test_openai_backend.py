@@ -1,4 +1,5 @@
 """The OpenAI-compatible backend through the real ``openai`` client against the local test server."""
+
 from __future__ import annotations
 
 import threading
@@ -11,11 +12,21 @@ from benchmarks.llm.registry import build_backend
 
 
 def test_chat_reply_usage_and_structured_output(llm_server, llm_backend_config):
-    llm_server.responder = lambda req: {"text": '{"a": 1}', "prompt_tokens": 11, "completion_tokens": 7}
+    llm_server.responder = lambda req: {
+        "text": '{"a": 1}',
+        "prompt_tokens": 11,
+        "completion_tokens": 7,
+    }
     backend = build_backend(llm_backend_config)
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-    out = backend.complete(LLMRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=20,
-                                      json_schema=schema, json_schema_name="thing"))
+    out = backend.complete(
+        LLMRequest(
+            messages=[{"role": "user", "content": "hi"}],
+            max_tokens=20,
+            json_schema=schema,
+            json_schema_name="thing",
+        )
+    )
     assert out.text == '{"a": 1}'
     assert (out.prompt_tokens, out.completion_tokens) == (11, 7)
     body = llm_server.requests[0].body
@@ -99,7 +110,13 @@ def test_complete_many_keeps_order_and_reports_failures_inline(llm_server, llm_b
     backend = build_backend(llm_backend_config)
     results = backend.complete_many([LLMRequest(prompt=f"p{i}") for i in range(6)])
     assert [r.text if isinstance(r, LLMResponse) else "ERR" for r in results] == [
-        "echo: p0", "echo: p1", "echo: p2", "ERR", "echo: p4", "echo: p5"]
+        "echo: p0",
+        "echo: p1",
+        "echo: p2",
+        "ERR",
+        "echo: p4",
+        "echo: p5",
+    ]
     assert isinstance(results[3], LLMError) and results[3].status == 400
 
 

@@ -1,4 +1,5 @@
 """Judge runs through the service layer against the local OpenAI-compatible test server."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -6,9 +7,9 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
+from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.selectors import judgments as selectors
 from judging.services import runs as services
-from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from tests.judging.support import judge_responder, make_data
 
 # transactional: results are written by the run's writer thread on its own connection
@@ -16,9 +17,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_judge(llm_server, name="j1", **kw):
-    fields = dict(backend="openai", base_url=llm_server.base_url, model="judge-model", concurrency=8,
-                  max_retries=3, timeout_s=5, price_input_per_mtok=Decimal("2"), price_output_per_mtok=Decimal("8"),
-                  decoding={"temperature": 0, "max_tokens": 512})
+    fields = dict(
+        backend="openai",
+        base_url=llm_server.base_url,
+        model="judge-model",
+        concurrency=8,
+        max_retries=3,
+        timeout_s=5,
+        price_input_per_mtok=Decimal("2"),
+        price_output_per_mtok=Decimal("8"),
+        decoding={"temperature": 0, "max_tokens": 512},
+    )
     fields.update(kw)
     return services.judge_create(name=name, **fields)
 
@@ -28,7 +37,9 @@ def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, mon
     llm_server.responder = judge_responder
     data = make_data(n=12, bad_every=3, garble_every=5)
     judge = make_judge(llm_server)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     assert run.n_total == 12 and run.estimated_cost > 0
     llm_server.add_fault("status", status=429, retry_after=0)
     llm_server.add_fault("status", status=500)
@@ -47,12 +58,19 @@ def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, mon
     pf = Judgment.objects.filter(parse_failed=True).first()
     assert pf.raw_output == "I cannot decide {not json" and pf.parse_error
     assert run.prompt_tokens == sum(Judgment.objects.values_list("prompt_tokens", flat=True))
-    assert run.cost == (Decimal(run.prompt_tokens) * 2 + Decimal(run.completion_tokens) * 8) / Decimal(1_000_000)
+    assert run.cost == (
+        Decimal(run.prompt_tokens) * 2 + Decimal(run.completion_tokens) * 8
+    ) / Decimal(1_000_000)
     # the request: H.3 prompt as chat, structured output with the schema, decoding
     body = llm_server.requests[-1].body
-    assert body["response_format"]["json_schema"]["schema"]["required"] == ["reasoning", "critical_failures"]
+    assert body["response_format"]["json_schema"]["schema"]["required"] == [
+        "reasoning",
+        "critical_failures",
+    ]
     assert body["max_tokens"] == 512 and body["model"] == "judge-model"
-    assert "You are given a goal and two lists of steps, L1 and L2." in body["messages"][0]["content"]
+    assert (
+        "You are given a goal and two lists of steps, L1 and L2." in body["messages"][0]["content"]
+    )
     assert len(llm_server.requests) == 14  # 12 + the 429 + the 500
 
 
@@ -60,10 +78,14 @@ def test_same_content_is_never_judged_twice(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=6)
     judge = make_judge(llm_server)
-    run1 = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run1 = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     services.judge_run_execute_chunk(run_id=run1.pk)
     assert len(llm_server.requests) == 6
-    run2 = services.judge_run_create(judge=judge, selection={"generators": ["gen-a"]}, enqueue=False)
+    run2 = services.judge_run_create(
+        judge=judge, selection={"generators": ["gen-a"]}, enqueue=False
+    )
     services.judge_run_execute_chunk(run_id=run2.pk)
     run2.refresh_from_db()
     assert len(llm_server.requests) == 6  # nothing asked again
@@ -72,7 +94,9 @@ def test_same_content_is_never_judged_twice(llm_server):
     # a judge with another config (prompt/decoding) is another judge_id: judged anew
     other = make_judge(llm_server, name="j2", decoding={"temperature": 0.7})
     assert other.judge_id != judge.judge_id
-    run3 = services.judge_run_create(judge=other, selection={"generators": ["gen-a"]}, enqueue=False)
+    run3 = services.judge_run_create(
+        judge=other, selection={"generators": ["gen-a"]}, enqueue=False
+    )
     services.judge_run_execute_chunk(run_id=run3.pk)
     assert len(llm_server.requests) == 12
 
@@ -83,12 +107,17 @@ def test_identical_content_within_a_run_is_asked_once(llm_server):
     from benchmarks.models import Generation
 
     # make gen-b's candidates identical to gen-a's
-    a = {g.procedure_id: g.predicted_steps for g in Generation.objects.filter(generator__name="gen-a")}
+    a = {
+        g.procedure_id: g.predicted_steps
+        for g in Generation.objects.filter(generator__name="gen-a")
+    }
     for g in Generation.objects.filter(generator__name="gen-b"):
         g.predicted_steps = a[g.procedure_id]
         g.save()
     judge = make_judge(llm_server)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     services.judge_run_execute_chunk(run_id=run.pk)
     run.refresh_from_db()
     assert len(llm_server.requests) == 3
@@ -102,11 +131,17 @@ def test_chunks_and_failures_after_retries(llm_server, monkeypatch):
     data = make_data(n=5)
     judge = make_judge(llm_server, max_retries=0)
     target = data["procedures"][2].goal
-    llm_server.add_fault("status", status=503, count=100, match=lambda r: target + "\n" in r.prompt_text)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    llm_server.add_fault(
+        "status", status=503, count=100, match=lambda r: target + "\n" in r.prompt_text
+    )
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     first = services.judge_run_execute_chunk(run_id=run.pk, max_items=2)
     assert first.status == "more" and first.processed == 2
-    statuses = [services.judge_run_execute_chunk(run_id=run.pk, max_items=2).status for _ in range(4)]
+    statuses = [
+        services.judge_run_execute_chunk(run_id=run.pk, max_items=2).status for _ in range(4)
+    ]
     assert statuses[-1] == "inactive" and "done" in statuses
     run.refresh_from_db()
     assert run.status == "failed" and run.n_done == 4 and run.n_errors == 1
@@ -118,7 +153,9 @@ def test_cancel_stops_new_requests(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=4)
     judge = make_judge(llm_server)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     services.judge_run_cancel(run=run)
     assert run.status == "cancelled" and run.cancel_requested
     assert services.judge_run_execute_chunk(run_id=run.pk).status == "inactive"
@@ -129,7 +166,9 @@ def test_busy_lease_is_respected(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=2)
     judge = make_judge(llm_server)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     assert services._acquire_lease(run.pk, "worker-a")
     outcome = services.judge_run_execute_chunk(run_id=run.pk, owner="worker-b")
     assert outcome.status == "busy" and outcome.retry_in_s > 1
@@ -140,7 +179,9 @@ def test_selection_errors_name_the_field(llm_server):
     make_data(n=1)
     judge = make_judge(llm_server)
     with pytest.raises(ValidationError) as info:
-        services.judge_run_create(judge=judge, selection={"generators": ["nope"], "colour": 1}, enqueue=False)
+        services.judge_run_create(
+            judge=judge, selection={"generators": ["nope"], "colour": 1}, enqueue=False
+        )
     assert "colour" in info.value.message_dict
     with pytest.raises(ValidationError) as info:
         services.judge_run_create(judge=judge, selection={"generators": ["nope"]}, enqueue=False)
@@ -153,7 +194,9 @@ def test_how2score_report_by_generator_and_topic(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=8, generators=("gen-a", "gen-b"), bad_every=2, garble_every=4)
     judge = make_judge(llm_server)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     services.judge_run_execute_chunk(run_id=run.pk)
     report = selectors.how2score_report(judge=judge)
     assert [g["generator"] for g in report["generators"]] == ["gen-a", "gen-b"]
@@ -175,8 +218,9 @@ def test_selection_by_study_items(llm_server):
     picked = data["generations"][1:4]
     for i, g in enumerate(picked):
         StudyItem.objects.create(study=study, generation=g, position=i)
-    StudyItem.objects.create(study=study, generation=picked[0], kind="training", position=9,
-                             expected_has_failure=False)  # same generation
+    StudyItem.objects.create(
+        study=study, generation=picked[0], kind="training", position=9, expected_has_failure=False
+    )  # same generation
     judge = make_judge(llm_server)
     run = services.judge_run_create(judge=judge, selection={"study": study.pk}, enqueue=False)
     assert run.n_total == 3
@@ -197,7 +241,9 @@ def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
     llm_server.latency_s = 0.1
     data = make_data(n=40)
     judge = make_judge(llm_server, concurrency=2)
-    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
     outcome = {}
 
     def work():
@@ -215,7 +261,11 @@ def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
     assert outcome["value"].status == "cancelled" and run.status == "cancelled"
     assert 6 <= run.n_done < 40 and run.finished_at is not None
     assert len(llm_server.requests) < 40
-    assert run.n_done == JudgeRunItem.objects.filter(run=run, judgment__isnull=False).count() == Judgment.objects.count()
+    assert (
+        run.n_done
+        == JudgeRunItem.objects.filter(run=run, judgment__isnull=False).count()
+        == Judgment.objects.count()
+    )
 
 
 def test_eta_from_the_rate_so_far():
@@ -224,7 +274,13 @@ def test_eta_from_the_rate_so_far():
     from django.utils import timezone
 
     now = timezone.now()
-    run = JudgeRun(status="running", started_at=now - timedelta(seconds=10), n_total=1000, n_done=250, n_reused=50)
+    run = JudgeRun(
+        status="running",
+        started_at=now - timedelta(seconds=10),
+        n_total=1000,
+        n_done=250,
+        n_reused=50,
+    )
     # 200 judged in 10 s -> 20/s; 750 left -> 37.5 s
     assert selectors.judge_run_eta_s(run, now=now) == pytest.approx(37.5)
     assert selectors.judge_run_eta_s(JudgeRun(status="succeeded", n_total=5, n_done=5)) is None
@@ -232,7 +288,9 @@ def test_eta_from_the_rate_so_far():
 
 def test_judge_validation_names_the_field(llm_server):
     with pytest.raises(ValidationError) as info:
-        make_judge(llm_server, name="bad", prompt_template="nope", api_key_env="sk-live-123", model="")
+        make_judge(
+            llm_server, name="bad", prompt_template="nope", api_key_env="sk-live-123", model=""
+        )
     errors = info.value.message_dict
     assert "unknown template 'nope'" in errors["prompt_template"][0]
     assert "never the key itself" in errors["api_key_env"][0]

@@ -1,5 +1,6 @@
 """The vLLM offline backend behind the backend interface. Without vllm installed only the
 lazy import and the clear error are checked; with it, the sampling parameters."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -14,8 +15,14 @@ HAS_VLLM = importlib.util.find_spec("vllm") is not None
 
 
 def test_backend_builds_from_config_without_loading_a_model():
-    backend = build_backend({"backend": "vllm", "model": "/models/tiny", "vllm_max_model_len": 4096,
-                             "vllm_tensor_parallel_size": 1})
+    backend = build_backend(
+        {
+            "backend": "vllm",
+            "model": "/models/tiny",
+            "vllm_max_model_len": 4096,
+            "vllm_tensor_parallel_size": 1,
+        }
+    )
     assert backend.engine_kwargs == {"max_model_len": 4096, "tensor_parallel_size": 1}
     with pytest.raises(ValueError, match="endpoint"):
         build_backend({"backend": "vllm", "model": "m", "endpoint": "embeddings"})
@@ -33,6 +40,8 @@ def test_without_vllm_every_request_fails_clearly():
 @pytest.mark.skipif(not HAS_VLLM, reason="vllm not installed (the gpu extra)")
 def test_sampling_params_with_structured_outputs():
     backend = build_backend({"backend": "vllm", "model": "/models/tiny"})
-    params = backend.sampling_params(LLMRequest(prompt="x", max_tokens=64, stop=["\n\n"], json_schema=JUDGE_SCHEMA))
+    params = backend.sampling_params(
+        LLMRequest(prompt="x", max_tokens=64, stop=["\n\n"], json_schema=JUDGE_SCHEMA)
+    )
     assert params.max_tokens == 64 and params.temperature == 0.0 and params.stop == ["\n\n"]
     assert params.structured_outputs.json == JUDGE_SCHEMA

@@ -1,12 +1,13 @@
 """A real Celery worker is killed (SIGKILL) mid-run; another worker resumes the run with no
 duplicated and no missing judgment."""
+
 from __future__ import annotations
 
 import pytest
 from django.db import transaction
 
-from judging.services import runs as services
 from judging.models import JudgeRun, JudgeRunItem, Judgment
+from judging.services import runs as services
 from tests.judging.support import judge_responder, make_data
 from tests.support.worker import running_worker, start_worker, wait_for
 
@@ -20,8 +21,15 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.04
     data = make_data(n=N, bad_every=7)
-    judge = services.judge_create(name="resume-judge", backend="openai", base_url=llm_server.base_url,
-                                  model="m", concurrency=4, timeout_s=5, max_retries=2)
+    judge = services.judge_create(
+        name="resume-judge",
+        backend="openai",
+        base_url=llm_server.base_url,
+        model="m",
+        concurrency=4,
+        timeout_s=5,
+        max_retries=2,
+    )
     first = start_worker(tmp_path, concurrency=1, extra_env=ENV)
     try:
         with transaction.atomic():
@@ -35,8 +43,11 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
     assert run.lease_owner  # the dead worker still "holds" it
 
     with running_worker(tmp_path, concurrency=1, extra_env=ENV, queue=first.queue) as second:
-        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == "succeeded", timeout=90,
-                 message=f"run to finish; worker log:\n{second.log()[-3000:]}")
+        wait_for(
+            lambda: JudgeRun.objects.get(pk=run.pk).status == "succeeded",
+            timeout=90,
+            message=f"run to finish; worker log:\n{second.log()[-3000:]}",
+        )
     run.refresh_from_db()
     assert Judgment.objects.count() == N  # none missing, none twice (unique per judge + content)
     assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 0

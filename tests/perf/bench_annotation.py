@@ -105,7 +105,7 @@ def seed(n_items: int) -> str:
     import django
 
     django.setup()
-    from annotation.services import flow as services
+    from annotation.services import study as study_services
     from benchmarks.models import Dataset, Generation, Generator, Procedure
 
     ds = Dataset.objects.create(name="bench-annotation", version="v1")
@@ -139,7 +139,7 @@ def seed(n_items: int) -> str:
             for p in procs
         ]
     )
-    study = services.study_create(
+    study = study_services.study_create(
         name="Load benchmark",
         generation_ids=[g.pk for g in gens],
         overlap=3,

@@ -11,6 +11,7 @@ Run: ``.venv/bin/python tests/perf/bench_compare.py [--procedures 7000] [--gener
 Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
 database ``bench_h2r_compare`` is created and dropped).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,11 +58,18 @@ def make_data(*, n_procedures: int, n_generators: int, n_judges: int) -> dict:
 
     rng = random.Random(7)
     ds = Dataset.objects.create(name="bench", version="v1")
-    procs = Procedure.objects.bulk_create([
-        Procedure(dataset=ds, source_example_id=f"doc-{i:06d}", goal=sentence(rng, 14),
-                  steps=[sentence(rng, rng.randint(15, 25)) for _ in range(rng.randint(8, 12))])
-        for i in range(n_procedures)
-    ], batch_size=2000)
+    procs = Procedure.objects.bulk_create(
+        [
+            Procedure(
+                dataset=ds,
+                source_example_id=f"doc-{i:06d}",
+                goal=sentence(rng, 14),
+                steps=[sentence(rng, rng.randint(15, 25)) for _ in range(rng.randint(8, 12))],
+            )
+            for i in range(n_procedures)
+        ],
+        batch_size=2000,
+    )
     gens = []
     for g in range(n_generators):
         gen = Generator.objects.create(name=f"gen-{g}")
@@ -69,8 +77,14 @@ def make_data(*, n_procedures: int, n_generators: int, n_judges: int) -> dict:
         batch = []
         for p in procs:
             steps = [sentence(rng, rng.randint(12, 26)) for _ in p.steps]
-            scores = {"gen_tokens": count_steps_tokens(steps), "ref_tokens": count_steps_tokens(p.steps)} if with_scores else {}
-            batch.append(Generation(procedure=p, generator=gen, predicted_steps=steps, scores=scores))
+            scores = (
+                {"gen_tokens": count_steps_tokens(steps), "ref_tokens": count_steps_tokens(p.steps)}
+                if with_scores
+                else {}
+            )
+            batch.append(
+                Generation(procedure=p, generator=gen, predicted_steps=steps, scores=scores)
+            )
         gens += Generation.objects.bulk_create(batch, batch_size=2000)
     judges = []
     now = timezone.now()
@@ -79,33 +93,83 @@ def make_data(*, n_procedures: int, n_generators: int, n_judges: int) -> dict:
         judge = Judge(name=f"judge-{j}", model="teacher", decoding={"temperature": 1.0, "seed": j})
         judge.save()
         judges.append(judge)
-        run = JudgeRun.objects.create(judge=judge, status=JudgeRun.Status.SUCCEEDED, n_total=len(gens),
-                                      started_at=now, finished_at=now, cost="1.5")
+        run = JudgeRun.objects.create(
+            judge=judge,
+            status=JudgeRun.Status.SUCCEEDED,
+            n_total=len(gens),
+            started_at=now,
+            finished_at=now,
+            cost="1.5",
+        )
         judgments, items = [], []
         for k, g in enumerate(gens):
-            h = prompting.content_hash(goal=g.procedure.goal, reference_steps=g.procedure.steps, steps=g.predicted_steps)
+            h = prompting.content_hash(
+                goal=g.procedure.goal, reference_steps=g.procedure.steps, steps=g.predicted_steps
+            )
             parse_failed = rng.random() < 0.01
             fail = rng.random() > quality[k // n_procedures] + 0.05 * j
-            judgments.append(Judgment(
-                judge=judge, judge_key=judge.judge_id, content_hash=h, source_example_id=g.procedure.source_example_id,
-                reasoning="The candidate omits a step." if fail else "Fine.", has_failure=fail and not parse_failed,
-                n_failures=int(fail), parse_failed=parse_failed,
-                critical_failures=[{"failure": "omits", "L1_steps": [2], "L2_steps": [2]}] if fail else []))
+            judgments.append(
+                Judgment(
+                    judge=judge,
+                    judge_key=judge.judge_id,
+                    content_hash=h,
+                    source_example_id=g.procedure.source_example_id,
+                    reasoning="The candidate omits a step." if fail else "Fine.",
+                    has_failure=fail and not parse_failed,
+                    n_failures=int(fail),
+                    parse_failed=parse_failed,
+                    critical_failures=[{"failure": "omits", "L1_steps": [2], "L2_steps": [2]}]
+                    if fail
+                    else [],
+                )
+            )
             items.append((g, h))
         stored = Judgment.objects.bulk_create(judgments, batch_size=5000)
-        JudgeRunItem.objects.bulk_create([JudgeRunItem(run=run, generation=g, content_hash=h, judgment=s)
-                                          for (g, h), s in zip(items, stored)], batch_size=5000)
+        JudgeRunItem.objects.bulk_create(
+            [
+                JudgeRunItem(run=run, generation=g, content_hash=h, judgment=s)
+                for (g, h), s in zip(items, stored)
+            ],
+            batch_size=5000,
+        )
     study = Study.objects.create(name="bench study", overlap=3)
-    sitems = StudyItem.objects.bulk_create([StudyItem(study=study, generation=g, position=i)
-                                            for i, g in enumerate(rng.sample(gens, 200))])
+    sitems = StudyItem.objects.bulk_create(
+        [
+            StudyItem(study=study, generation=g, position=i)
+            for i, g in enumerate(rng.sample(gens, 200))
+        ]
+    )
     for a in range(3):
-        p = Participant.objects.create(study=study, prolific_pid=f"P{a}", stage=Participant.Stage.DONE)
-        asg = Assignment.objects.bulk_create([Assignment(participant=p, item=it, state=Assignment.State.SUBMITTED,
-                                                         served_at=now, last_seen_at=now, submitted_at=now)
-                                              for it in sitems])
-        Annotation.objects.bulk_create([Annotation(assignment=x, participant=p, item=x.item,
-                                                   has_failure=rng.random() < 0.5, wall_ms=1, active_ms=1,
-                                                   submitted_at=now) for x in asg])
+        p = Participant.objects.create(
+            study=study, prolific_pid=f"P{a}", stage=Participant.Stage.DONE
+        )
+        asg = Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    participant=p,
+                    item=it,
+                    state=Assignment.State.SUBMITTED,
+                    served_at=now,
+                    last_seen_at=now,
+                    submitted_at=now,
+                )
+                for it in sitems
+            ]
+        )
+        Annotation.objects.bulk_create(
+            [
+                Annotation(
+                    assignment=x,
+                    participant=p,
+                    item=x.item,
+                    has_failure=rng.random() < 0.5,
+                    wall_ms=1,
+                    active_ms=1,
+                    submitted_at=now,
+                )
+                for x in asg
+            ]
+        )
     return {"judges": judges, "study": study}
 
 
@@ -127,34 +191,52 @@ def main() -> int:
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
+        from judging.models import JudgeRun
         from judging.selectors import comparison as sel
         from judging.services.distillation import distill_export
-        from judging.models import JudgeRun
 
         t0 = time.perf_counter()
-        data = make_data(n_procedures=args.procedures, n_generators=args.generators, n_judges=args.judges)
+        data = make_data(
+            n_procedures=args.procedures, n_generators=args.generators, n_judges=args.judges
+        )
         n_judgments = args.procedures * args.generators * args.judges
-        print(f"data: {args.procedures} procedures x {args.generators} generators, {args.judges} judges "
-              f"({n_judgments} judgments), 200-item study x 3 annotators in {time.perf_counter() - t0:.1f}s")
+        print(
+            f"data: {args.procedures} procedures x {args.generators} generators, {args.judges} judges "
+            f"({n_judgments} judgments), 200-item study x 3 annotators in {time.perf_counter() - t0:.1f}s"
+        )
         judges, study = data["judges"], data["study"]
         ok = True
         cases = [
-            ("study comparison (200 items)", lambda: sel.study_comparison(study=study, judges=judges)),
+            (
+                "study comparison (200 items)",
+                lambda: sel.study_comparison(study=study, judges=judges),
+            ),
             ("judge-judge pairs (all content)", lambda: sel.judge_pair_comparison(judges=judges)),
             ("generator rankings + Kendall tau", lambda: sel.generator_rankings(judges=judges)),
-            ("judge leaderboard (with study)", lambda: sel.judge_leaderboard(judges=judges, study=study)),
+            (
+                "judge leaderboard (with study)",
+                lambda: sel.judge_leaderboard(judges=judges, study=study),
+            ),
         ]
         for name, fn in cases:
             seconds, _ = timed(fn)
             ok &= seconds < TARGET_S
-            print(f"{name:<36} {seconds * 1000:8.1f} ms  {'PASS' if seconds < TARGET_S else 'FAIL'} (< {TARGET_S:.0f} s)")
+            print(
+                f"{name:<36} {seconds * 1000:8.1f} ms  {'PASS' if seconds < TARGET_S else 'FAIL'} (< {TARGET_S:.0f} s)"
+            )
         runs = list(JudgeRun.objects.filter(judge__in=judges[:2]).order_by("judge__name"))
         with tempfile.TemporaryDirectory() as tmp:
-            seconds, report = timed(lambda: distill_export(teacher=judges[0], run_ids=[r.pk for r in runs],
-                                                         path=Path(tmp) / "sft.jsonl"), runs=1)
+            seconds, report = timed(
+                lambda: distill_export(
+                    teacher=judges[0], run_ids=[r.pk for r in runs], path=Path(tmp) / "sft.jsonl"
+                ),
+                runs=1,
+            )
         r = report.to_json()
-        print(f"{'distill export (2 runs)':<36} {seconds * 1000:8.1f} ms  kept {r['n_kept']} of {r['n_items']}, "
-              f"dropped {r['dropped']}")
+        print(
+            f"{'distill export (2 runs)':<36} {seconds * 1000:8.1f} ms  kept {r['n_kept']} of {r['n_items']}, "
+            f"dropped {r['dropped']}"
+        )
         return 0 if ok else 1
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

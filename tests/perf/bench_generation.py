@@ -11,6 +11,7 @@
 
 Run: ``.venv/bin/python tests/perf/bench_generation.py [--items 2000] [--e2e --n 2000 --latency 0.2 --concurrency 64]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,61 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 PG_DB = "h2r_perf_generation"
 
-WORDS = ["remove", "the", "cover", "carefully", "and", "place", "screws", "in", "a", "small", "bowl", "so", "none", "are", "lost", "while", "you", "work", "on", "the", "panel", "then", "loosen", "bolt", "tighten", "clockwise", "measure", "twice", "cut", "once", "mix", "flour", "water", "salt", "yeast", "knead", "dough", "for", "ten", "minutes", "until", "smooth", "elastic", "preheat", "oven", "to", "degrees", "check", "temperature", "with", "thermometer", "wipe", "surface"]
+WORDS = [
+    "remove",
+    "the",
+    "cover",
+    "carefully",
+    "and",
+    "place",
+    "screws",
+    "in",
+    "a",
+    "small",
+    "bowl",
+    "so",
+    "none",
+    "are",
+    "lost",
+    "while",
+    "you",
+    "work",
+    "on",
+    "the",
+    "panel",
+    "then",
+    "loosen",
+    "bolt",
+    "tighten",
+    "clockwise",
+    "measure",
+    "twice",
+    "cut",
+    "once",
+    "mix",
+    "flour",
+    "water",
+    "salt",
+    "yeast",
+    "knead",
+    "dough",
+    "for",
+    "ten",
+    "minutes",
+    "until",
+    "smooth",
+    "elastic",
+    "preheat",
+    "oven",
+    "to",
+    "degrees",
+    "check",
+    "temperature",
+    "with",
+    "thermometer",
+    "wipe",
+    "surface",
+]
 
 
 def sentence(rng: random.Random, n: int) -> str:
@@ -35,7 +90,9 @@ def sentence(rng: random.Random, n: int) -> str:
 def synthetic(rng: random.Random) -> tuple[str, list[str], list[str], str]:
     n = rng.randint(5, 12)
     ref = [sentence(rng, rng.randint(8, 16)) for _ in range(n)]
-    completion = "Here are the steps:\n" + "\n".join(f"{i}. {sentence(rng, rng.randint(8, 16))}" for i in range(1, n + 1))
+    completion = "Here are the steps:\n" + "\n".join(
+        f"{i}. {sentence(rng, rng.randint(8, 16))}" for i in range(1, n + 1)
+    )
     return sentence(rng, 12), [sentence(rng, 2) for _ in range(5)], ref, completion
 
 
@@ -46,18 +103,27 @@ def bench_pure(items: int) -> None:
     rng = random.Random(3)
     data = [synthetic(rng) for _ in range(items)]
     scorers = sc.get_scorers()
-    sc.score_example(sc.ScoreInput(predicted_steps=["warm up"], reference_steps=["warm up"]), scorers)  # load BPE
+    sc.score_example(
+        sc.ScoreInput(predicted_steps=["warm up"], reference_steps=["warm up"]), scorers
+    )  # load BPE
     times = []
     for goal, resources, ref, completion in data:
         t0 = time.perf_counter()
         gen.build_prompt(variant="instruct", goal=goal, resources=resources, n_steps=len(ref))
         steps = gen.parse_steps(completion).steps
-        sc.score_example(sc.ScoreInput(predicted_steps=steps, reference_steps=ref, completion=completion), scorers)
+        sc.score_example(
+            sc.ScoreInput(predicted_steps=steps, reference_steps=ref, completion=completion),
+            scorers,
+        )
         times.append(time.perf_counter() - t0)
     times.sort()
-    print(f"pure app work per generation over {items} items (prompt + parse + 6 scorers incl. o200k tokens):")
-    print(f"  mean {statistics.mean(times) * 1e3:.3f} ms, p50 {times[len(times) // 2] * 1e3:.3f} ms, "
-          f"p99 {times[int(len(times) * 0.99)] * 1e3:.3f} ms")
+    print(
+        f"pure app work per generation over {items} items (prompt + parse + 6 scorers incl. o200k tokens):"
+    )
+    print(
+        f"  mean {statistics.mean(times) * 1e3:.3f} ms, p50 {times[len(times) // 2] * 1e3:.3f} ms, "
+        f"p99 {times[int(len(times) * 0.99)] * 1e3:.3f} ms"
+    )
 
 
 def bench_e2e(n: int, latency: float, concurrency: int) -> None:
@@ -77,18 +143,27 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
-        from benchmarks.services.generation_runs import generation_run_create, generation_run_execute_inline
         from benchmarks.models import Dataset, Generation, Generator, Procedure
+        from benchmarks.services.generation_runs import (
+            generation_run_create,
+            generation_run_execute_inline,
+        )
         from tests.support.llm_server import LLMTestServer
 
         rng = random.Random(5)
         dataset = Dataset.objects.create(name="perf-gen")
-        Procedure.objects.bulk_create([
-            Procedure(dataset=dataset, source_example_id=f"p{i}", goal=sentence(rng, 12),
-                      resources=[sentence(rng, 2) for _ in range(5)],
-                      steps=[sentence(rng, rng.randint(8, 16)) for _ in range(rng.randint(5, 12))])
-            for i in range(n)
-        ])
+        Procedure.objects.bulk_create(
+            [
+                Procedure(
+                    dataset=dataset,
+                    source_example_id=f"p{i}",
+                    goal=sentence(rng, 12),
+                    resources=[sentence(rng, 2) for _ in range(5)],
+                    steps=[sentence(rng, rng.randint(8, 16)) for _ in range(rng.randint(5, 12))],
+                )
+                for i in range(n)
+            ]
+        )
 
         def responder(req):
             k = rng.randint(5, 12)
@@ -96,8 +171,13 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
 
         with LLMTestServer(responder=responder, latency_s=latency) as server:
             run = generation_run_create(
-                generator=Generator.objects.create(name="perf"), dataset=dataset, model="test-model",
-                base_url=server.base_url, concurrency=concurrency, chunk_size=max(concurrency * 4, 64), start=False,
+                generator=Generator.objects.create(name="perf"),
+                dataset=dataset,
+                model="test-model",
+                base_url=server.base_url,
+                concurrency=concurrency,
+                chunk_size=max(concurrency * 4, 64),
+                start=False,
                 backend_options={"timeout_s": 30},
             )
             from benchmarks.services.generation_runs import generation_run_start
@@ -108,8 +188,10 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
             elapsed = time.perf_counter() - t0
         ideal = concurrency / latency
         rate = n / elapsed
-        print(f"end to end: {n} generations in {elapsed:.2f} s = {rate:.1f}/s; ideal {ideal:.0f}/s "
-              f"({rate / ideal:.0%}); status {run.status}, stored {Generation.objects.count()}")
+        print(
+            f"end to end: {n} generations in {elapsed:.2f} s = {rate:.1f}/s; ideal {ideal:.0f}/s "
+            f"({rate / ideal:.0%}); status {run.status}, stored {Generation.objects.count()}"
+        )
         from django.db import connections
 
         connections.close_all()

@@ -11,6 +11,7 @@ then runs the real management commands against a fresh database:
 Run: ``.venv/bin/python tests/perf/bench_import.py [--procedures 7000] [--generators 10] [--backends sqlite,postgres]``
 Target: the whole import (procedures + all generations) under 30 s on each backend.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,20 @@ WORDS = (  # noqa: SIM905 (a readable sentence, split once)
     "before second coat disconnect power supply unplug cable attach bracket wall using anchors level"
 ).split()
 TOPICS = [
-    "Art & Design", "Crime & Law", "Education & Jobs", "Electronics & Hardware", "Fashion & Beauty",
-    "Food & Dining", "Health", "Home & Hobbies", "Industrial", "Religion", "Science, Math & Technology",
-    "Sports & Fitness", "Transportation", "Travel & Tourism",
+    "Art & Design",
+    "Crime & Law",
+    "Education & Jobs",
+    "Electronics & Hardware",
+    "Fashion & Beauty",
+    "Food & Dining",
+    "Health",
+    "Home & Hobbies",
+    "Industrial",
+    "Religion",
+    "Science, Math & Technology",
+    "Sports & Fitness",
+    "Transportation",
+    "Travel & Tourism",
 ]
 
 
@@ -45,7 +57,9 @@ def sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choices(WORDS, k=n)).capitalize() + "."
 
 
-def make_files(folder: Path, *, n_procedures: int, n_generators: int, seed: int = 7) -> tuple[Path, list[Path]]:
+def make_files(
+    folder: Path, *, n_procedures: int, n_generators: int, seed: int = 7
+) -> tuple[Path, list[Path]]:
     rng = random.Random(seed)
     procedures = folder / "procedures.jsonl"
     examples = []
@@ -56,13 +70,17 @@ def make_files(folder: Path, *, n_procedures: int, n_generators: int, seed: int 
                 "schema_version": "how2bench.example.v1",
                 "source_example_id": f"doc-{i:06d}",
                 "url": f"https://example.test/how-to/{i}",
-                "source_text": " ".join(sentence(rng, 18) for _ in range(rng.randint(20, 45))),  # ~2.5–6 KB
+                "source_text": " ".join(
+                    sentence(rng, 18) for _ in range(rng.randint(20, 45))
+                ),  # ~2.5–6 KB
                 "topic": TOPICS[i % len(TOPICS)],
                 "goal": sentence(rng, 14),
                 "resources": [" ".join(rng.choices(WORDS, k=2)) for _ in range(rng.randint(2, 8))],
                 "steps": steps,
             }
-            examples.append((rec["source_example_id"], rec["topic"], rec["goal"], rec["resources"], steps))
+            examples.append(
+                (rec["source_example_id"], rec["topic"], rec["goal"], rec["resources"], steps)
+            )
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     generation_files = []
     for g in range(n_generators):
@@ -70,7 +88,10 @@ def make_files(folder: Path, *, n_procedures: int, n_generators: int, seed: int 
         with open(path, "w", encoding="utf-8") as out:
             for sid, topic, goal, resources, steps in examples:
                 predicted = [sentence(rng, rng.randint(15, 25)) for _ in range(len(steps))]
-                prompt = f"Goal: {goal}\nResources: {json.dumps(resources)}\nWrite {len(steps)} steps." + " x" * 300
+                prompt = (
+                    f"Goal: {goal}\nResources: {json.dumps(resources)}\nWrite {len(steps)} steps."
+                    + " x" * 300
+                )
                 rec = {
                     "schema_version": "how2bench.generation.v1",
                     "generator_id": f"model-{g}__deadbeef",
@@ -106,41 +127,77 @@ def child(folder: Path) -> None:
     c0 = time.process_time()
     t0 = time.perf_counter()
     out = io.StringIO()
-    call_command("import_procedures", str(folder / "procedures.jsonl"), "--dataset", "perf", stdout=out)
+    call_command(
+        "import_procedures", str(folder / "procedures.jsonl"), "--dataset", "perf", stdout=out
+    )
     results["procedures_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     per_file = []
     for path in sorted(folder.glob("generations-*.jsonl")):
         ts = time.perf_counter()
-        call_command("import_generations", str(path), "--generator", path.stem, "--dataset", "perf", stdout=out)
+        call_command(
+            "import_generations",
+            str(path),
+            "--generator",
+            path.stem,
+            "--dataset",
+            "perf",
+            stdout=out,
+        )
         per_file.append(time.perf_counter() - ts)
     results["generations_s"] = time.perf_counter() - t1
     results["generation_file_s"] = per_file
     results["total_s"] = time.perf_counter() - t0
-    results["total_cpu_s"] = time.process_time() - c0  # this process only (not the PostgreSQL server)
+    results["total_cpu_s"] = (
+        time.process_time() - c0
+    )  # this process only (not the PostgreSQL server)
     results["load"] = os.getloadavg()[0]
     ts = time.perf_counter()
-    call_command("import_procedures", str(folder / "procedures.jsonl"), "--dataset", "perf", stdout=out)
+    call_command(
+        "import_procedures", str(folder / "procedures.jsonl"), "--dataset", "perf", stdout=out
+    )
     results["reimport_procedures_s"] = time.perf_counter() - ts
     ts = time.perf_counter()
-    call_command("export_procedures", "--dataset", "perf", "-o", str(folder / "export-procedures.jsonl"), stderr=out)
-    call_command("export_generations", "--generator", "generations-0", "-o", str(folder / "export-g0.jsonl"), stderr=out)
+    call_command(
+        "export_procedures",
+        "--dataset",
+        "perf",
+        "-o",
+        str(folder / "export-procedures.jsonl"),
+        stderr=out,
+    )
+    call_command(
+        "export_generations",
+        "--generator",
+        "generations-0",
+        "-o",
+        str(folder / "export-g0.jsonl"),
+        stderr=out,
+    )
     results["export_procedures_plus_one_generator_s"] = time.perf_counter() - ts
     from benchmarks.models import Generation, Procedure
 
-    results["rows"] = {"procedures": Procedure.objects.count(), "generations": Generation.objects.count()}
+    results["rows"] = {
+        "procedures": Procedure.objects.count(),
+        "generations": Generation.objects.count(),
+    }
     print("RESULT " + json.dumps(results))
 
 
 def run_backend(name: str, database_url: str, folder: Path) -> dict:
     env = dict(os.environ, DATABASE_URL=database_url, HOW2REVIEW_VAR_DIR=str(folder / "var"))
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(folder)], env=env, cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, __file__, "--child", str(folder)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise SystemExit(f"{name} run failed:\n{proc.stdout}\n{proc.stderr}")
     line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def postgres_scratch(server_url: str):
@@ -166,16 +223,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="h2r-bench-import-") as tmp:
         folder = Path(tmp)
         t = time.perf_counter()
-        procedures, gens = make_files(folder, n_procedures=args.procedures, n_generators=args.generators)
+        procedures, gens = make_files(
+            folder, n_procedures=args.procedures, n_generators=args.generators
+        )
         size = sum(p.stat().st_size for p in [procedures, *gens]) / 1e6
-        print(f"synthetic files: {args.procedures} procedures + {args.procedures * args.generators} generations "
-              f"({args.generators} files), {size:.0f} MB, made in {time.perf_counter() - t:.1f} s")
+        print(
+            f"synthetic files: {args.procedures} procedures + {args.procedures * args.generators} generations "
+            f"({args.generators} files), {size:.0f} MB, made in {time.perf_counter() - t:.1f} s"
+        )
         for backend in args.backends.split(","):
             if backend == "sqlite":
                 url = f"sqlite:///{folder / 'perf.sqlite3'}"
                 result = run_backend("sqlite", url, folder)
             elif backend == "postgres":
-                server = os.environ.get("PERF_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+                server = os.environ.get(
+                    "PERF_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+                )
                 try:
                     conn = postgres_scratch(server)
                 except Exception as exc:  # noqa: BLE001

@@ -11,6 +11,7 @@ Run: ``.venv/bin/python tests/perf/bench_mining_batch.py [--n 10000] [--concurre
 Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
 database ``bench_h2r_mining`` is created and dropped).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,10 +31,73 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2re
 os.environ["TEST_DATABASE_NAME"] = "bench_h2r_mining"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-WORDS = ["preheat", "the", "oven", "to", "degrees", "mix", "flour", "water", "salt", "yeast", "in", "a", "large", "bowl", "knead", "dough", "for", "ten", "minutes", "until", "smooth", "cover", "and", "let", "rise", "shape", "loaf", "place", "on", "tray", "bake", "golden", "brown", "cool", "rack", "slice", "serve", "tighten", "loosen", "bolt", "wrench", "jack", "car", "tire", "remove", "mount", "spare", "check", "pressure"]
-TOPICS = ["Art & Design", "Crime & Law", "Education & Jobs", "Electronics & Hardware", "Fashion & Beauty",
-          "Food & Dining", "Health", "Home & Hobbies", "Industrial", "Religion", "Science, Math & Technology",
-          "Sports & Fitness", "Transportation", "Travel & Tourism"]
+WORDS = [
+    "preheat",
+    "the",
+    "oven",
+    "to",
+    "degrees",
+    "mix",
+    "flour",
+    "water",
+    "salt",
+    "yeast",
+    "in",
+    "a",
+    "large",
+    "bowl",
+    "knead",
+    "dough",
+    "for",
+    "ten",
+    "minutes",
+    "until",
+    "smooth",
+    "cover",
+    "and",
+    "let",
+    "rise",
+    "shape",
+    "loaf",
+    "place",
+    "on",
+    "tray",
+    "bake",
+    "golden",
+    "brown",
+    "cool",
+    "rack",
+    "slice",
+    "serve",
+    "tighten",
+    "loosen",
+    "bolt",
+    "wrench",
+    "jack",
+    "car",
+    "tire",
+    "remove",
+    "mount",
+    "spare",
+    "check",
+    "pressure",
+]
+TOPICS = [
+    "Art & Design",
+    "Crime & Law",
+    "Education & Jobs",
+    "Electronics & Hardware",
+    "Fashion & Beauty",
+    "Food & Dining",
+    "Health",
+    "Home & Hobbies",
+    "Industrial",
+    "Religion",
+    "Science, Math & Technology",
+    "Sports & Fitness",
+    "Transportation",
+    "Travel & Tourism",
+]
 
 
 def _bucket(text: str) -> float:
@@ -59,14 +123,18 @@ def responder(req):
     goal = (re.search(r"Goal:\s*\n(.*?)\n", prompt) or [None, ""])[1]
     if name == "how2mine_filter":
         excluded = _bucket(goal + "f") >= 0.2446 / 0.7046
-        return json.dumps({"judgment": excluded, "reason": "Non-sequential Process" if excluded else ""})
+        return json.dumps(
+            {"judgment": excluded, "reason": "Non-sequential Process" if excluded else ""}
+        )
     if name == "how2mine_postprocess":
         steps = re.findall(r"^\d+\. (.*)$", prompt, re.MULTILINE)
         return json.dumps({"rewritten_goal": goal, "rewritten_steps": steps})
     if name == "how2mine_resources":
         return json.dumps({"resources": ["oven", "flour", "bowl"]})
     ok = {"answer": "yes", "reason": ""}
-    verdict = {c: ok for c in ("correctness", "sequential", "no_specific_entity", "goal_steps_alignment")}
+    verdict = dict.fromkeys(
+        ("correctness", "sequential", "no_specific_entity", "goal_steps_alignment"), ok
+    )
     if _bucket(goal + "v") < 0.1:
         verdict["correctness"] = {"answer": "no", "reason": "missing a step"}
     return json.dumps(verdict)
@@ -86,8 +154,17 @@ def make_file(path: Path, n: int) -> int:
     with path.open("w", encoding="utf-8") as fh:
         for i in range(n):
             body = " ".join(rng.choices(WORDS, k=rng.randint(300, 700)))
-            fh.write(json.dumps({"id": f"doc-{i:06d}", "url": f"https://example.org/{i}", "topic": TOPICS[i % 14],
-                                 "text": f"Tutorial {i}\n{body}"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"doc-{i:06d}",
+                        "url": f"https://example.org/{i}",
+                        "topic": TOPICS[i % 14],
+                        "text": f"Tutorial {i}\n{body}",
+                    }
+                )
+                + "\n"
+            )
     return path.stat().st_size
 
 
@@ -124,9 +201,9 @@ def main() -> int:
     from django.db import connection
 
     from benchmarks.llm.registry import build_backend
+    from benchmarks.mining.models import MiningDocument
     from benchmarks.mining.selectors import batches as selectors
     from benchmarks.mining.services import batches as services
-    from benchmarks.mining.models import MiningDocument
 
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
@@ -135,12 +212,23 @@ def main() -> int:
             settings.MEDIA_ROOT = Path(tmp) / "media"
             path = Path(tmp) / "docs.jsonl"
             size = make_file(path, args.n)
-            config = {"backend": "openai", "base_url": base_url, "model": "gpt-4.1", "api_key_env": "",
-                      "concurrency": args.concurrency, "timeout_s": 30}
+            config = {
+                "backend": "openai",
+                "base_url": base_url,
+                "model": "gpt-4.1",
+                "api_key_env": "",
+                "concurrency": args.concurrency,
+                "timeout_s": 30,
+            }
             t0 = time.perf_counter()
             with path.open("rb") as fh:
-                batch = services.batch_create(name="bench", upload=File(fh, name="docs.jsonl"),
-                                              backends={"default": config}, options={"chunk_size": 256}, start=False)
+                batch = services.batch_create(
+                    name="bench",
+                    upload=File(fh, name="docs.jsonl"),
+                    backends={"default": config},
+                    options={"chunk_size": 256},
+                    start=False,
+                )
             t_upload = time.perf_counter() - t0
             t1 = time.perf_counter()
             services.batch_ingest(batch=batch)
@@ -153,18 +241,29 @@ def main() -> int:
             llm_s = sum(b.seconds for b in timed.values())
             n_req = sum(b.requests for b in timed.values())
             y = selectors.batch_yields(batch=batch)["total"]
-            assert batch.status == "completed" and batch.n_done == args.n, (batch.status, batch.n_done)
+            assert batch.status == "completed" and batch.n_done == args.n, (
+                batch.status,
+                batch.n_done,
+            )
             assert MiningDocument.objects.filter(batch=batch, outcome="pending").count() == 0
             cells = ", ".join(f"{c['label']} {c['percent']:.1f}%" for c in y["stages"])
             load = os.getloadavg()[0]
-            print(f"input: {args.n} documents, {size / 1e6:.1f} MB JSONL; load average {load:.1f} on {os.cpu_count()} cores")
+            print(
+                f"input: {args.n} documents, {size / 1e6:.1f} MB JSONL; load average {load:.1f} on {os.cpu_count()} cores"
+            )
             print(f"yields: {cells}; kept {y['kept']}")
-            print(f"upload {t_upload:.2f}s + ingest {t_ingest:.2f}s + run {t_run:.2f}s "
-                  f"(of which {llm_s:.2f}s inside {n_req} LLM requests over HTTP, instant server) "
-                  f"= {total:.2f}s total; {args.n / total:,.0f} documents/s")
+            print(
+                f"upload {t_upload:.2f}s + ingest {t_ingest:.2f}s + run {t_run:.2f}s "
+                f"(of which {llm_s:.2f}s inside {n_req} LLM requests over HTTP, instant server) "
+                f"= {total:.2f}s total; {args.n / total:,.0f} documents/s"
+            )
             ok = total < 60
-            print(f"CPU time of the app process during the run: {cpu_run:.2f}s (server in its own process)")
-            print(f"10,000-document batch overhead {total:.1f}s (target < 60 s) {'PASS' if ok else 'FAIL'}")
+            print(
+                f"CPU time of the app process during the run: {cpu_run:.2f}s (server in its own process)"
+            )
+            print(
+                f"10,000-document batch overhead {total:.1f}s (target < 60 s) {'PASS' if ok else 'FAIL'}"
+            )
             return 0 if ok else 1
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

@@ -4,6 +4,7 @@ Run: .venv/bin/python tests/perf/bench_mining_heuristics.py [N]
 Procedures are synthetic but realistic: 3-18 steps of 6-20 words with punctuation, some
 repetitive, so every branch (too few, too many, repetition, pass) is exercised.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,57 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.mining.heuristics import apply_heuristics
 
-WORDS = ["preheat", "the", "oven", "to", "degrees", "mix", "flour", "water", "salt", "yeast", "in", "a", "large", "bowl", "knead", "dough", "for", "ten", "minutes", "until", "smooth", "cover", "and", "let", "rise", "shape", "loaf", "place", "on", "tray", "bake", "golden", "brown", "cool", "rack", "slice", "serve", "tighten", "loosen", "bolt", "wrench", "jack", "car", "tire", "remove", "mount", "spare", "check", "pressure"]
+WORDS = [
+    "preheat",
+    "the",
+    "oven",
+    "to",
+    "degrees",
+    "mix",
+    "flour",
+    "water",
+    "salt",
+    "yeast",
+    "in",
+    "a",
+    "large",
+    "bowl",
+    "knead",
+    "dough",
+    "for",
+    "ten",
+    "minutes",
+    "until",
+    "smooth",
+    "cover",
+    "and",
+    "let",
+    "rise",
+    "shape",
+    "loaf",
+    "place",
+    "on",
+    "tray",
+    "bake",
+    "golden",
+    "brown",
+    "cool",
+    "rack",
+    "slice",
+    "serve",
+    "tighten",
+    "loosen",
+    "bolt",
+    "wrench",
+    "jack",
+    "car",
+    "tire",
+    "remove",
+    "mount",
+    "spare",
+    "check",
+    "pressure",
+]
 
 
 def make(n: int, seed: int = 0) -> list[list[str]]:
@@ -27,7 +78,10 @@ def make(n: int, seed: int = 0) -> list[list[str]]:
         if rng.random() < 0.1:
             steps = ["Stir the pot, then stir the pot again."] * k
         else:
-            steps = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20))).capitalize() + "." for _ in range(k)]
+            steps = [
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20))).capitalize() + "."
+                for _ in range(k)
+            ]
         out.append(steps)
     return out
 
@@ -48,8 +102,10 @@ def main() -> None:
     rate = n / best_cpu
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"heuristics filter: {n} procedures ({steps_total / n:.1f} steps avg), {passed} passed")
-    print(f"best of 5: {best_cpu:.3f} s CPU ({best_wall:.3f} s wall, load average {load:.1f}) -> "
-          f"{rate:,.0f} procedures/s per core by CPU time, {n / best_wall:,.0f}/s by wall time (target >= 20,000)")
+    print(
+        f"best of 5: {best_cpu:.3f} s CPU ({best_wall:.3f} s wall, load average {load:.1f}) -> "
+        f"{rate:,.0f} procedures/s per core by CPU time, {n / best_wall:,.0f}/s by wall time (target >= 20,000)"
+    )
     sys.exit(0 if rate >= 20_000 else 1)
 
 

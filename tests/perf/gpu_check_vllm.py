@@ -16,6 +16,7 @@ It checks, printing PASS/FAIL per line (exit status 1 on any FAIL):
    SQLite database with a Judge of backend ``vllm``: every item gets a judgment (parse
    failures are counted, never a crash) and a second run reuses them without generating.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,21 +45,41 @@ def make_tiny_model(folder: Path) -> Path:
 
     from judging.prompting import load_template
 
-    corpus = [load_template("judge_h3"), '{"reasoning": "ok", "critical_failures": []}', '{"verdict": "yes"}'] * 20
+    corpus = [
+        load_template("judge_h3"),
+        '{"reasoning": "ok", "critical_failures": []}',
+        '{"verdict": "yes"}',
+    ] * 20
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=1024, special_tokens=["<s>", "</s>", "<pad>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=1024,
+        special_tokens=["<s>", "</s>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
-    fast.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-                          "{% if add_generation_prompt %}assistant: {% endif %}")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
+    )
+    fast.chat_template = (
+        "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}assistant: {% endif %}"
+    )
     fast.save_pretrained(folder)
-    config = LlamaConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=8192,
-                         bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                         pad_token_id=fast.pad_token_id, torch_dtype="float16")
+    config = LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=8192,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        torch_dtype="float16",
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(config).to(torch.float16).save_pretrained(folder, safe_serialization=True)
     return folder
@@ -70,41 +91,75 @@ def backend_checks(model_dir: Path) -> None:
     from judging.parsing import parse_judge_output
     from judging.prompting import JUDGE_SCHEMA, load_template, render_judge_prompt
 
-    cfg = {"backend": "vllm", "model": str(model_dir), "vllm_max_model_len": 8192,
-           "vllm_gpu_memory_utilization": 0.3, "vllm_enforce_eager": True, "vllm_seed": 0}
+    cfg = {
+        "backend": "vllm",
+        "model": str(model_dir),
+        "vllm_max_model_len": 8192,
+        "vllm_gpu_memory_utilization": 0.3,
+        "vllm_enforce_eager": True,
+        "vllm_seed": 0,
+    }
     backend = build_backend({**cfg, "endpoint": "completions"})
     t0 = time.perf_counter()
     out = backend.complete_many([LLMRequest(prompt=f"Step {i}:", max_tokens=16) for i in range(8)])
-    ok = all(isinstance(r, LLMResponse) and r.completion_tokens > 0 and r.prompt_tokens > 0 for r in out)
-    check("1. vllm.LLM loads the model and answers a batch of 8 completions", ok,
-          f"{time.perf_counter() - t0:.1f}s; " + (repr(out[0])[:160] if out else "no output"))
+    ok = all(
+        isinstance(r, LLMResponse) and r.completion_tokens > 0 and r.prompt_tokens > 0 for r in out
+    )
+    check(
+        "1. vllm.LLM loads the model and answers a batch of 8 completions",
+        ok,
+        f"{time.perf_counter() - t0:.1f}s; " + (repr(out[0])[:160] if out else "no output"),
+    )
 
-    schema = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
-              "required": ["verdict"], "additionalProperties": False}
-    out = backend.complete_many([LLMRequest(prompt=f"Answer {i}: ", max_tokens=32, json_schema=schema)
-                                 for i in range(8)])
+    schema = {
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["verdict"],
+        "additionalProperties": False,
+    }
+    out = backend.complete_many(
+        [LLMRequest(prompt=f"Answer {i}: ", max_tokens=32, json_schema=schema) for i in range(8)]
+    )
     values = []
     for r in out:
         try:
             values.append(json.loads(r.text)["verdict"] if isinstance(r, LLMResponse) else None)
         except (ValueError, KeyError, TypeError):
             values.append(None)
-    check("2. StructuredOutputsParams(json=...) constrains random weights to the schema",
-          all(v in ("yes", "no") for v in values), f"verdicts {values}")
+    check(
+        "2. StructuredOutputsParams(json=...) constrains random weights to the schema",
+        all(v in ("yes", "no") for v in values),
+        f"verdicts {values}",
+    )
 
     chat = build_backend({**cfg, "endpoint": "chat"})
     template = load_template("judge_h3")
-    prompts = [render_judge_prompt(template=template, goal=f"Bake bread {i}", reference_steps=["Mix.", "Bake."],
-                                   steps=["Mix.", "Burn."]) for i in range(4)]
-    out = chat.complete_many([LLMRequest(messages=[{"role": "user", "content": p}], max_tokens=256,
-                                         json_schema=JUDGE_SCHEMA) for p in prompts])
+    prompts = [
+        render_judge_prompt(
+            template=template,
+            goal=f"Bake bread {i}",
+            reference_steps=["Mix.", "Bake."],
+            steps=["Mix.", "Burn."],
+        )
+        for i in range(4)
+    ]
+    out = chat.complete_many(
+        [
+            LLMRequest(
+                messages=[{"role": "user", "content": p}], max_tokens=256, json_schema=JUDGE_SCHEMA
+            )
+            for p in prompts
+        ]
+    )
     starts = all(isinstance(r, LLMResponse) and r.text.lstrip().startswith("{") for r in out)
     finished = [r for r in out if isinstance(r, LLMResponse) and r.finish_reason == "stop"]
     parsed_ok = all(not parse_judge_output(r.text, n_l1=2, n_l2=2).parse_failed for r in finished)
     errors = [str(r) for r in out if isinstance(r, LLMError)]
-    check("3. H.3 schema on the chat endpoint: JSON object replies; finished ones parse",
-          starts and parsed_ok and not errors,
-          f"{len(finished)}/{len(out)} finished within 256 tokens; errors {errors[:1]}")
+    check(
+        "3. H.3 schema on the chat endpoint: JSON object replies; finished ones parse",
+        starts and parsed_ok and not errors,
+        f"{len(finished)}/{len(out)} finished within 256 tokens; errors {errors[:1]}",
+    )
 
 
 def e2e_check(model_dir: Path, folder: Path) -> None:
@@ -117,35 +172,59 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
 
     call_command("migrate", verbosity=0)
     from benchmarks.models import Dataset, Generation, Generator, Procedure
-    from judging.services import runs as services
     from judging.models import JudgeRun, Judgment
+    from judging.services import runs as services
 
     ds = Dataset.objects.create(name="gpu-check")
     gen = Generator.objects.create(name="gpu-gen")
     for i in range(6):
-        p = Procedure.objects.create(dataset=ds, source_example_id=f"ex-{i}", goal=f"Goal {i}",
-                                     steps=["Mix.", "Knead.", "Bake."])
-        Generation.objects.create(procedure=p, generator=gen, predicted_steps=["Mix.", f"Wait {i}.", "Bake."])
-    judge = services.judge_create(name="tiny-vllm", backend="vllm", model=str(model_dir), concurrency=8,
-                                  decoding={"max_tokens": 256, "vllm_max_model_len": 8192,
-                                            "vllm_gpu_memory_utilization": 0.3, "vllm_enforce_eager": True})
+        p = Procedure.objects.create(
+            dataset=ds,
+            source_example_id=f"ex-{i}",
+            goal=f"Goal {i}",
+            steps=["Mix.", "Knead.", "Bake."],
+        )
+        Generation.objects.create(
+            procedure=p, generator=gen, predicted_steps=["Mix.", f"Wait {i}.", "Bake."]
+        )
+    judge = services.judge_create(
+        name="tiny-vllm",
+        backend="vllm",
+        model=str(model_dir),
+        concurrency=8,
+        decoding={
+            "max_tokens": 256,
+            "vllm_max_model_len": 8192,
+            "vllm_gpu_memory_utilization": 0.3,
+            "vllm_enforce_eager": True,
+        },
+    )
     run = services.judge_run_create(judge=judge, selection={"dataset": ds.pk}, enqueue=False)
     outcome = services.judge_run_execute_chunk(run_id=run.pk)
     run.refresh_from_db()
-    check("4a. judge run with a vllm judge: every item judged (parse failures counted)",
-          run.status == JudgeRun.Status.SUCCEEDED and run.n_done == 6 and Judgment.objects.count() == 6,
-          f"outcome {outcome.status}, status {run.status}, done {run.n_done}/6, parse failed {run.n_parse_failed}, "
-          f"tokens {run.prompt_tokens}/{run.completion_tokens}, error {run.error[:200]!r}")
+    check(
+        "4a. judge run with a vllm judge: every item judged (parse failures counted)",
+        run.status == JudgeRun.Status.SUCCEEDED
+        and run.n_done == 6
+        and Judgment.objects.count() == 6,
+        f"outcome {outcome.status}, status {run.status}, done {run.n_done}/6, parse failed {run.n_parse_failed}, "
+        f"tokens {run.prompt_tokens}/{run.completion_tokens}, error {run.error[:200]!r}",
+    )
     run2 = services.judge_run_create(judge=judge, selection={"dataset": ds.pk}, enqueue=False)
     services.judge_run_execute_chunk(run_id=run2.pk)
     run2.refresh_from_db()
-    check("4b. a second run reuses every judgment", run2.n_reused == 6 and Judgment.objects.count() == 6,
-          f"reused {run2.n_reused}")
+    check(
+        "4b. a second run reuses every judgment",
+        run2.n_reused == 6 and Judgment.objects.count() == 6,
+        f"reused {run2.n_reused}",
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--keep", type=Path, default=None, help="keep the tiny model in this folder")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep the tiny model in this folder"
+    )
     parser.add_argument("--no-e2e", action="store_true")
     args = parser.parse_args()
     try:

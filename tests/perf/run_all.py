@@ -4,6 +4,7 @@ Usage: ``make perf`` (PostgreSQL + Redis as for the tests), or
 ``.venv/bin/python tests/perf/run_all.py [name ...]`` to run some, e.g. ``import judge_run``.
 Each benchmark is a standalone script (``bench_<name>.py``); they are never collected by pytest.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -17,13 +18,18 @@ ROOT = HERE.parents[1]
 
 def main(argv: list[str]) -> int:
     scripts = sorted(HERE.glob("bench_*.py"))
-    scripts = [s for s in scripts if not s.stem.endswith(("_settings", "_urls"))]  # helpers, not benchmarks
+    scripts = [
+        s for s in scripts if not s.stem.endswith(("_settings", "_urls"))
+    ]  # helpers, not benchmarks
     if argv:
         wanted = {f"bench_{name.removeprefix('bench_')}" for name in argv}
         unknown = wanted - {s.stem for s in scripts}
         if unknown:
-            print(f"unknown benchmark(s): {', '.join(sorted(unknown))}; have: "
-                  f"{', '.join(s.stem.removeprefix('bench_') for s in scripts)}", file=sys.stderr)
+            print(
+                f"unknown benchmark(s): {', '.join(sorted(unknown))}; have: "
+                f"{', '.join(s.stem.removeprefix('bench_') for s in scripts)}",
+                file=sys.stderr,
+            )
             return 2
         scripts = [s for s in scripts if s.stem in wanted]
     failed = []

@@ -15,6 +15,7 @@ stopped after the test); set ``.responder``, ``.latency_s``, ``add_fault(...)`` 
 ``.requests`` as its docstring says. ``llm_backend_config`` gives a matching backend config
 dict with fast retries, for ``build_backend``.
 """
+
 from __future__ import annotations
 
 import pytest

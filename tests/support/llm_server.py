@@ -38,6 +38,7 @@ Faults on demand, consumed in order by the next matching requests::
 ``server.reset()`` clears requests and faults. Status faults reply with an OpenAI-style
 error body. Everything is thread-safe.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -46,9 +47,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Responder = Callable[["RecordedRequest"], "str | dict[str, Any]"]
 
@@ -100,14 +102,26 @@ def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 408: "Request Timeout",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable", 504: "Gateway Timeout"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    408: "Request Timeout",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 def _http_response(status: int, payload: bytes, headers: dict[str, str] | None = None) -> bytes:
-    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "Content-Type: application/json",
-            f"Content-Length: {len(payload)}"]
+    head = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(payload)}",
+    ]
     head += [f"{k}: {v}" for k, v in (headers or {}).items()]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
 
@@ -116,8 +130,14 @@ class LLMTestServer:
     """An asyncio HTTP/1.1 server (keep-alive, TCP_NODELAY) on its own thread; responders run
     on a thread pool, so a responder may block (e.g. ``time.sleep``) without stalling others."""
 
-    def __init__(self, *, responder: Responder | None = None, latency_s: float = 0.0,
-                 models: tuple[str, ...] = ("test-model",), responder_threads: int = 256) -> None:
+    def __init__(
+        self,
+        *,
+        responder: Responder | None = None,
+        latency_s: float = 0.0,
+        models: tuple[str, ...] = ("test-model",),
+        responder_threads: int = 256,
+    ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency_s = latency_s
         self.models = models
@@ -132,9 +152,11 @@ class LLMTestServer:
         self._port = 0
 
     # -- lifecycle -----------------------------------------------------------------------
-    def start(self) -> "LLMTestServer":
+    def start(self) -> LLMTestServer:
         self._loop = asyncio.new_event_loop()
-        self._executor = ThreadPoolExecutor(max_workers=self._responder_threads, thread_name_prefix="llm-responder")
+        self._executor = ThreadPoolExecutor(
+            max_workers=self._responder_threads, thread_name_prefix="llm-responder"
+        )
         ready = threading.Event()
         failure: list[BaseException] = []
 
@@ -142,7 +164,8 @@ class LLMTestServer:
             asyncio.set_event_loop(self._loop)
             try:
                 self._server = self._loop.run_until_complete(
-                    asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=2048))
+                    asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=2048)
+                )
                 self._port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # noqa: BLE001 - reported to start()
                 failure.append(exc)
@@ -179,7 +202,7 @@ class LLMTestServer:
             self._server = None
             self._loop = None
 
-    def __enter__(self) -> "LLMTestServer":
+    def __enter__(self) -> LLMTestServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -234,12 +257,19 @@ class LLMTestServer:
             self._writers.discard(writer)
             writer.close()
 
-    async def _respond(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> bytes | None:
+    async def _respond(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes
+    ) -> bytes | None:
         path = target.split("?", 1)[0].rstrip("/")
         if method == "GET":
             if path.endswith("/v1/models"):
-                body = {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "test"}
-                                                   for m in self.models]}
+                body = {
+                    "object": "list",
+                    "data": [
+                        {"id": m, "object": "model", "created": 0, "owned_by": "test"}
+                        for m in self.models
+                    ],
+                }
                 return _http_response(200, json.dumps(body).encode())
             return _http_response(404, b'{"error": {"message": "not found"}}')
         if method != "POST":
@@ -256,8 +286,18 @@ class LLMTestServer:
         self._record(req)
         if fault is not None:
             if fault.kind == "status":
-                extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
-                err = {"error": {"message": f"injected {fault.status}", "type": "test_fault", "code": fault.status}}
+                extra = (
+                    {"Retry-After": f"{fault.retry_after:g}"}
+                    if fault.retry_after is not None
+                    else {}
+                )
+                err = {
+                    "error": {
+                        "message": f"injected {fault.status}",
+                        "type": "test_fault",
+                        "code": fault.status,
+                    }
+                }
                 return _http_response(fault.status, json.dumps(err).encode(), extra)
             if fault.kind == "hang":
                 await asyncio.sleep(fault.seconds)
@@ -269,9 +309,13 @@ class LLMTestServer:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         try:
-            reply = await asyncio.get_running_loop().run_in_executor(self._executor, self.responder, req)
+            reply = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self.responder, req
+            )
         except Exception as exc:  # a broken responder is a 500, visible in the test
-            return _http_response(500, json.dumps({"error": {"message": f"responder failed: {exc!r}"}}).encode())
+            return _http_response(
+                500, json.dumps({"error": {"message": f"responder failed: {exc!r}"}}).encode()
+            )
         if isinstance(reply, str):
             reply = {"text": reply}
         text = str(reply.get("text", ""))
@@ -284,14 +328,24 @@ class LLMTestServer:
         model = body.get("model", "test-model")
         if req.kind == "chat":
             payload = {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
+                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": finish,
+                    }
+                ],
                 "usage": usage,
             }
         else:
             payload = {
-                "id": f"cmpl-{uuid.uuid4().hex[:12]}", "object": "text_completion", "created": int(time.time()),
+                "id": f"cmpl-{uuid.uuid4().hex[:12]}",
+                "object": "text_completion",
+                "created": int(time.time()),
                 "model": model,
                 "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
                 "usage": usage,
@@ -299,8 +353,16 @@ class LLMTestServer:
         return _http_response(200, json.dumps(payload).encode())
 
     # -- faults and records --------------------------------------------------------------
-    def add_fault(self, kind: str, *, count: int = 1, status: int = 500, retry_after: float | None = None,
-                  seconds: float = 0.0, match: Callable[[RecordedRequest], bool] | None = None) -> None:
+    def add_fault(
+        self,
+        kind: str,
+        *,
+        count: int = 1,
+        status: int = 500,
+        retry_after: float | None = None,
+        seconds: float = 0.0,
+        match: Callable[[RecordedRequest], bool] | None = None,
+    ) -> None:
         if kind not in ("status", "hang", "malformed", "slow"):
             raise ValueError(f"unknown fault kind {kind!r}")
         with self._lock:

@@ -3,6 +3,7 @@
 Used by tests whose behaviour under test is the worker's. The worker gets its own queue name
 so that parallel test sessions sharing one Redis never steal each other's tasks.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import quote
 
 from django.conf import settings
@@ -89,12 +90,31 @@ def start_worker(
     log = open(log_path, "wb")
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "config", "worker",
-            "-Q", queue, "--pool", pool, "--concurrency", str(concurrency),
-            "--loglevel", "INFO", "--without-heartbeat", "--without-gossip", "--without-mingle",
-            "-n", f"{queue}@%h",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queue,
+            "--pool",
+            pool,
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "INFO",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"{queue}@%h",
         ],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     worker = WorkerProcess(proc, queue, log_path)
     deadline = time.monotonic() + 60
@@ -121,7 +141,9 @@ def running_worker(tmp_path: Path, **kwargs) -> Iterator[WorkerProcess]:
         app.conf.task_default_queue = previous
 
 
-def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, message: str = "condition"):
+def wait_for(
+    predicate, *, timeout: float = 60.0, interval: float = 0.2, message: str = "condition"
+):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from annotation.services import flow as services
 from annotation.known_items import KnownItemsError, parse_known_items
+from annotation.services import study as study_services
 from benchmarks.models import Dataset, Generation, Generator
 
 
@@ -78,7 +78,7 @@ class Command(BaseCommand):
         if not regular:
             raise CommandError(f"{generator.name} has no generations on {dataset}")
         try:
-            study = services.study_create(
+            study = study_services.study_create(
                 name=opts["name"],
                 generation_ids=regular,
                 known_items=known,

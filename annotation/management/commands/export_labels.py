@@ -11,8 +11,8 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.selectors import report as rs
 from annotation.models import Study
+from annotation.selectors import report as rs
 from annotation.views.report import stream_rows
 
 

@@ -1,11 +1,12 @@
 """python manage.py export_procedures --dataset NAME [--version V] [-o FILE]"""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmarks import formats
-from benchmarks.selectors.exports import procedure_records, write_output
 from benchmarks.models import Dataset
+from benchmarks.selectors.exports import procedure_records, write_output
 from benchmarks.services.imports import resolve_dataset
 
 
@@ -19,7 +20,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="NAME or NAME@VERSION")
-        parser.add_argument("--version", default=None, help="dataset version (default: its only version)")
+        parser.add_argument(
+            "--version", default=None, help="dataset version (default: its only version)"
+        )
         parser.add_argument("-o", "--output", default=None, help="file to write (default stdout)")
 
     def handle(self, *args, **opts):
@@ -28,5 +31,7 @@ class Command(BaseCommand):
             dataset = resolve_dataset(name=name, version=opts["version"] or version)
         except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
             raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
-        n = write_output(procedure_records(dataset=dataset), stdout=self.stdout, output=opts["output"])
+        n = write_output(
+            procedure_records(dataset=dataset), stdout=self.stdout, output=opts["output"]
+        )
         self.stderr.write(f"exported {n} procedures of {dataset}")

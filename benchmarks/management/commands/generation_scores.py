@@ -1,12 +1,13 @@
 """python manage.py generation_scores --generator NAME [--dataset NAME[@V]] [--format json|text]"""
+
 from __future__ import annotations
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.services.generation_runs import generation_scores_summary
 from benchmarks.models import Dataset, Generator, Procedure
+from benchmarks.services.generation_runs import generation_scores_summary
 from benchmarks.services.imports import resolve_dataset
 
 TEXT_ROWS = [
@@ -28,8 +29,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--generator", required=True, help="generator name")
-        parser.add_argument("--dataset", default=None, help="only procedures of NAME or NAME@VERSION")
-        parser.add_argument("--scorers", default="", help="comma-separated scorer names or dotted paths")
+        parser.add_argument(
+            "--dataset", default=None, help="only procedures of NAME or NAME@VERSION"
+        )
+        parser.add_argument(
+            "--scorers", default="", help="comma-separated scorer names or dotted paths"
+        )
         parser.add_argument("--refresh", action="store_true", help="rescore every generation")
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
@@ -48,7 +53,10 @@ class Command(BaseCommand):
         names = [s.strip() for s in opts["scorers"].split(",") if s.strip()] or None
         try:
             summary = generation_scores_summary(
-                generator=generator, procedures=procedures, scorer_names=names, refresh=opts["refresh"]
+                generator=generator,
+                procedures=procedures,
+                scorer_names=names,
+                refresh=opts["refresh"],
             )
         except ValueError as exc:
             raise CommandError(f"--scorers: {exc}") from exc

@@ -1,4 +1,5 @@
 """python manage.py import_generations FILE --generator NAME [--dataset NAME[@V]] [--update]"""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -17,12 +18,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--generator", required=True, help="generator name")
-        parser.add_argument("--dataset", default=None, help="NAME or NAME@VERSION to match procedures in")
-        parser.add_argument("--update", action="store_true", help="replace generations whose content differs")
+        parser.add_argument(
+            "--dataset", default=None, help="NAME or NAME@VERSION to match procedures in"
+        )
+        parser.add_argument(
+            "--update", action="store_true", help="replace generations whose content differs"
+        )
         parser.add_argument("--max-errors", type=int, default=formats.DEFAULT_MAX_ERRORS)
 
     def handle(self, *args, **opts):
-        name, version = formats.split_dataset_spec(opts["dataset"]) if opts["dataset"] else (None, None)
+        name, version = (
+            formats.split_dataset_spec(opts["dataset"]) if opts["dataset"] else (None, None)
+        )
         try:
             report = generations_import(
                 generator=opts["generator"],

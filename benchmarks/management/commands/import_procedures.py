@@ -1,4 +1,5 @@
 """python manage.py import_procedures FILE --dataset NAME [--version V] [--update]"""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -22,7 +23,9 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--dataset", required=True, help="dataset name (NAME or NAME@VERSION)")
         parser.add_argument("--version", default=None, help="dataset version (default v1)")
-        parser.add_argument("--update", action="store_true", help="replace procedures whose content differs")
+        parser.add_argument(
+            "--update", action="store_true", help="replace procedures whose content differs"
+        )
         parser.add_argument("--max-errors", type=int, default=formats.DEFAULT_MAX_ERRORS)
 
     def handle(self, *args, **opts):
@@ -30,7 +33,11 @@ class Command(BaseCommand):
         version = opts["version"] or version or "v1"
         try:
             report = procedures_import(
-                dataset=name, version=version, path=opts["file"], update=opts["update"], max_errors=opts["max_errors"]
+                dataset=name,
+                version=version,
+                path=opts["file"],
+                update=opts["update"],
+                max_errors=opts["max_errors"],
             )
         except ImportRefused as exc:
             raise CommandError(str(exc)) from exc

@@ -1,6 +1,7 @@
 """python manage.py run_generation --generator NAME --dataset NAME[@V] [--topics SLUG ...]
 [--base-url URL --model M --api-key-env VAR] [--variant base|instruct] [--inline]
 python manage.py run_generation --resume RUN_ID | --cancel RUN_ID"""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,14 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from benchmarks.services.generation_runs import GenerationRunError, generation_run_cancel, generation_run_create, generation_run_execute_inline, generation_run_start
 from benchmarks.models import Dataset, GenerationRun, Generator, Topic
+from benchmarks.services.generation_runs import (
+    GenerationRunError,
+    generation_run_cancel,
+    generation_run_create,
+    generation_run_execute_inline,
+    generation_run_start,
+)
 from benchmarks.services.imports import resolve_dataset
 
 
@@ -33,48 +40,83 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--generator", help="generator name (created if absent)")
         parser.add_argument("--dataset", help="NAME or NAME@VERSION")
-        parser.add_argument("--topics", nargs="*", default=[], help="topic slugs or names (default: all)")
-        parser.add_argument("--base-url", default="", help="OpenAI-compatible base URL, e.g. http://host:8000/v1")
+        parser.add_argument(
+            "--topics", nargs="*", default=[], help="topic slugs or names (default: all)"
+        )
+        parser.add_argument(
+            "--base-url", default="", help="OpenAI-compatible base URL, e.g. http://host:8000/v1"
+        )
         parser.add_argument("--model", default=None, help="model name (default: the generator's)")
-        parser.add_argument("--api-key-env", default="", help="NAME of the environment variable with the API key")
+        parser.add_argument(
+            "--api-key-env", default="", help="NAME of the environment variable with the API key"
+        )
         parser.add_argument("--backend", default="openai", help="LLM backend name or dotted path")
-        parser.add_argument("--variant", choices=["base", "instruct"], default=None,
-                            help="prompt variant (default: the generator's, else instruct)")
+        parser.add_argument(
+            "--variant",
+            choices=["base", "instruct"],
+            default=None,
+            help="prompt variant (default: the generator's, else instruct)",
+        )
         parser.add_argument("--concurrency", type=int, default=16)
         parser.add_argument("--chunk-size", type=int, default=64)
         parser.add_argument("--max-tokens", type=int, default=None)
         parser.add_argument("--temperature", type=float, default=None, help="default 0 (greedy)")
-        parser.add_argument("--decoding", default=None, help='extra decoding JSON, e.g. \'{"top_p": 1}\'')
-        parser.add_argument("--backend-options", default=None, help='backend JSON, e.g. \'{"timeout_s": 60}\'')
-        parser.add_argument("--scorers", default="", help="comma-separated scorer names or dotted paths")
-        parser.add_argument("--input-price", type=float, default=0.0, help="USD per 1M prompt tokens")
-        parser.add_argument("--output-price", type=float, default=0.0, help="USD per 1M completion tokens")
-        parser.add_argument("--inline", action="store_true", help="run the chunks in this process, not in Celery")
-        parser.add_argument("--resume", type=int, metavar="RUN_ID", help="resume (or restart) a run")
+        parser.add_argument(
+            "--decoding", default=None, help="extra decoding JSON, e.g. '{\"top_p\": 1}'"
+        )
+        parser.add_argument(
+            "--backend-options", default=None, help="backend JSON, e.g. '{\"timeout_s\": 60}'"
+        )
+        parser.add_argument(
+            "--scorers", default="", help="comma-separated scorer names or dotted paths"
+        )
+        parser.add_argument(
+            "--input-price", type=float, default=0.0, help="USD per 1M prompt tokens"
+        )
+        parser.add_argument(
+            "--output-price", type=float, default=0.0, help="USD per 1M completion tokens"
+        )
+        parser.add_argument(
+            "--inline", action="store_true", help="run the chunks in this process, not in Celery"
+        )
+        parser.add_argument(
+            "--resume", type=int, metavar="RUN_ID", help="resume (or restart) a run"
+        )
         parser.add_argument("--cancel", type=int, metavar="RUN_ID", help="cancel a run")
 
     def handle(self, *args, **opts):
         try:
             if opts["cancel"]:
                 run = generation_run_cancel(run=self._run(opts["cancel"]))
-                self.stdout.write(f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}")
+                self.stdout.write(
+                    f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}"
+                )
                 return
             if opts["resume"]:
-                run = generation_run_start(run=self._run(opts["resume"]), enqueue=not opts["inline"])
+                run = generation_run_start(
+                    run=self._run(opts["resume"]), enqueue=not opts["inline"]
+                )
             else:
                 run = self._create(opts)
         except GenerationRunError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"run {run.pk}: {run.generator.name} on {run.dataset}, {run.n_total} procedure(s), "
-                          f"{run.n_done} already generated, variant {run.variant}, model {run.model}")
+        self.stdout.write(
+            f"run {run.pk}: {run.generator.name} on {run.dataset}, {run.n_total} procedure(s), "
+            f"{run.n_done} already generated, variant {run.variant}, model {run.model}"
+        )
         if not opts["inline"]:
             self.stdout.write("enqueued; a Celery worker runs the chunks (follow it in the admin)")
             return
         run = generation_run_execute_inline(
-            run=run, on_chunk=lambda r: self.stdout.write(f"  {r.n_done}/{r.n_total} done, {r.n_failed} failed")
+            run=run,
+            on_chunk=lambda r: self.stdout.write(
+                f"  {r.n_done}/{r.n_total} done, {r.n_failed} failed"
+            ),
         )
-        self.stdout.write(f"run {run.pk}: {run.status} — {run.n_done}/{run.n_total} generated, {run.n_failed} failed, "
-                          f"{run.prompt_tokens}+{run.completion_tokens} tokens, cost {run.cost}")
+        self.stdout.write(
+            f"run {run.pk}: {run.status} — {run.n_done}/{run.n_total} generated, {run.n_failed} failed, "
+            f"{run.prompt_tokens}+{run.completion_tokens} tokens, cost {run.cost}"
+        )
         if run.message:
             self.stdout.write(run.message)
         if run.status != GenerationRun.Status.COMPLETED:
@@ -88,7 +130,9 @@ class Command(BaseCommand):
 
     def _create(self, opts) -> GenerationRun:
         if not opts["generator"] or not opts["dataset"]:
-            raise CommandError("--generator and --dataset are required (or --resume / --cancel RUN_ID)")
+            raise CommandError(
+                "--generator and --dataset are required (or --resume / --cancel RUN_ID)"
+            )
         name, _, version = opts["dataset"].partition("@")
         try:
             dataset = resolve_dataset(name=name, version=version or None)
@@ -106,7 +150,11 @@ class Command(BaseCommand):
             decoding["max_tokens"] = opts["max_tokens"]
         if opts["temperature"] is not None:
             decoding["temperature"] = opts["temperature"]
-        backend_options = _json_object(opts["backend_options"], "--backend-options") if opts["backend_options"] else {}
+        backend_options = (
+            _json_object(opts["backend_options"], "--backend-options")
+            if opts["backend_options"]
+            else {}
+        )
         generator, _ = Generator.objects.get_or_create(name=opts["generator"])
         run = generation_run_create(
             generator=generator,

@@ -1,4 +1,5 @@
 """REST API for mining batches: researchers read, admins create, cancel, resume and promote."""
+
 from __future__ import annotations
 
 import json
@@ -11,15 +12,18 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from benchmarks.mining.services import promotion, batches as services
-from benchmarks.mining.selectors import batches as selectors
 from benchmarks.mining.models import MiningBatch, MiningDocument
+from benchmarks.mining.selectors import batches as selectors
+from benchmarks.mining.services import batches as services
+from benchmarks.mining.services import promotion
 from benchmarks.models import Dataset
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:
-    return ValidationError(exc.message_dict if hasattr(exc, "message_dict") else {"detail": exc.messages})
+    return ValidationError(
+        exc.message_dict if hasattr(exc, "message_dict") else {"detail": exc.messages}
+    )
 
 
 class JSONField(serializers.JSONField):
@@ -37,9 +41,15 @@ class JSONField(serializers.JSONField):
 class BatchCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     file = serializers.FileField()
-    stages = serializers.CharField(required=False, allow_blank=True, help_text="e.g. '1,2,3,4,5,6' (default all)")
-    backends = JSONField(help_text='{"default": {"backend": "openai", "model": "gpt-4.1", "base_url": ...}, "filter": {...}}')
-    options = JSONField(required=False, help_text='{"min_steps": 5, "max_steps": 15, "max_doc_chars": 100000}')
+    stages = serializers.CharField(
+        required=False, allow_blank=True, help_text="e.g. '1,2,3,4,5,6' (default all)"
+    )
+    backends = JSONField(
+        help_text='{"default": {"backend": "openai", "model": "gpt-4.1", "base_url": ...}, "filter": {...}}'
+    )
+    options = JSONField(
+        required=False, help_text='{"min_steps": 5, "max_steps": 15, "max_doc_chars": 100000}'
+    )
 
 
 class BatchSerializer(serializers.ModelSerializer):
@@ -49,9 +59,26 @@ class BatchSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MiningBatch
-        fields = ["id", "name", "source_name", "source_format", "stages", "backends", "options", "status",
-                  "cancel_requested", "n_documents", "n_done", "progress_percent", "error", "created_at",
-                  "started_at", "finished_at", "yields", "usage"]
+        fields = [
+            "id",
+            "name",
+            "source_name",
+            "source_format",
+            "stages",
+            "backends",
+            "options",
+            "status",
+            "cancel_requested",
+            "n_documents",
+            "n_done",
+            "progress_percent",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "yields",
+            "usage",
+        ]
 
     @extend_schema_field(serializers.JSONField(allow_null=True))
     def get_yields(self, obj):
@@ -71,8 +98,22 @@ class BatchSerializer(serializers.ModelSerializer):
 class DocumentSerializer(serializers.ModelSerializer):
     class Meta:
         model = MiningDocument
-        fields = ["id", "position", "source_id", "topic", "topic_raw", "url", "outcome", "stage_reached",
-                  "drop_reason", "notes", "goal", "steps", "resources", "trace"]
+        fields = [
+            "id",
+            "position",
+            "source_id",
+            "topic",
+            "topic_raw",
+            "url",
+            "outcome",
+            "stage_reached",
+            "drop_reason",
+            "notes",
+            "goal",
+            "steps",
+            "resources",
+            "trace",
+        ]
 
 
 class PromoteSerializer(serializers.Serializer):
@@ -80,7 +121,9 @@ class PromoteSerializer(serializers.Serializer):
     version = serializers.CharField(max_length=32, default="v1")
     per_topic = serializers.IntegerField(min_value=1, default=500)
     seed = serializers.IntegerField(default=0)
-    dedup_against = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False, allow_null=True)
+    dedup_against = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True
+    )
     threshold = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.65)
 
 
@@ -105,12 +148,18 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         data = ser.validated_data
         try:
             batch = services.batch_create(
-                name=data.get("name") or "", upload=data["file"], stages=data.get("stages") or None,
-                backends=data["backends"], options=data.get("options") or {}, created_by=request.user,
+                name=data.get("name") or "",
+                upload=data["file"],
+                stages=data.get("stages") or None,
+                backends=data["backends"],
+                options=data.get("options") or {},
+                created_by=request.user,
             )
         except DjangoValidationError as exc:
             raise _drf_error(exc) from None
-        return Response(BatchSerializer(batch, context={"detail": False}).data, status=status.HTTP_201_CREATED)
+        return Response(
+            BatchSerializer(batch, context={"detail": False}).data, status=status.HTTP_201_CREATED
+        )
 
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
@@ -132,8 +181,10 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @action(detail=True, methods=["get"])
     def documents(self, request, pk=None):
         qs = selectors.document_list(
-            batch=self.get_object(), outcome=request.query_params.get("outcome") or None,
-            topic=request.query_params.get("topic") or None, stage=request.query_params.get("stage") or None,
+            batch=self.get_object(),
+            outcome=request.query_params.get("outcome") or None,
+            topic=request.query_params.get("topic") or None,
+            stage=request.query_params.get("stage") or None,
         )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(DocumentSerializer(page, many=True).data)
@@ -141,7 +192,10 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @action(detail=True, methods=["get"], url_path="export")
     def export(self, request, pk=None):
         batch = self.get_object()
-        lines = (json.dumps(rec, ensure_ascii=False) + "\n" for rec in selectors.export_records(batch=batch))
+        lines = (
+            json.dumps(rec, ensure_ascii=False) + "\n"
+            for rec in selectors.export_records(batch=batch)
+        )
         resp = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
         resp["Content-Disposition"] = f'attachment; filename="how2mine-batch-{batch.pk}.jsonl"'
         return resp
@@ -154,6 +208,14 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
             report = promotion.batch_promote(batch=self.get_object(), **ser.validated_data)
         except DjangoValidationError as exc:
             raise _drf_error(exc) from None
-        return Response({"dataset": report.dataset.pk, "name": str(report.dataset), "candidates": report.candidates,
-                         "duplicates": report.duplicates, "per_topic": report.per_topic, "promoted": report.promoted},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "dataset": report.dataset.pk,
+                "name": str(report.dataset),
+                "candidates": report.candidates,
+                "duplicates": report.duplicates,
+                "per_topic": report.per_topic,
+                "promoted": report.promoted,
+            },
+            status=status.HTTP_201_CREATED,
+        )

@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,80 +16,176 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='MiningBatch',
+            name="MiningBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('source_file', models.FileField(max_length=500, upload_to='mining/uploads/%Y/%m/')),
-                ('source_name', models.CharField(blank=True, max_length=255)),
-                ('source_format', models.CharField(max_length=16)),
-                ('stages', models.JSONField(default=list)),
-                ('backends', models.JSONField(default=dict)),
-                ('options', models.JSONField(default=dict)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('completed', 'Completed'), ('cancelled', 'Cancelled'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('ingested', models.BooleanField(default=False)),
-                ('n_documents', models.PositiveIntegerField(default=0)),
-                ('n_done', models.PositiveIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('runner', models.CharField(blank=True, max_length=64)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='mining_batches', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "source_file",
+                    models.FileField(max_length=500, upload_to="mining/uploads/%Y/%m/"),
+                ),
+                ("source_name", models.CharField(blank=True, max_length=255)),
+                ("source_format", models.CharField(max_length=16)),
+                ("stages", models.JSONField(default=list)),
+                ("backends", models.JSONField(default=dict)),
+                ("options", models.JSONField(default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("cancelled", "Cancelled"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("ingested", models.BooleanField(default=False)),
+                ("n_documents", models.PositiveIntegerField(default=0)),
+                ("n_done", models.PositiveIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("runner", models.CharField(blank=True, max_length=64)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="mining_batches",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'mining batches',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "mining batches",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='MiningDocument',
+            name="MiningDocument",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('source_id', models.CharField(max_length=255)),
-                ('topic', models.CharField(blank=True, max_length=64)),
-                ('topic_raw', models.CharField(blank=True, max_length=255)),
-                ('url', models.CharField(blank=True, max_length=2000)),
-                ('text', models.TextField(blank=True)),
-                ('input_goal', models.TextField(blank=True)),
-                ('input_steps', models.JSONField(blank=True, default=list)),
-                ('input_resources', models.JSONField(blank=True, default=list)),
-                ('notes', models.JSONField(blank=True, default=list)),
-                ('outcome', models.CharField(choices=[('pending', 'Pending'), ('kept', 'Kept'), ('dropped', 'Dropped'), ('invalid', 'Invalid input'), ('error', 'LLM error')], default='pending', max_length=16)),
-                ('stage_reached', models.CharField(blank=True, max_length=32)),
-                ('last_passed_stage', models.PositiveSmallIntegerField(default=0)),
-                ('drop_reason', models.TextField(blank=True)),
-                ('trace', models.JSONField(blank=True, default=dict)),
-                ('goal', models.TextField(blank=True)),
-                ('steps', models.JSONField(blank=True, default=list)),
-                ('resources', models.JSONField(blank=True, default=list)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('batch', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='mining.miningbatch')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("source_id", models.CharField(max_length=255)),
+                ("topic", models.CharField(blank=True, max_length=64)),
+                ("topic_raw", models.CharField(blank=True, max_length=255)),
+                ("url", models.CharField(blank=True, max_length=2000)),
+                ("text", models.TextField(blank=True)),
+                ("input_goal", models.TextField(blank=True)),
+                ("input_steps", models.JSONField(blank=True, default=list)),
+                ("input_resources", models.JSONField(blank=True, default=list)),
+                ("notes", models.JSONField(blank=True, default=list)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("kept", "Kept"),
+                            ("dropped", "Dropped"),
+                            ("invalid", "Invalid input"),
+                            ("error", "LLM error"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("stage_reached", models.CharField(blank=True, max_length=32)),
+                ("last_passed_stage", models.PositiveSmallIntegerField(default=0)),
+                ("drop_reason", models.TextField(blank=True)),
+                ("trace", models.JSONField(blank=True, default=dict)),
+                ("goal", models.TextField(blank=True)),
+                ("steps", models.JSONField(blank=True, default=list)),
+                ("resources", models.JSONField(blank=True, default=list)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to="mining.miningbatch",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['batch_id', 'position'],
-                'indexes': [models.Index(fields=['batch', 'outcome', 'position'], name='mining_doc_outcome_idx'), models.Index(fields=['batch', 'topic'], name='mining_doc_topic_idx')],
-                'constraints': [models.UniqueConstraint(fields=('batch', 'position'), name='mining_doc_position_unique')],
+                "ordering": ["batch_id", "position"],
+                "indexes": [
+                    models.Index(
+                        fields=["batch", "outcome", "position"], name="mining_doc_outcome_idx"
+                    ),
+                    models.Index(fields=["batch", "topic"], name="mining_doc_topic_idx"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("batch", "position"), name="mining_doc_position_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='MiningStageUsage',
+            name="MiningStageUsage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stage', models.CharField(choices=[('procedures', 'Procedure extraction'), ('prefilter', 'Heuristics filter'), ('filter', 'LLM filter'), ('postprocess', 'Goal/steps rewrite'), ('resources', 'Resource extraction'), ('final_filter', 'Final validation')], max_length=32)),
-                ('requests', models.PositiveIntegerField(default=0)),
-                ('failed_requests', models.PositiveIntegerField(default=0)),
-                ('prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('cost_usd', models.DecimalField(decimal_places=6, default=Decimal(0), max_digits=14)),
-                ('batch', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='usage', to='mining.miningbatch')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "stage",
+                    models.CharField(
+                        choices=[
+                            ("procedures", "Procedure extraction"),
+                            ("prefilter", "Heuristics filter"),
+                            ("filter", "LLM filter"),
+                            ("postprocess", "Goal/steps rewrite"),
+                            ("resources", "Resource extraction"),
+                            ("final_filter", "Final validation"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("requests", models.PositiveIntegerField(default=0)),
+                ("failed_requests", models.PositiveIntegerField(default=0)),
+                ("prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "cost_usd",
+                    models.DecimalField(decimal_places=6, default=Decimal(0), max_digits=14),
+                ),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="usage",
+                        to="mining.miningbatch",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['batch_id', 'id'],
-                'constraints': [models.UniqueConstraint(fields=('batch', 'stage'), name='mining_usage_stage_unique')],
+                "ordering": ["batch_id", "id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("batch", "stage"), name="mining_usage_stage_unique"
+                    )
+                ],
             },
         ),
     ]

@@ -1,4 +1,5 @@
 """Reads for How2Mine batches: yields (Table 6 style), usage and cost, documents, export records."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -40,9 +41,12 @@ def batch_yields(*, batch: MiningBatch) -> dict[str, Any]:
     }
     for n, key, _ in stages:
         aggs[f"after_{key}"] = Count("id", filter=Q(last_passed_stage__gte=n))
-        aggs[f"dropped_{key}"] = Count("id", filter=Q(stage_reached=key, outcome=MiningDocument.Outcome.DROPPED))
+        aggs[f"dropped_{key}"] = Count(
+            "id", filter=Q(stage_reached=key, outcome=MiningDocument.Outcome.DROPPED)
+        )
     rows_by_topic = {
-        r["topic"]: r for r in MiningDocument.objects.filter(batch=batch).values("topic").annotate(**aggs)
+        r["topic"]: r
+        for r in MiningDocument.objects.filter(batch=batch).values("topic").annotate(**aggs)
     }
     total = MiningDocument.objects.filter(batch=batch).aggregate(**aggs)
 
@@ -51,10 +55,24 @@ def batch_yields(*, batch: MiningBatch) -> dict[str, Any]:
         cells = []
         for _num, key, stage_label in stages:
             kept = r[f"after_{key}"] or 0
-            cells.append({"stage": key, "label": stage_label, "count": kept,
-                          "percent": (100.0 * kept / n) if n else 0.0, "dropped": r[f"dropped_{key}"] or 0})
-        return {"topic": label, "n": n, "invalid": r["invalid"] or 0, "errors": r["errors"] or 0,
-                "pending": r["pending"] or 0, "kept": r["kept"] or 0, "stages": cells}
+            cells.append(
+                {
+                    "stage": key,
+                    "label": stage_label,
+                    "count": kept,
+                    "percent": (100.0 * kept / n) if n else 0.0,
+                    "dropped": r[f"dropped_{key}"] or 0,
+                }
+            )
+        return {
+            "topic": label,
+            "n": n,
+            "invalid": r["invalid"] or 0,
+            "errors": r["errors"] or 0,
+            "pending": r["pending"] or 0,
+            "kept": r["kept"] or 0,
+            "stages": cells,
+        }
 
     names = dict(TOPICS)
     rows = []
@@ -66,8 +84,13 @@ def batch_yields(*, batch: MiningBatch) -> dict[str, Any]:
     for slug, r in rows_by_topic.items():
         if slug and slug not in names:
             rows.append(_row(slug, r))
-    return {"stages": [{"number": n, "key": k, "label": lbl, "short": STAGE_SHORT[k]} for n, k, lbl in stages],
-            "topics": rows, "total": _row("All topics", total)}
+    return {
+        "stages": [
+            {"number": n, "key": k, "label": lbl, "short": STAGE_SHORT[k]} for n, k, lbl in stages
+        ],
+        "topics": rows,
+        "total": _row("All topics", total),
+    }
 
 
 def batch_usage(*, batch: MiningBatch) -> dict[str, Any]:
@@ -77,22 +100,35 @@ def batch_usage(*, batch: MiningBatch) -> dict[str, Any]:
         if key == "prefilter":
             continue
         u = rows.get(key)
-        out.append({
-            "stage": key, "number": n, "label": label,
-            "model": (batch.backends.get(key) or {}).get("model", ""),
-            "requests": u.requests if u else 0, "failed_requests": u.failed_requests if u else 0,
-            "prompt_tokens": u.prompt_tokens if u else 0, "completion_tokens": u.completion_tokens if u else 0,
-            "cost_usd": u.cost_usd if u else Decimal(0),
-        })
+        out.append(
+            {
+                "stage": key,
+                "number": n,
+                "label": label,
+                "model": (batch.backends.get(key) or {}).get("model", ""),
+                "requests": u.requests if u else 0,
+                "failed_requests": u.failed_requests if u else 0,
+                "prompt_tokens": u.prompt_tokens if u else 0,
+                "completion_tokens": u.completion_tokens if u else 0,
+                "cost_usd": u.cost_usd if u else Decimal(0),
+            }
+        )
     totals = MiningStageUsage.objects.filter(batch=batch).aggregate(
-        requests=Sum("requests"), prompt_tokens=Sum("prompt_tokens"),
-        completion_tokens=Sum("completion_tokens"), cost_usd=Sum("cost_usd"),
+        requests=Sum("requests"),
+        prompt_tokens=Sum("prompt_tokens"),
+        completion_tokens=Sum("completion_tokens"),
+        cost_usd=Sum("cost_usd"),
     )
     return {"stages": out, "total": {k: v or 0 for k, v in totals.items()}}
 
 
-def document_list(*, batch: MiningBatch, outcome: str | None = None, topic: str | None = None,
-                  stage: str | None = None) -> QuerySet[MiningDocument]:
+def document_list(
+    *,
+    batch: MiningBatch,
+    outcome: str | None = None,
+    topic: str | None = None,
+    stage: str | None = None,
+) -> QuerySet[MiningDocument]:
     qs = MiningDocument.objects.filter(batch=batch).defer("text").order_by("position")
     if outcome:
         qs = qs.filter(outcome=outcome)
@@ -106,10 +142,18 @@ def document_list(*, batch: MiningBatch, outcome: str | None = None, topic: str 
 def document_outcome(doc: MiningDocument) -> dict[str, Any]:
     """One line of ``manage.py mine`` output / the documents API."""
     return {
-        "position": doc.position, "id": doc.source_id, "topic": doc.topic or doc.topic_raw,
-        "outcome": doc.outcome, "stage": doc.stage_reached, "reason": doc.drop_reason, "notes": doc.notes,
-        **({"goal": doc.goal, "steps": doc.steps, "resources": doc.resources}
-           if doc.outcome == MiningDocument.Outcome.KEPT else {}),
+        "position": doc.position,
+        "id": doc.source_id,
+        "topic": doc.topic or doc.topic_raw,
+        "outcome": doc.outcome,
+        "stage": doc.stage_reached,
+        "reason": doc.drop_reason,
+        "notes": doc.notes,
+        **(
+            {"goal": doc.goal, "steps": doc.steps, "resources": doc.resources}
+            if doc.outcome == MiningDocument.Outcome.KEPT
+            else {}
+        ),
     }
 
 
@@ -117,13 +161,20 @@ def how2mine_record(doc: MiningDocument) -> dict[str, Any]:
     """The reference implementation's how2mine export record."""
     return {
         "schema_version": SCHEMA_VERSION,
-        "source_example": {"id": doc.source_id, "topic": doc.topic_raw or doc.topic, "url": doc.url, "text": doc.text},
+        "source_example": {
+            "id": doc.source_id,
+            "topic": doc.topic_raw or doc.topic,
+            "url": doc.url,
+            "text": doc.text,
+        },
         "processed_example": doc.trace,
         "final_procedure": {"goal": doc.goal, "steps": doc.steps, "resources": doc.resources},
     }
 
 
 def export_records(*, batch: MiningBatch, chunk_size: int = 500) -> Iterator[dict[str, Any]]:
-    qs = MiningDocument.objects.filter(batch=batch, outcome=MiningDocument.Outcome.KEPT).order_by("position")
+    qs = MiningDocument.objects.filter(batch=batch, outcome=MiningDocument.Outcome.KEPT).order_by(
+        "position"
+    )
     for doc in qs.iterator(chunk_size=chunk_size):
         yield how2mine_record(doc)

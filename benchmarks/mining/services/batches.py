@@ -2,6 +2,7 @@
 
 Dataset promotion (dedup + stratified sampling) is in :mod:`benchmarks.mining.promotion`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,7 +54,9 @@ def _clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
         try:
             opts[key] = int(opts[key])
         except (TypeError, ValueError):
-            raise ValidationError({"options": f"{key} must be an integer, got {opts[key]!r}"}) from None
+            raise ValidationError(
+                {"options": f"{key} must be an integer, got {opts[key]!r}"}
+            ) from None
         if opts[key] < 1:
             raise ValidationError({"options": f"{key} must be >= 1, got {opts[key]}"})
     try:
@@ -64,25 +67,37 @@ def _clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
     return opts
 
 
-def _clean_backends(backends: dict[str, Any] | None, stages: list[int]) -> dict[str, dict[str, Any]]:
+def _clean_backends(
+    backends: dict[str, Any] | None, stages: list[int]
+) -> dict[str, dict[str, Any]]:
     """One backend config per selected LLM stage; ``"default"`` fills the stages not named."""
     backends = dict(backends or {})
     default = backends.pop("default", None)
     known = set(LLM_STAGES)
     unknown = sorted(set(backends) - known)
     if unknown:
-        raise ValidationError({"backends": f"unknown stage(s) {', '.join(unknown)}; use {', '.join(LLM_STAGES)} or default"})
+        raise ValidationError(
+            {
+                "backends": f"unknown stage(s) {', '.join(unknown)}; use {', '.join(LLM_STAGES)} or default"
+            }
+        )
     out: dict[str, dict[str, Any]] = {}
     for key in LLM_STAGES:
         if STAGE_NUMBERS[key] not in stages:
             continue
         config = backends.get(key) or default
         if not isinstance(config, dict) or not config.get("model"):
-            raise ValidationError({"backends": f"stage {STAGE_NUMBERS[key]} ({key}) needs a backend config with a 'model'"})
+            raise ValidationError(
+                {
+                    "backends": f"stage {STAGE_NUMBERS[key]} ({key}) needs a backend config with a 'model'"
+                }
+            )
         try:
             build_backend(config)
         except (ValueError, TypeError) as exc:
-            raise ValidationError({"backends": f"stage {STAGE_NUMBERS[key]} ({key}): {exc}"}) from None
+            raise ValidationError(
+                {"backends": f"stage {STAGE_NUMBERS[key]} ({key}): {exc}"}
+            ) from None
         out[key] = dict(config)
     return out
 
@@ -132,9 +147,17 @@ def batch_enqueue(*, batch: MiningBatch) -> None:
 
 def _doc_from_input(batch: MiningBatch, doc: inputs.DocInput) -> MiningDocument:
     row = MiningDocument(
-        batch=batch, position=doc.line, source_id=doc.source_id, topic=doc.topic or "",
-        topic_raw=doc.topic_raw[:255], url=doc.url, text=doc.text, input_goal=doc.goal,
-        input_steps=doc.steps, input_resources=doc.resources, notes=doc.notes,
+        batch=batch,
+        position=doc.line,
+        source_id=doc.source_id,
+        topic=doc.topic or "",
+        topic_raw=doc.topic_raw[:255],
+        url=doc.url,
+        text=doc.text,
+        input_goal=doc.goal,
+        input_steps=doc.steps,
+        input_resources=doc.resources,
+        notes=doc.notes,
     )
     if doc.problem:
         row.outcome = MiningDocument.Outcome.INVALID
@@ -150,7 +173,10 @@ def iter_documents(path: Path, *, fmt: str, options: dict[str, Any]) -> Iterable
             yield inputs.DocInput(line=rec.line, source_id=f"line-{rec.line}", problem=rec.error)
             continue
         yield inputs.document_from_record(
-            rec.data or {}, line=rec.line, max_chars=options["max_doc_chars"], require_topic=options["require_topic"]
+            rec.data or {},
+            line=rec.line,
+            max_chars=options["max_doc_chars"],
+            require_topic=options["require_topic"],
         )
 
 
@@ -183,9 +209,20 @@ def batch_ingest(*, batch: MiningBatch) -> int:
 def _claim(batch_id: int, runner: str) -> bool:
     """Take the batch if nobody holds it, we already do, or its holder stopped beating."""
     now = timezone.now()
-    free = Q(runner="") | Q(runner=runner) | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - _stale_after())
-    claimable = MiningBatch.objects.filter(pk=batch_id, status__in=MiningBatch.ACTIVE, cancel_requested=False)
-    return bool(claimable.filter(free).update(runner=runner, heartbeat_at=now, status=MiningBatch.Status.RUNNING))
+    free = (
+        Q(runner="")
+        | Q(runner=runner)
+        | Q(heartbeat_at__isnull=True)
+        | Q(heartbeat_at__lt=now - _stale_after())
+    )
+    claimable = MiningBatch.objects.filter(
+        pk=batch_id, status__in=MiningBatch.ACTIVE, cancel_requested=False
+    )
+    return bool(
+        claimable.filter(free).update(
+            runner=runner, heartbeat_at=now, status=MiningBatch.Status.RUNNING
+        )
+    )
 
 
 def _backends_for(batch: MiningBatch) -> dict[str, Any]:
@@ -194,13 +231,25 @@ def _backends_for(batch: MiningBatch) -> dict[str, Any]:
 
 def _state(doc: MiningDocument) -> DocState:
     return DocState(
-        key=doc.pk, text=doc.text, goal=doc.input_goal, steps=list(doc.input_steps or []),
+        key=doc.pk,
+        text=doc.text,
+        goal=doc.input_goal,
+        steps=list(doc.input_steps or []),
         resources=list(doc.input_resources or []),
     )
 
 
-_SAVED_FIELDS = ("outcome", "stage_reached", "last_passed_stage", "drop_reason", "trace", "goal", "steps",
-                 "resources", "updated_at")
+_SAVED_FIELDS = (
+    "outcome",
+    "stage_reached",
+    "last_passed_stage",
+    "drop_reason",
+    "trace",
+    "goal",
+    "steps",
+    "resources",
+    "updated_at",
+)
 
 
 def _update_documents(states: list[DocState], now) -> None:
@@ -212,14 +261,25 @@ def _update_documents(states: list[DocState], now) -> None:
     sql = f"UPDATE {table} SET {sets} WHERE {connection.ops.quote_name('id')} = %s"
     rows = []
     for st in states:
-        values = (st.outcome, st.stage_reached, st.last_passed_stage, st.reason, st.trace, st.goal, st.steps,
-                  st.resources, now)
+        values = (
+            st.outcome,
+            st.stage_reached,
+            st.last_passed_stage,
+            st.reason,
+            st.trace,
+            st.goal,
+            st.steps,
+            st.resources,
+            now,
+        )
         rows.append([f.get_db_prep_save(v, connection) for f, v in zip(fields, values)] + [st.key])
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
 
 
-def _save_chunk(batch: MiningBatch, runner: str, states: list[DocState], usage: dict[str, StageUsage]) -> int:
+def _save_chunk(
+    batch: MiningBatch, runner: str, states: list[DocState], usage: dict[str, StageUsage]
+) -> int:
     """Write one chunk's results, its usage and progress in one transaction. Returns docs written."""
     now = timezone.now()
     with transaction.atomic():
@@ -229,7 +289,8 @@ def _save_chunk(batch: MiningBatch, runner: str, states: list[DocState], usage: 
         by_id = {s.key: s for s in states}
         pending = set(
             MiningDocument.objects.select_for_update()
-            .filter(pk__in=list(by_id), outcome=MiningDocument.Outcome.PENDING).values_list("pk", flat=True)
+            .filter(pk__in=list(by_id), outcome=MiningDocument.Outcome.PENDING)
+            .values_list("pk", flat=True)
         )
         _update_documents([by_id[pk] for pk in sorted(pending)], now)
         for stage, u in usage.items():
@@ -241,9 +302,12 @@ def _save_chunk(batch: MiningBatch, runner: str, states: list[DocState], usage: 
                 failed_requests=F("failed_requests") + u.failed_requests,
                 prompt_tokens=F("prompt_tokens") + u.prompt_tokens,
                 completion_tokens=F("completion_tokens") + u.completion_tokens,
-                cost_usd=F("cost_usd") + cost_usd(batch.backends.get(stage), u.prompt_tokens, u.completion_tokens),
+                cost_usd=F("cost_usd")
+                + cost_usd(batch.backends.get(stage), u.prompt_tokens, u.completion_tokens),
             )
-        MiningBatch.objects.filter(pk=batch.pk).update(n_done=F("n_done") + len(pending), heartbeat_at=now)
+        MiningBatch.objects.filter(pk=batch.pk).update(
+            n_done=F("n_done") + len(pending), heartbeat_at=now
+        )
     return len(pending)
 
 
@@ -283,7 +347,9 @@ def batch_run(
                 )
                 break
             docs = list(
-                MiningDocument.objects.filter(batch=batch, outcome=MiningDocument.Outcome.PENDING, pk__gt=last_pk)
+                MiningDocument.objects.filter(
+                    batch=batch, outcome=MiningDocument.Outcome.PENDING, pk__gt=last_pk
+                )
                 .order_by("pk")
                 .only("pk", "text", "input_goal", "input_steps", "input_resources")[:chunk_size]
             )
@@ -302,8 +368,10 @@ def batch_run(
     except Exception as exc:
         logger.exception("mining batch %s failed", batch_id)
         MiningBatch.objects.filter(pk=batch_id, runner=runner).update(
-            status=MiningBatch.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:5000],
-            finished_at=timezone.now(), runner="",
+            status=MiningBatch.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:5000],
+            finished_at=timezone.now(),
+            runner="",
         )
         raise
     batch.refresh_from_db()
@@ -312,15 +380,21 @@ def batch_run(
 
 # -- cancel / resume -------------------------------------------------------------------------
 def _runner_alive(batch: MiningBatch, now) -> bool:
-    return bool(batch.status == MiningBatch.Status.RUNNING and batch.runner and batch.heartbeat_at
-                and batch.heartbeat_at >= now - _stale_after())
+    return bool(
+        batch.status == MiningBatch.Status.RUNNING
+        and batch.runner
+        and batch.heartbeat_at
+        and batch.heartbeat_at >= now - _stale_after()
+    )
 
 
 def batch_cancel(*, batch: MiningBatch) -> MiningBatch:
     """Ask the runner to stop after its current chunk; with no live runner, cancel at once."""
     batch.refresh_from_db()
     if batch.status not in MiningBatch.ACTIVE:
-        raise ValidationError(f"batch {batch.pk} is {batch.status}; only pending or running batches can be cancelled")
+        raise ValidationError(
+            f"batch {batch.pk} is {batch.status}; only pending or running batches can be cancelled"
+        )
     now = timezone.now()
     updates: dict[str, Any] = {"cancel_requested": True}
     if not _runner_alive(batch, now):
@@ -340,11 +414,17 @@ def batch_resume(*, batch: MiningBatch, force: bool = False) -> MiningBatch:
     if batch.status == MiningBatch.Status.COMPLETED:
         raise ValidationError(f"batch {batch.pk} is completed; nothing to resume")
     if not force and _runner_alive(batch, now):
-        raise ValidationError(f"batch {batch.pk} is running (last progress {batch.heartbeat_at:%H:%M:%S}); "
-                              "use force to take it over")
+        raise ValidationError(
+            f"batch {batch.pk} is running (last progress {batch.heartbeat_at:%H:%M:%S}); "
+            "use force to take it over"
+        )
     MiningBatch.objects.filter(pk=batch.pk).update(
-        status=MiningBatch.Status.PENDING, cancel_requested=False, runner="", heartbeat_at=None,
-        error="", finished_at=None,
+        status=MiningBatch.Status.PENDING,
+        cancel_requested=False,
+        runner="",
+        heartbeat_at=None,
+        error="",
+        finished_at=None,
     )
     batch.refresh_from_db()
     batch_enqueue(batch=batch)
@@ -352,8 +432,9 @@ def batch_resume(*, batch: MiningBatch, force: bool = False) -> MiningBatch:
 
 
 # -- dry run (no database writes, no LLM calls) ----------------------------------------------
-def dry_run_file(*, path: Path, stages: str | list[int] | None = None, options: dict[str, Any] | None = None
-                 ) -> Iterable[dict[str, Any]]:
+def dry_run_file(
+    *, path: Path, stages: str | list[int] | None = None, options: dict[str, Any] | None = None
+) -> Iterable[dict[str, Any]]:
     """Validate every record and run what needs no LLM (the heuristics filter on records that
     already carry goal/steps); say for the rest which stage would be sent next and roughly how
     many prompt tokens it would take (o200k)."""
@@ -365,12 +446,18 @@ def dry_run_file(*, path: Path, stages: str | list[int] | None = None, options: 
     fmt = readers.detect_format(path.name)
     heur = HeuristicsConfig(min_steps=opts["min_steps"], max_steps=opts["max_steps"])
     for doc in iter_documents(path, fmt=fmt, options=opts):
-        out: dict[str, Any] = {"position": doc.line, "id": doc.source_id, "topic": doc.topic or doc.topic_raw,
-                               "notes": doc.notes}
+        out: dict[str, Any] = {
+            "position": doc.line,
+            "id": doc.source_id,
+            "topic": doc.topic or doc.topic_raw,
+            "notes": doc.notes,
+        }
         if doc.problem:
             yield {**out, "outcome": "invalid", "stage": "input", "reason": f"input: {doc.problem}"}
             continue
-        state = DocState(key=doc.line, text=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources)
+        state = DocState(
+            key=doc.line, text=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources
+        )
         leading: list[int] = []
         for number, key, _label, prompt in STAGES:
             if number not in stage_list or (number == 1 and doc.has_procedure):
@@ -382,17 +469,41 @@ def dry_run_file(*, path: Path, stages: str | list[int] | None = None, options: 
             leading = [s for s in leading if s != 2]
         Pipeline(stages=leading, backends={}, heuristics=heur).run([state]) if leading else None
         if leading and state.outcome != "kept":
-            yield {**out, "outcome": state.outcome, "stage": state.stage_reached, "reason": state.reason}
+            yield {
+                **out,
+                "outcome": state.outcome,
+                "stage": state.stage_reached,
+                "reason": state.reason,
+            }
             continue
         if 1 not in stage_list and not doc.has_procedure:
-            yield {**out, "outcome": "invalid", "stage": "input",
-                   "reason": "input: stage 1 (extraction) is not selected and the record has no goal/steps"}
+            yield {
+                **out,
+                "outcome": "invalid",
+                "stage": "input",
+                "reason": "input: stage 1 (extraction) is not selected and the record has no goal/steps",
+            }
             continue
-        nxt = next((key for number, key, _l, prompt in STAGES if number in stage_list and prompt
-                    and not (number == 1 and doc.has_procedure)), None)
+        nxt = next(
+            (
+                key
+                for number, key, _l, prompt in STAGES
+                if number in stage_list and prompt and not (number == 1 and doc.has_procedure)
+            ),
+            None,
+        )
         if nxt is None:
             yield {**out, "outcome": "kept", "stage": state.stage_reached, "reason": ""}
             continue
-        prompt_tokens = count_tokens(render_prompt(nxt, document=doc.text, goal=doc.goal, steps=doc.steps,
-                                                   resources=doc.resources))
-        yield {**out, "outcome": "would_send", "stage": nxt, "reason": "", "prompt_tokens": prompt_tokens}
+        prompt_tokens = count_tokens(
+            render_prompt(
+                nxt, document=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources
+            )
+        )
+        yield {
+            **out,
+            "outcome": "would_send",
+            "stage": nxt,
+            "reason": "",
+            "prompt_tokens": prompt_tokens,
+        }

@@ -1,5 +1,6 @@
 """Promote a batch's kept procedures into a Dataset: de-duplicate against another dataset by
 embedding cosine similarity (§E.1), then sample per topic with a fixed seed (§3.2)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -48,20 +49,31 @@ def batch_promote(
 
     docs = list(
         MiningDocument.objects.filter(batch=batch, outcome=MiningDocument.Outcome.KEPT)
-        .exclude(topic="").order_by("position")
+        .exclude(topic="")
+        .order_by("position")
         .only("pk", "source_id", "topic", "url", "text", "goal", "steps", "resources")
     )
     duplicates: list[dict[str, Any]] = []
     if dedup_against is not None and docs:
-        refs = list(Procedure.objects.filter(dataset=dedup_against).only("source_example_id", "goal", "steps"))
+        refs = list(
+            Procedure.objects.filter(dataset=dedup_against).only(
+                "source_example_id", "goal", "steps"
+            )
+        )
         hits = dedup.near_duplicates(
             [dedup.procedure_text(d.goal, d.steps) for d in docs],
             [dedup.procedure_text(p.goal, p.steps) for p in refs],
             threshold=threshold,
         )
         dup_idx = {h.index for h in hits}
-        duplicates = [{"source_id": docs[h.index].source_id, "nearest": refs[h.ref_index].source_example_id,
-                       "similarity": round(h.similarity, 4)} for h in hits]
+        duplicates = [
+            {
+                "source_id": docs[h.index].source_id,
+                "nearest": refs[h.ref_index].source_example_id,
+                "similarity": round(h.similarity, 4),
+            }
+            for h in hits
+        ]
         docs = [d for i, d in enumerate(docs) if i not in dup_idx]
 
     by_pk = {d.pk: d for d in docs}
@@ -72,23 +84,40 @@ def batch_promote(
     try:
         with transaction.atomic():
             dataset = Dataset.objects.create(
-                name=dataset_name, version=version,
-                description=description or f"Promoted from mining batch {batch.pk} ({batch.name}); "
+                name=dataset_name,
+                version=version,
+                description=description
+                or f"Promoted from mining batch {batch.pk} ({batch.name}); "
                 f"{per_topic} per topic, seed {seed}"
-                + (f", de-duplicated against {dedup_against} at cosine > {threshold}" if dedup_against else ""),
+                + (
+                    f", de-duplicated against {dedup_against} at cosine > {threshold}"
+                    if dedup_against
+                    else ""
+                ),
             )
             for topic in sorted(chosen):
                 for pk in chosen[topic]:
                     d = by_pk[pk]
                     sid = d.source_id if d.source_id not in seen_ids else f"{d.source_id}#{pk}"
                     seen_ids.add(sid)
-                    rows.append(Procedure(
-                        dataset=dataset, source_example_id=sid, topic=topics.get(topic), goal=d.goal,
-                        resources=d.resources, steps=d.steps, url=d.url if d.url.startswith(("http://", "https://")) else "",
-                        source_text=d.text,
-                    ))
+                    rows.append(
+                        Procedure(
+                            dataset=dataset,
+                            source_example_id=sid,
+                            topic=topics.get(topic),
+                            goal=d.goal,
+                            resources=d.resources,
+                            steps=d.steps,
+                            url=d.url if d.url.startswith(("http://", "https://")) else "",
+                            source_text=d.text,
+                        )
+                    )
             Procedure.objects.bulk_create(rows, batch_size=1000)
     except IntegrityError as exc:
         raise ValidationError(f"could not create dataset {dataset_name}@{version}: {exc}") from None
-    return PromotionReport(dataset=dataset, candidates=len(by_pk) + len(duplicates), duplicates=duplicates,
-                           per_topic={t: len(v) for t, v in chosen.items()})
+    return PromotionReport(
+        dataset=dataset,
+        candidates=len(by_pk) + len(duplicates),
+        duplicates=duplicates,
+        per_topic={t: len(v) for t, v in chosen.items()},
+    )

@@ -1,4 +1,5 @@
 """Pages for mining batches. Researchers read; admins start, cancel, resume and promote."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from benchmarks.mining.services import promotion, batches as services
-from benchmarks.mining.selectors import batches as selectors
 from benchmarks.mining.forms import BatchForm, PromoteForm
 from benchmarks.mining.models import MiningDocument
+from benchmarks.mining.selectors import batches as selectors
+from benchmarks.mining.services import batches as services
+from benchmarks.mining.services import promotion
 from benchmarks.mining.stages import STAGES
 from benchmarks.topics import TOPICS
 from core.roles import is_admin, is_researcher
@@ -29,7 +31,9 @@ def _role(check, message):
             if not check(request.user):
                 raise PermissionDenied(message)
             return view(request, *args, **kwargs)
+
         return wrapped
+
     return deco
 
 
@@ -46,7 +50,9 @@ def _errors(exc: ValidationError) -> str:
 @researcher_required
 def batch_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(selectors.batch_list(), 25).get_page(request.GET.get("page"))
-    return render(request, "mining/batch_list.html", {"page": page, "can_admin": is_admin(request.user)})
+    return render(
+        request, "mining/batch_list.html", {"page": page, "can_admin": is_admin(request.user)}
+    )
 
 
 @admin_required
@@ -56,8 +62,12 @@ def batch_new(request: HttpRequest) -> HttpResponse:
         d = form.cleaned_data
         try:
             batch = services.batch_create(
-                name=d.get("name") or "", upload=d["file"], stages=d["stages"], backends=form.backends(),
-                options={"min_steps": d["min_steps"], "max_steps": d["max_steps"]}, created_by=request.user,
+                name=d.get("name") or "",
+                upload=d["file"],
+                stages=d["stages"],
+                backends=form.backends(),
+                options={"min_steps": d["min_steps"], "max_steps": d["max_steps"]},
+                created_by=request.user,
             )
         except ValidationError as exc:
             form.add_error(None, _errors(exc))
@@ -68,8 +78,12 @@ def batch_new(request: HttpRequest) -> HttpResponse:
 
 
 def _detail_context(request, batch) -> dict:
-    return {"batch": batch, "yields": selectors.batch_yields(batch=batch), "usage": selectors.batch_usage(batch=batch),
-            "can_admin": is_admin(request.user)}
+    return {
+        "batch": batch,
+        "yields": selectors.batch_yields(batch=batch),
+        "usage": selectors.batch_usage(batch=batch),
+        "can_admin": is_admin(request.user),
+    }
 
 
 @researcher_required
@@ -92,7 +106,9 @@ def batch_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     batch = selectors.batch_get(pk=pk)
     try:
         services.batch_cancel(batch=batch)
-        messages.success(request, "Cancellation requested; the batch stops after its current chunk.")
+        messages.success(
+            request, "Cancellation requested; the batch stops after its current chunk."
+        )
     except ValidationError as exc:
         messages.error(request, _errors(exc))
     return redirect(batch)
@@ -121,8 +137,11 @@ def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
         except ValidationError as exc:
             messages.error(request, _errors(exc))
         else:
-            messages.success(request, f"Created {report.dataset} with {report.promoted} procedures "
-                                      f"({len(report.duplicates)} near duplicates removed).")
+            messages.success(
+                request,
+                f"Created {report.dataset} with {report.promoted} procedures "
+                f"({len(report.duplicates)} near duplicates removed).",
+            )
             return redirect(report.dataset)
     else:
         messages.error(request, _errors(ValidationError(form.errors)))
@@ -135,19 +154,32 @@ def batch_documents(request: HttpRequest, pk: int) -> HttpResponse:
     outcome = request.GET.get("outcome", "")
     topic = request.GET.get("topic", "")
     stage = request.GET.get("stage", "")
-    qs = selectors.document_list(batch=batch, outcome=outcome or None, topic=topic or None, stage=stage or None)
+    qs = selectors.document_list(
+        batch=batch, outcome=outcome or None, topic=topic or None, stage=stage or None
+    )
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
-    return render(request, "mining/batch_documents.html", {
-        "batch": batch, "page": page, "outcome": outcome, "topic": topic, "stage": stage,
-        "outcomes": MiningDocument.Outcome.choices, "topics": TOPICS,
-        "stages": [("input", "Input")] + [(k, f"{n}. {lbl}") for n, k, lbl, _ in STAGES],
-    })
+    return render(
+        request,
+        "mining/batch_documents.html",
+        {
+            "batch": batch,
+            "page": page,
+            "outcome": outcome,
+            "topic": topic,
+            "stage": stage,
+            "outcomes": MiningDocument.Outcome.choices,
+            "topics": TOPICS,
+            "stages": [("input", "Input")] + [(k, f"{n}. {lbl}") for n, k, lbl, _ in STAGES],
+        },
+    )
 
 
 @researcher_required
 def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     batch = selectors.batch_get(pk=pk)
-    lines = (json.dumps(rec, ensure_ascii=False) + "\n" for rec in selectors.export_records(batch=batch))
+    lines = (
+        json.dumps(rec, ensure_ascii=False) + "\n" for rec in selectors.export_records(batch=batch)
+    )
     resp = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
     resp["Content-Disposition"] = f'attachment; filename="how2mine-batch-{batch.pk}.jsonl"'
     return resp

@@ -10,8 +10,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("username")
         parser.add_argument("role", choices=ROLES)
-        parser.add_argument("--create", action="store_true", help="Create the user if it does not exist.")
-        parser.add_argument("--password", help="Password for a created user (default: unusable, set it later).")
+        parser.add_argument(
+            "--create", action="store_true", help="Create the user if it does not exist."
+        )
+        parser.add_argument(
+            "--password", help="Password for a created user (default: unusable, set it later)."
+        )
 
     def handle(self, *args, username, role, create, password, **options):
         users = get_user_model()

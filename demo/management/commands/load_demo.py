@@ -13,6 +13,7 @@ researcher) and ``annotator`` (group annotator); their passwords come from
 ``DEMO_RESEARCHER_PASSWORD`` / ``DEMO_ANNOTATOR_PASSWORD`` or are generated once and kept in
 ``var/demo-<user>-password`` (mode 0600).
 """
+
 from __future__ import annotations
 
 import os
@@ -102,9 +103,17 @@ def demo_study_ensure(*, dataset: str, stdout) -> str | None:
     study = study_model.objects.filter(name=DEMO_STUDY).first()
     if study is None:
         call_command(
-            "create_study", name=DEMO_STUDY, dataset=f"{dataset}@v1", generator=DEMO_STUDY_GENERATOR,
-            limit=50, overlap=3, items_per_participant=4, min_seconds=DEMO_MIN_SECONDS,
-            attention_rate=0.0, entry="both", stdout=stdout,
+            "create_study",
+            name=DEMO_STUDY,
+            dataset=f"{dataset}@v1",
+            generator=DEMO_STUDY_GENERATOR,
+            limit=50,
+            overlap=3,
+            items_per_participant=4,
+            min_seconds=DEMO_MIN_SECONDS,
+            attention_rate=0.0,
+            entry="both",
+            stdout=stdout,
         )
         study = study_model.objects.get(name=DEMO_STUDY)
     return reverse("annotation:enter", args=[study.slug])
@@ -114,8 +123,12 @@ class Command(BaseCommand):
     help = "Load the paper's demo procedures, generations and verdicts into dataset how2bench-demo, and the demo users."
 
     def add_arguments(self, parser):
-        parser.add_argument("--fixtures", default=str(FIXTURES_DIR), help="Folder with the demo JSONL files.")
-        parser.add_argument("--dataset", default=DEMO_DATASET, help="Dataset name (default: %(default)s).")
+        parser.add_argument(
+            "--fixtures", default=str(FIXTURES_DIR), help="Folder with the demo JSONL files."
+        )
+        parser.add_argument(
+            "--dataset", default=DEMO_DATASET, help="Dataset name (default: %(default)s)."
+        )
 
     def handle(self, *args, **options):
         folder = Path(options["fixtures"])
@@ -129,10 +142,19 @@ class Command(BaseCommand):
         call_command("import_procedures", str(procedures), dataset=dataset, **quiet)
 
         for path in sorted((folder / "generations").glob("*.jsonl")):
-            call_command("import_generations", str(path), generator=path.stem, dataset=dataset, **quiet)
+            call_command(
+                "import_generations", str(path), generator=path.stem, dataset=dataset, **quiet
+            )
 
         for path in sorted((folder / "judgments").glob("*.jsonl")):
-            call_command("import_judgments", str(path), judge=DEMO_JUDGE, generator=path.stem, dataset=dataset, **quiet)
+            call_command(
+                "import_judgments",
+                str(path),
+                judge=DEMO_JUDGE,
+                generator=path.stem,
+                dataset=dataset,
+                **quiet,
+            )
 
         for username in ("researcher", "annotator"):
             _, created = demo_user_ensure(username=username)

@@ -9,6 +9,7 @@ the worker is ready the URL and the demo logins are printed. Ctrl-C or SIGTERM i
 both (a second one kills them at once); when either child dies the other is stopped and the
 command exits with an error.
 """
+
 from __future__ import annotations
 
 import os
@@ -69,7 +70,7 @@ class Child:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # our Ctrl-C reaches it once, forwarded by us
             # Both children are started before any thread of ours exists (see handle()).
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         self.ready = threading.Event()
         self._ready_marker: str | None = None
@@ -126,12 +127,26 @@ class Command(BaseCommand):
     help = "Start the web server and a Celery worker for the demo; Ctrl-C stops both."
 
     def add_arguments(self, parser):
-        parser.add_argument("--host", default="127.0.0.1", help="Address to bind (default: %(default)s).")
-        parser.add_argument("--port", type=int, default=8000, help="Port (default: %(default)s; 0 picks a free one).")
-        parser.add_argument("--pool", choices=["prefork", "solo"], default="prefork", help="Celery worker pool.")
-        parser.add_argument("--concurrency", type=int, default=2, help="Worker processes for the prefork pool.")
         parser.add_argument(
-            "--ready-timeout", type=float, default=90.0, help="Seconds to wait for web and worker to be ready."
+            "--host", default="127.0.0.1", help="Address to bind (default: %(default)s)."
+        )
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=8000,
+            help="Port (default: %(default)s; 0 picks a free one).",
+        )
+        parser.add_argument(
+            "--pool", choices=["prefork", "solo"], default="prefork", help="Celery worker pool."
+        )
+        parser.add_argument(
+            "--concurrency", type=int, default=2, help="Worker processes for the prefork pool."
+        )
+        parser.add_argument(
+            "--ready-timeout",
+            type=float,
+            default=90.0,
+            help="Seconds to wait for web and worker to be ready.",
         )
 
     # --- the two children -----------------------------------------------------------------------
@@ -143,10 +158,14 @@ class Command(BaseCommand):
             for key, value in opts.items():  # data_folder_in/out, processed_folder, control_folder
                 if "folder" in key and isinstance(value, str) and value:
                     Path(value).mkdir(parents=True, exist_ok=True)
-            return f"filesystem broker in {Path(opts.get('data_folder_in', settings.VAR_DIR)).parent}"
+            return (
+                f"filesystem broker in {Path(opts.get('data_folder_in', settings.VAR_DIR)).parent}"
+            )
         return url.split("@")[-1] if "@" in url else url
 
-    def _children(self, *, host: str, port: int, pool: str, concurrency: int) -> tuple[Child, Child]:
+    def _children(
+        self, *, host: str, port: int, pool: str, concurrency: int
+    ) -> tuple[Child, Child]:
         base = Path(settings.BASE_DIR)
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -154,9 +173,23 @@ class Command(BaseCommand):
         bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         web_argv = [sys.executable, str(base / "manage.py"), "runserver", "--noreload", bind]
         worker_argv = [
-            sys.executable, "-m", "celery", "-A", "config", "worker",
-            "--pool", pool, "--concurrency", str(concurrency), "--loglevel", "INFO",
-            "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", "demo@%h",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool",
+            pool,
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-n",
+            "demo@%h",
         ]
         web = Child("web", web_argv, cwd=base, env=env)
         try:
@@ -179,7 +212,9 @@ class Command(BaseCommand):
 
             logins = login_lines(base_url=url)
         except DatabaseError as exc:  # e.g. not migrated yet: the server still runs
-            logins = [f"  (demo logins unavailable: {exc}; run 'make demo' or migrate + ensure_demo_admin)"]
+            logins = [
+                f"  (demo logins unavailable: {exc}; run 'make demo' or migrate + ensure_demo_admin)"
+            ]
         workers = f"{pool} pool" + (f", {concurrency} processes" if pool == "prefork" else "")
         rule = "=" * 72
         lines = [
@@ -207,7 +242,9 @@ class Command(BaseCommand):
         self._lock = threading.Lock()
         host, port = options["host"], options["port"]
         if not 0 <= port <= 65535:
-            raise CommandError(f"--port {port}: use a port between 1 and 65535 (or 0 for a free one)")
+            raise CommandError(
+                f"--port {port}: use a port between 1 and 65535 (or 0 for a free one)"
+            )
         if options["concurrency"] < 1:
             raise CommandError(f"--concurrency {options['concurrency']}: must be at least 1")
         if port == 0:
@@ -220,8 +257,12 @@ class Command(BaseCommand):
         def on_signal(signum, _frame):
             stop.append(signum)
 
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-        web, worker = self._children(host=host, port=port, pool=options["pool"], concurrency=options["concurrency"])
+        previous = {
+            s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        }
+        web, worker = self._children(
+            host=host, port=port, pool=options["pool"], concurrency=options["concurrency"]
+        )
         web.start_output(self._write)
         worker.start_output(self._write, ready_marker=" ready.")
         self._write(f"[demo] web server pid {web.pid}, worker pid {worker.pid}; starting on {url}")
@@ -236,10 +277,17 @@ class Command(BaseCommand):
                     break
                 if not announced:
                     if worker.ready.is_set() and self._web_answers(url):
-                        self._banner(url=url, broker=broker, pool=options["pool"], concurrency=options["concurrency"])
+                        self._banner(
+                            url=url,
+                            broker=broker,
+                            pool=options["pool"],
+                            concurrency=options["concurrency"],
+                        )
                         announced = True
                     elif time.monotonic() > deadline:
-                        self._write(f"[demo] not ready after {options['ready_timeout']:.0f}s; still waiting")
+                        self._write(
+                            f"[demo] not ready after {options['ready_timeout']:.0f}s; still waiting"
+                        )
                         deadline = float("inf")
                 time.sleep(0.2)
         finally:

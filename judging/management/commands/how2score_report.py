@@ -1,4 +1,5 @@
 """python manage.py how2score_report --judge NAME [--generator NAME] [--run ID] [--format json|text]"""
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,9 @@ class Command(BaseCommand):
         if not report["generators"]:
             self.stdout.write("  no judgments")
         for g in report["generators"]:
-            tokens = "-" if g["avg_generated_tokens"] is None else f"{g['avg_generated_tokens']:.1f}"
+            tokens = (
+                "-" if g["avg_generated_tokens"] is None else f"{g['avg_generated_tokens']:.1f}"
+            )
             self.stdout.write(
                 f"\n{g['generator']}: How2Score {g['how2score_percent']:.1f}%  n={g['n_examples']}  "
                 f"with failures={g['n_with_failures']}  avg failures={g['avg_failures_per_example']:.3f}  "
@@ -49,5 +52,7 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"  {'topic':<28} {'n':>6} {'fail':>6} {'How2Score':>10}")
             for r in g["by_topic"]:
-                self.stdout.write(f"  {r['topic'] or '(none)':<28} {r['n_judged']:>6} {r['n_with_failures']:>6} "
-                                  f"{r['how2score_percent']:>9.1f}%")
+                self.stdout.write(
+                    f"  {r['topic'] or '(none)':<28} {r['n_judged']:>6} {r['n_with_failures']:>6} "
+                    f"{r['how2score_percent']:>9.1f}%"
+                )

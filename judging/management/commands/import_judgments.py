@@ -1,4 +1,5 @@
 """python manage.py import_judgments FILE --judge NAME --generator NAME [--dataset NAME[@VERSION]]"""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -19,8 +20,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            report = judgments_import(judge=opts["judge"], generator=opts["generator"], dataset=opts["dataset"],
-                                      path=opts["file"])
+            report = judgments_import(
+                judge=opts["judge"],
+                generator=opts["generator"],
+                dataset=opts["dataset"],
+                path=opts["file"],
+            )
         except ImportRefused as exc:
             raise CommandError(str(exc)) from exc
         except (ValueError, OSError, Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:

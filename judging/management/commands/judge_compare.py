@@ -1,4 +1,5 @@
 """python manage.py judge_compare --study ID | --judges A,B [--dataset ID] [--format json|text]"""
+
 from __future__ import annotations
 
 import json
@@ -23,14 +24,18 @@ def _num(stat: dict | None) -> str:
 
 
 class Command(BaseCommand):
-    help = ("Judges against the human majority of a study (overall, per class, Cohen's kappa) and against "
-            "each other; with --judges alone: judge-judge agreement on everything both judged, generator "
-            "rankings with Kendall's tau, and the judge leaderboard.")
+    help = (
+        "Judges against the human majority of a study (overall, per class, Cohen's kappa) and against "
+        "each other; with --judges alone: judge-judge agreement on everything both judged, generator "
+        "rankings with Kendall's tau, and the judge leaderboard."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", type=int, default=None, help="study id")
         parser.add_argument("--judges", default=None, help="comma-separated judge names")
-        parser.add_argument("--dataset", type=int, default=None, help="rank generators on this dataset only")
+        parser.add_argument(
+            "--dataset", type=int, default=None, help="rank generators on this dataset only"
+        )
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
     def handle(self, *args, **opts):
@@ -51,8 +56,13 @@ class Command(BaseCommand):
                 raise CommandError(f"no study with id {opts['study']}")
             report = {"comparison": sel.study_comparison(study=study, judges=judges)}
             report["leaderboard"] = sel.judge_leaderboard(
-                judges=judges if judges is not None else sel.judges_with_verdicts(
-                    generation_ids=sel.study_item_generations(study=study).values()), study=study)
+                judges=judges
+                if judges is not None
+                else sel.judges_with_verdicts(
+                    generation_ids=sel.study_item_generations(study=study).values()
+                ),
+                study=study,
+            )
         else:
             dataset = None
             if opts["dataset"] is not None:
@@ -74,30 +84,46 @@ class Command(BaseCommand):
         if "comparison" in report:
             c = report["comparison"]
             h = c["human"]
-            w(f"Study {c['study']['id']} {c['study']['name']}: {h['n_labelled']} items with human labels, "
-              f"{h['n_tied']} tied (excluded); majority has_failure {h['n_has_failure']}, no_failure {h['n_no_failure']}")
+            w(
+                f"Study {c['study']['id']} {c['study']['name']}: {h['n_labelled']} items with human labels, "
+                f"{h['n_tied']} tied (excluded); majority has_failure {h['n_has_failure']}, no_failure {h['n_no_failure']}"
+            )
             if h["leave_one_out_min"] is not None:
-                w(f"Leave-one-out human agreement: {100 * h['leave_one_out_min']:.1f}%–{100 * h['leave_one_out_max']:.1f}%")
+                w(
+                    f"Leave-one-out human agreement: {100 * h['leave_one_out_min']:.1f}%–{100 * h['leave_one_out_max']:.1f}%"
+                )
             w(f"\n{'judge':<28} {'n':>5} {'agree':>8} {'has_fail':>9} {'no_fail':>9} {'kappa':>8}")
             for j in c["judges"]:
-                w(f"{j['judge']:<28} {j['n_compared']:>5} {_pct(j['agreement']):>8} "
-                  f"{_pct(j['per_class']['has_failure']['agreement']):>9} "
-                  f"{_pct(j['per_class']['no_failure']['agreement']):>9} {_num(j['kappa']):>8}")
+                w(
+                    f"{j['judge']:<28} {j['n_compared']:>5} {_pct(j['agreement']):>8} "
+                    f"{_pct(j['per_class']['has_failure']['agreement']):>9} "
+                    f"{_pct(j['per_class']['no_failure']['agreement']):>9} {_num(j['kappa']):>8}"
+                )
             pairs = c["pairs"]
         else:
             pairs = report["judge_pairs"]["pairs"]
         if pairs:
             w(f"\n{'judge A':<24} {'judge B':<24} {'n':>6} {'agree':>8} {'kappa':>8}")
             for p in pairs:
-                w(f"{p['judge_a']:<24} {p['judge_b']:<24} {p['n_shared']:>6} {_pct(p['agreement']):>8} {_num(p['kappa']):>8}")
+                w(
+                    f"{p['judge_a']:<24} {p['judge_b']:<24} {p['n_shared']:>6} {_pct(p['agreement']):>8} {_num(p['kappa']):>8}"
+                )
         if "rankings" in report:
             for j in report["rankings"]["judges"]:
                 w(f"\nGenerators under {j['judge']}:")
                 for r in j["ranking"]:
-                    w(f"  {r['rank']:>3}. {r['generator']:<32} {r['how2score_percent']:6.1f}  n={r['n_examples']}")
+                    w(
+                        f"  {r['rank']:>3}. {r['generator']:<32} {r['how2score_percent']:6.1f}  n={r['n_examples']}"
+                    )
             for t in report["rankings"]["kendall_tau"]:
-                w(f"Kendall tau-b {t['judge_a']} vs {t['judge_b']}: {_num(t['tau'])} over {t['n_common']} generators")
-        w(f"\n{'leaderboard':<28} {'agree':>8} {'parse_fail':>10} {'fail_rate':>10} {'cost':>10} {'time_s':>9} {'gen/ref':>8}")
+                w(
+                    f"Kendall tau-b {t['judge_a']} vs {t['judge_b']}: {_num(t['tau'])} over {t['n_common']} generators"
+                )
+        w(
+            f"\n{'leaderboard':<28} {'agree':>8} {'parse_fail':>10} {'fail_rate':>10} {'cost':>10} {'time_s':>9} {'gen/ref':>8}"
+        )
         for r in report["leaderboard"]["rows"]:
-            w(f"{r['judge']:<28} {_pct(r['agreement']):>8} {_pct(r['parse_failure_rate']):>10} "
-              f"{_pct(r['failure_rate']):>10} {r['cost']:>10.4f} {r['time_s']:>9.1f} {_num(r['verbosity']):>8}")
+            w(
+                f"{r['judge']:<28} {_pct(r['agreement']):>8} {_pct(r['parse_failure_rate']):>10} "
+                f"{_pct(r['failure_rate']):>10} {r['cost']:>10.4f} {r['time_s']:>9.1f} {_num(r['verbosity']):>8}"
+            )

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.services import flow as services
 from annotation.models import Assignment, Participant
+from annotation.services import flow as services
 from benchmarks.models import Topic
 from tests.annotation.factories import full_label, make_study, working_participant
 

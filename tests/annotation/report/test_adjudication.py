@@ -9,11 +9,10 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.services import adjudication as adj
-from annotation.selectors import report as rs
 from annotation.known_items import parse_known_items
-from annotation.models import Study, StudyItem
-from annotation.models import Adjudication
+from annotation.models import Adjudication, Study, StudyItem
+from annotation.selectors import report as rs
+from annotation.services import adjudication as adj
 
 pytestmark = pytest.mark.django_db
 
@@ -58,9 +57,7 @@ def test_queue_page(labelled_study, researcher_client):
 
 def test_item_page_shows_everything_side_by_side(labelled_study, researcher_client):
     item = labelled_study.items_by_position[2]
-    r = researcher_client.get(
-        reverse("annotation:adjudicate", args=[labelled_study.pk, item.pk])
-    )
+    r = researcher_client.get(reverse("annotation:adjudicate", args=[labelled_study.pk, item.pk]))
     html = r.content.decode()
     assert r.status_code == 200
     proc = item.generation.procedure
@@ -153,9 +150,7 @@ def test_item_of_another_study_is_404(labelled_study, researcher_client):
 
     other = make_study(n_items=1)
     r = researcher_client.get(
-        reverse(
-            "annotation:adjudicate", args=[other.pk, labelled_study.items_by_position[2].pk]
-        )
+        reverse("annotation:adjudicate", args=[other.pk, labelled_study.items_by_position[2].pk])
     )
     assert r.status_code == 404
 

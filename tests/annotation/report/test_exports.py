@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.services import adjudication as adj
 from annotation.selectors import report as rs
+from annotation.services import adjudication as adj
 from tests.annotation.factories import make_study
 from tests.annotation.report.conftest import NO, label_study
 
@@ -121,15 +121,11 @@ def test_export_labels_command_gold(labelled_study, researcher_user):
 
 
 def test_labels_api_is_paginated(labelled_study, researcher_client):
-    body = researcher_client.get(
-        reverse("annotation_api:labels", args=[labelled_study.pk])
-    ).json()
+    body = researcher_client.get(reverse("annotation_api:labels", args=[labelled_study.pk])).json()
     assert body["count"] == 6 and len(body["results"]) == 6
     assert body["results"][0]["majority"] == "failure"
 
 
 def test_unknown_format_is_404(labelled_study, researcher_client):
-    r = researcher_client.get(
-        reverse("annotation:labels_export", args=[labelled_study.pk, "xml"])
-    )
+    r = researcher_client.get(reverse("annotation:labels_export", args=[labelled_study.pk, "xml"]))
     assert r.status_code == 404

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from annotation.selectors import report as rs
 from annotation.models import AttentionCheckResult
+from annotation.selectors import report as rs
 from tests.annotation.factories import make_study
 from tests.annotation.report.conftest import ANNOTATORS, LABELS, NO, TOPIC_ITEMS, label_study
 
@@ -171,10 +171,7 @@ def test_report_queries_are_bounded(
     plan = {p: LABELS[p % 6] for p in range(12)}
     label_study(big, plan, ANNOTATORS)
     with django_assert_max_num_queries(12):
-        assert (
-            researcher_client.get(reverse("annotation:report", args=[big.pk])).status_code
-            == 200
-        )
+        assert researcher_client.get(reverse("annotation:report", args=[big.pk])).status_code == 200
 
 
 def test_report_api(labelled_study, researcher_client):
@@ -191,9 +188,9 @@ def test_first_failure_location_in_sql_matches_the_python_definition(db):
 
     from django.utils import timezone
 
-    from annotation.services import flow as services
     from annotation.labels import first_failure_step
     from annotation.models import Annotation, Assignment
+    from annotation.services import flow as services
     from tests.annotation.factories import full_label, working_participant
 
     study = make_study(n_items=3, overlap=1, items_per_participant=3, attention_rate=0.0)

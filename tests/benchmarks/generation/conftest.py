@@ -1,5 +1,6 @@
 """Fixtures for generation-run tests: a small dataset, a generator, and a responder for the
 local OpenAI-compatible test server that answers the H.2 prompt with numbered steps."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,9 @@ import pytest
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 _N = re.compile(r"(?:Exactly )?(\d+) steps to achieve the goal using the given resources:\n$")
-_GOAL = re.compile(r"Goal:\n(.*)\n\nResources:\n[^\n]*\n\n(?:Exactly )?\d+ steps to achieve the goal using the given resources:\n$")
+_GOAL = re.compile(
+    r"Goal:\n(.*)\n\nResources:\n[^\n]*\n\n(?:Exactly )?\d+ steps to achieve the goal using the given resources:\n$"
+)
 
 
 def prompt_n_and_goal(prompt: str) -> tuple[int, str]:

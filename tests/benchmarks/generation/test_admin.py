@@ -1,6 +1,7 @@
 """GenerationRun admin: create through the form (service validation), launch and cancel
 actions, roles. benchmarks/generation_admin.py is registered here explicitly (the lead imports
 it from benchmarks/admin.py)."""
+
 from __future__ import annotations
 
 import importlib
@@ -28,17 +29,28 @@ def admin_urls():
 
 def add_payload(dataset, generator, **over):
     data = {
-        "generator": generator.pk, "dataset": dataset.pk, "variant": "instruct", "backend": "openai",
-        "base_url": "http://127.0.0.1:9/v1", "model": "m1", "api_key_env": "", "decoding": '{"max_tokens": 64}',
-        "backend_options": "{}", "concurrency": 4, "chunk_size": 8, "scorers": "[]",
-        "input_price_per_mtok": "1", "output_price_per_mtok": "2",
+        "generator": generator.pk,
+        "dataset": dataset.pk,
+        "variant": "instruct",
+        "backend": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m1",
+        "api_key_env": "",
+        "decoding": '{"max_tokens": 64}',
+        "backend_options": "{}",
+        "concurrency": 4,
+        "chunk_size": 8,
+        "scorers": "[]",
+        "input_price_per_mtok": "1",
+        "output_price_per_mtok": "2",
     }
     data.update(over)
     return data
 
 
-def test_admin_creates_launches_and_cancels(admin_urls, client, make_user, small_dataset, generator,
-                                             django_capture_on_commit_callbacks):
+def test_admin_creates_launches_and_cancels(
+    admin_urls, client, make_user, small_dataset, generator, django_capture_on_commit_callbacks
+):
     dataset, topics, _ = small_dataset
     user = make_user("boss", role="admin", staff=True)
     client.force_login(user)
@@ -51,7 +63,9 @@ def test_admin_creates_launches_and_cancels(admin_urls, client, make_user, small
     resp = client.post(add_url, add_payload(dataset, generator, topics=[topics[0].pk]))
     assert resp.status_code == 302, resp.content.decode()[:2000]
     run = GenerationRun.objects.get()
-    assert run.status == "pending" and run.created_by == user and list(run.topics.all()) == [topics[0]]
+    assert (
+        run.status == "pending" and run.created_by == user and list(run.topics.all()) == [topics[0]]
+    )
     assert run.decoding == {"temperature": 0.0, "max_tokens": 64, "stop": []} and run.n_total == 3
 
     changelist = reverse("admin:benchmarks_generationrun_changelist")
@@ -62,7 +76,9 @@ def test_admin_creates_launches_and_cancels(admin_urls, client, make_user, small
     assert run.status == "running" and run.epoch == 1
     delay.assert_called_once_with(run.pk, 1)
 
-    page = client.get(reverse("admin:benchmarks_generationrun_change", args=[run.pk])).content.decode()
+    page = client.get(
+        reverse("admin:benchmarks_generationrun_change", args=[run.pk])
+    ).content.decode()
     assert "<progress" in page and "m1" in page
 
     client.post(changelist, {"action": "cancel_runs", "_selected_action": [run.pk]})
@@ -70,7 +86,9 @@ def test_admin_creates_launches_and_cancels(admin_urls, client, make_user, small
     assert run.cancel_requested
 
 
-def test_researcher_sees_runs_but_cannot_launch(admin_urls, client, make_user, small_dataset, generator):
+def test_researcher_sees_runs_but_cannot_launch(
+    admin_urls, client, make_user, small_dataset, generator
+):
     dataset, _, _ = small_dataset
     from benchmarks.services.generation_runs import generation_run_create
 

@@ -1,4 +1,5 @@
 """run_generation (inline, through the local test server) and generation_scores."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,24 @@ def test_run_generation_inline_then_scores(llm_server, small_dataset):
     dataset, topics, procedures = small_dataset
     llm_server.responder = steps_responder
     out = run_cmd(
-        "run_generation", "--generator", "cli-gen", "--dataset", "gen-test@v1", "--base-url", llm_server.base_url,
-        "--model", "test-model", "--variant", "base", "--inline", "--chunk-size", "2", "--max-tokens", "256",
-        "--backend-options", '{"timeout_s": 5, "max_retries": 1}',
+        "run_generation",
+        "--generator",
+        "cli-gen",
+        "--dataset",
+        "gen-test@v1",
+        "--base-url",
+        llm_server.base_url,
+        "--model",
+        "test-model",
+        "--variant",
+        "base",
+        "--inline",
+        "--chunk-size",
+        "2",
+        "--max-tokens",
+        "256",
+        "--backend-options",
+        '{"timeout_s": 5, "max_retries": 1}',
     )
     assert "completed — 5/5 generated, 0 failed" in out
     run = GenerationRun.objects.get(generator__name="cli-gen")
@@ -39,14 +55,25 @@ def test_run_generation_inline_then_scores(llm_server, small_dataset):
     assert "step-count mismatch rate (D.3): 0.00%" in text
 
 
-def test_run_generation_enqueues_without_inline(llm_server, small_dataset, django_capture_on_commit_callbacks):
+def test_run_generation_enqueues_without_inline(
+    llm_server, small_dataset, django_capture_on_commit_callbacks
+):
     llm_server.responder = steps_responder
     from unittest import mock
 
     with mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay:
         with django_capture_on_commit_callbacks(execute=True):
-            out = run_cmd("run_generation", "--generator", "q-gen", "--dataset", "gen-test", "--model", "m",
-                          "--topics", small_dataset[1][0].slug)
+            out = run_cmd(
+                "run_generation",
+                "--generator",
+                "q-gen",
+                "--dataset",
+                "gen-test",
+                "--model",
+                "m",
+                "--topics",
+                small_dataset[1][0].slug,
+            )
     run = GenerationRun.objects.get(generator__name="q-gen")
     delay.assert_called_once_with(run.pk, run.epoch)
     assert "enqueued" in out and run.status == "running" and run.n_total == 3
@@ -56,9 +83,29 @@ def test_run_generation_errors_name_the_problem(small_dataset):
     with pytest.raises(CommandError, match="--dataset nope: no dataset named 'nope'"):
         run_cmd("run_generation", "--generator", "g", "--dataset", "nope", "--model", "m")
     with pytest.raises(CommandError, match="--topics: unknown topic 'zzz'"):
-        run_cmd("run_generation", "--generator", "g", "--dataset", "gen-test", "--model", "m", "--topics", "zzz")
+        run_cmd(
+            "run_generation",
+            "--generator",
+            "g",
+            "--dataset",
+            "gen-test",
+            "--model",
+            "m",
+            "--topics",
+            "zzz",
+        )
     with pytest.raises(CommandError, match="--decoding: must be a JSON object"):
-        run_cmd("run_generation", "--generator", "g", "--dataset", "gen-test", "--model", "m", "--decoding", "[1]")
+        run_cmd(
+            "run_generation",
+            "--generator",
+            "g",
+            "--dataset",
+            "gen-test",
+            "--model",
+            "m",
+            "--decoding",
+            "[1]",
+        )
     with pytest.raises(CommandError, match="has no model"):
         run_cmd("run_generation", "--generator", "g", "--dataset", "gen-test")
     with pytest.raises(CommandError, match="no generation run with id 999999"):

@@ -1,4 +1,5 @@
 """Pure tests: H.2 prompts, the prompt builder and the step parser (no database)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -20,13 +21,24 @@ def test_prompt_files_are_the_h2_figures():
     base = prompt_template("base")
     inst = prompt_template("instruct")
     # Figure 20 begins with the first example; Figure 21 with the instruction.
-    assert base.startswith("Goal:\nPrevent a door from slamming shut by cushioning the latch with a rubber band.\n")
-    assert base.endswith("Goal:\n{goal}\n\nResources:\n{resources}\n\nExactly {n} steps to achieve the goal using the given resources:\n")
-    assert inst.startswith("You will be given a goal and a list of resources. Your task is to output a list of steps")
+    assert base.startswith(
+        "Goal:\nPrevent a door from slamming shut by cushioning the latch with a rubber band.\n"
+    )
+    assert base.endswith(
+        "Goal:\n{goal}\n\nResources:\n{resources}\n\nExactly {n} steps to achieve the goal using the given resources:\n"
+    )
+    assert inst.startswith(
+        "You will be given a goal and a list of resources. Your task is to output a list of steps"
+    )
     assert "Only return the steps, do not say anything else.\n" in inst
     assert inst.endswith("\n\n{n} steps to achieve the goal using the given resources:\n")
     # the three shots, in both
-    for shot in ("Exactly 3 steps", "Exactly 8 steps", "Exactly 11 steps", "11. Back up or sync the stylus settings"):
+    for shot in (
+        "Exactly 3 steps",
+        "Exactly 8 steps",
+        "Exactly 11 steps",
+        "11. Back up or sync the stylus settings",
+    ):
         assert shot in base and shot in inst
     # same byte sizes as the reference implementation's inference_base.txt / inference_inst.txt
     assert (len(base), len(inst)) == (2502, 2984)
@@ -34,11 +46,17 @@ def test_prompt_files_are_the_h2_figures():
 
 
 def test_build_prompt_fills_goal_resources_and_n():
-    p = build_prompt(variant="instruct", goal="Make {tea}", resources=["kettle", "tea bag"], n_steps=4)
-    assert p.endswith('Goal:\nMake {tea}\n\nResources:\n["kettle", "tea bag"]\n\n4 steps to achieve the goal using the given resources:\n')
+    p = build_prompt(
+        variant="instruct", goal="Make {tea}", resources=["kettle", "tea bag"], n_steps=4
+    )
+    assert p.endswith(
+        'Goal:\nMake {tea}\n\nResources:\n["kettle", "tea bag"]\n\n4 steps to achieve the goal using the given resources:\n'
+    )
     assert "return exactly 4 steps." in p
     b = build_prompt(variant="base", goal="Boil water", resources=[], n_steps=2)
-    assert b.endswith("Goal:\nBoil water\n\nResources:\n[]\n\nExactly 2 steps to achieve the goal using the given resources:\n")
+    assert b.endswith(
+        "Goal:\nBoil water\n\nResources:\n[]\n\nExactly 2 steps to achieve the goal using the given resources:\n"
+    )
     assert "{" not in b.replace("{tea}", "")
 
 
@@ -74,12 +92,22 @@ def test_parse_numbered_list_drops_stray_text():
 def test_parse_step_prefix_and_markdown():
     text = "Step 1: Fill the kettle.\n**Step 2.** Boil it.\n**3.** Pour into a mug.\n(4) Add the bag.\n5 - Wait."
     parsed = parse_steps(text)
-    assert parsed.steps == ["Fill the kettle.", "Boil it.", "Pour into a mug.", "Add the bag.", "Wait."]
+    assert parsed.steps == [
+        "Fill the kettle.",
+        "Boil it.",
+        "Pour into a mug.",
+        "Add the bag.",
+        "Wait.",
+    ]
     assert parsed.numbers == [1, 2, 3, 4, 5]
 
 
 def test_parse_bullets_and_plain_lines():
-    assert parse_steps("Steps:\n- Boil water.\n* Add tea.\n• Steep.").steps == ["Boil water.", "Add tea.", "Steep."]
+    assert parse_steps("Steps:\n- Boil water.\n* Add tea.\n• Steep.").steps == [
+        "Boil water.",
+        "Add tea.",
+        "Steep.",
+    ]
     assert parse_steps("Steps:\n- Boil water.\n* Add tea.").stray_lines == 1
     plain = parse_steps("Boil water.\nAdd tea.\n")
     assert plain.steps == ["Boil water.", "Add tea."] and plain.style == "lines"
@@ -93,7 +121,9 @@ def test_parse_keeps_fewer_or_more_steps_than_asked():
 
 
 def test_parse_numbers_inside_text_are_not_markers():
-    parsed = parse_steps("1. Add 2 cups of flour.\n2 cups of sugar are optional.\n2. Bake at 10:30 for 1.5 hours.")
+    parsed = parse_steps(
+        "1. Add 2 cups of flour.\n2 cups of sugar are optional.\n2. Bake at 10:30 for 1.5 hours."
+    )
     assert parsed.steps == ["Add 2 cups of flour.", "Bake at 10:30 for 1.5 hours."]
     assert parse_steps("1.5 cups of flour\n10:30 start").style == "lines"
 

@@ -1,6 +1,7 @@
 """Generation-run services through the real openai client against the local test server,
 on PostgreSQL. Chunks are driven in-process here; tests/generation/test_worker.py runs them
 in a real Celery worker."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -8,8 +9,15 @@ from decimal import Decimal
 import pytest
 
 from benchmarks.generation import build_prompt
-from benchmarks.services.generation_runs import GenerationRunError, generation_run_cancel, generation_run_create, generation_run_execute_chunk, generation_run_start, generation_scores_summary
 from benchmarks.models import Generation, GenerationRun, Generator
+from benchmarks.services.generation_runs import (
+    GenerationRunError,
+    generation_run_cancel,
+    generation_run_create,
+    generation_run_execute_chunk,
+    generation_run_start,
+    generation_scores_summary,
+)
 from benchmarks.tokens import count_steps_tokens
 from tests.benchmarks.generation.conftest import steps_responder
 
@@ -31,7 +39,13 @@ def drive(run: GenerationRun) -> GenerationRun:
 
 
 def make_run(llm_server, dataset, generator, **kw) -> GenerationRun:
-    defaults = dict(model="test-model", base_url=llm_server.base_url, backend_options=FAST, chunk_size=2, concurrency=4)
+    defaults = dict(
+        model="test-model",
+        base_url=llm_server.base_url,
+        backend_options=FAST,
+        chunk_size=2,
+        concurrency=4,
+    )
     defaults.update(kw)
     return generation_run_create(generator=generator, dataset=dataset, **defaults)
 
@@ -45,7 +59,9 @@ def test_instruct_run_stores_parsed_scored_generations(llm_server, small_dataset
 
     assert run.status == "completed", run.message
     assert (run.n_done, run.n_failed, run.errors) == (5, 0, [])
-    gens = {g.procedure.source_example_id: g for g in Generation.objects.filter(generator=generator)}
+    gens = {
+        g.procedure.source_example_id: g for g in Generation.objects.filter(generator=generator)
+    }
     assert len(gens) == 5
     for p in procedures:
         g = gens[p.source_example_id]
@@ -61,7 +77,9 @@ def test_instruct_run_stores_parsed_scored_generations(llm_server, small_dataset
         assert req.kind == "chat" and req.body["temperature"] == 0.0 and "stop" not in req.body
         content = req.body["messages"][0]["content"]
         p = next(p for goal, p in by_goal.items() if f"Goal:\n{goal}\n" in content)
-        assert content == build_prompt(variant="instruct", goal=p.goal, resources=p.resources, n_steps=len(p.steps))
+        assert content == build_prompt(
+            variant="instruct", goal=p.goal, resources=p.resources, n_steps=len(p.steps)
+        )
     # tokens and cost from the server's usage: 100 prompt tokens each, 10 per step
     total_steps = sum(len(p.steps) for p in procedures)
     assert (run.prompt_tokens, run.completion_tokens) == (500, 10 * total_steps)
@@ -71,7 +89,11 @@ def test_instruct_run_stores_parsed_scored_generations(llm_server, small_dataset
     assert run.scores["step_count_mismatch"] == 0 and run.scores["step_format"] == 1
     assert run.scores["duplicate_steps"] == 0
     generator.refresh_from_db()
-    assert (generator.model, generator.prompt_variant, generator.backend) == ("test-model", "instruct", "openai")
+    assert (generator.model, generator.prompt_variant, generator.backend) == (
+        "test-model",
+        "instruct",
+        "openai",
+    )
 
 
 def test_base_run_uses_completions_and_stop(llm_server, small_dataset, generator):
@@ -91,11 +113,17 @@ def test_topic_selection(llm_server, small_dataset, generator):
     llm_server.responder = steps_responder
     run = drive(make_run(llm_server, dataset, generator, topics=[topics[1]]))
     expected = {p.source_example_id for p in procedures if p.topic_id == topics[1].pk}
-    got = set(Generation.objects.filter(generator=generator).values_list("procedure__source_example_id", flat=True))
+    got = set(
+        Generation.objects.filter(generator=generator).values_list(
+            "procedure__source_example_id", flat=True
+        )
+    )
     assert got == expected and run.n_total == len(expected) == run.n_done
 
 
-def test_failures_are_recorded_and_resume_fills_only_the_missing(llm_server, small_dataset, generator):
+def test_failures_are_recorded_and_resume_fills_only_the_missing(
+    llm_server, small_dataset, generator
+):
     dataset, _, procedures = small_dataset
     llm_server.responder = steps_responder
     llm_server.add_fault("status", status=400, match=lambda r: "Goal number 3\n" in r.prompt_text)
@@ -112,10 +140,14 @@ def test_failures_are_recorded_and_resume_fills_only_the_missing(llm_server, sma
     assert Generation.objects.filter(generator=generator).count() == 5
 
 
-def test_existing_generations_are_skipped_and_stale_epochs_do_nothing(llm_server, small_dataset, generator):
+def test_existing_generations_are_skipped_and_stale_epochs_do_nothing(
+    llm_server, small_dataset, generator
+):
     dataset, _, procedures = small_dataset
     llm_server.responder = steps_responder
-    Generation.objects.create(procedure=procedures[2], generator=generator, predicted_steps=["kept"])
+    Generation.objects.create(
+        procedure=procedures[2], generator=generator, predicted_steps=["kept"]
+    )
     run = make_run(llm_server, dataset, generator)
     assert run.n_done == 1
     # a chunk message of an older epoch (a redelivery after a crash) changes nothing
@@ -123,7 +155,9 @@ def test_existing_generations_are_skipped_and_stale_epochs_do_nothing(llm_server
     assert llm_server.requests == []
     run = drive(run)
     assert run.status == "completed" and len(llm_server.requests) == 4
-    assert Generation.objects.get(procedure=procedures[2], generator=generator).predicted_steps == ["kept"]
+    assert Generation.objects.get(procedure=procedures[2], generator=generator).predicted_steps == [
+        "kept"
+    ]
     # running the same epoch again after completion adds nothing either
     assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch) is False
     assert Generation.objects.filter(generator=generator).count() == 5
@@ -145,8 +179,13 @@ def test_cancel_stops_at_the_next_chunk(llm_server, small_dataset, generator):
 def test_bad_backend_config_fails_the_run_with_a_message(small_dataset, generator, monkeypatch):
     dataset, _, _ = small_dataset
     monkeypatch.delenv("H2R_TEST_MISSING_KEY", raising=False)
-    run = generation_run_create(generator=generator, dataset=dataset, model="m", base_url="http://127.0.0.1:9/v1",
-                                backend="no.such.Backend")
+    run = generation_run_create(
+        generator=generator,
+        dataset=dataset,
+        model="m",
+        base_url="http://127.0.0.1:9/v1",
+        backend="no.such.Backend",
+    )
     run = drive(run)
     assert run.status == "failed" and "backend" in run.message and "no.such.Backend" in run.message
 
@@ -158,7 +197,9 @@ def test_create_refuses_bad_input(small_dataset, generator):
     with pytest.raises(GenerationRunError, match="variant 'chat'"):
         generation_run_create(generator=generator, dataset=dataset, model="m", variant="chat")
     with pytest.raises(GenerationRunError, match="decoding: unknown key"):
-        generation_run_create(generator=generator, dataset=dataset, model="m", decoding={"temprature": 0})
+        generation_run_create(
+            generator=generator, dataset=dataset, model="m", decoding={"temprature": 0}
+        )
     with pytest.raises(GenerationRunError, match="scorers: unknown scorer 'nope'"):
         generation_run_create(generator=generator, dataset=dataset, model="m", scorers=["nope"])
     based = Generator.objects.create(name="b", model="m", prompt_variant="base")
@@ -173,7 +214,9 @@ def test_create_refuses_bad_input(small_dataset, generator):
 def test_scores_summary_scores_imported_generations(small_dataset, generator):
     dataset, _, procedures = small_dataset
     # imported: no completion, no scores; one duplicate step list, one too short
-    Generation.objects.create(procedure=procedures[0], generator=generator, predicted_steps=["a b", "a b", "c"])
+    Generation.objects.create(
+        procedure=procedures[0], generator=generator, predicted_steps=["a b", "a b", "c"]
+    )
     Generation.objects.create(procedure=procedures[1], generator=generator, predicted_steps=["x"])
     summary = generation_scores_summary(generator=generator)
     assert summary["n_examples"] == 2
@@ -182,17 +225,25 @@ def test_scores_summary_scores_imported_generations(small_dataset, generator):
     assert summary["step_count_mismatch"] == 0.5
     assert summary["step_format"] is None  # no raw completions to verify
     g = Generation.objects.get(procedure=procedures[0], generator=generator)
-    assert g.scores["duplicate_steps"] == 1 and g.token_count == count_steps_tokens(["a b", "a b", "c"])
+    assert g.scores["duplicate_steps"] == 1 and g.token_count == count_steps_tokens(
+        ["a b", "a b", "c"]
+    )
 
 
-def test_vllm_offline_runs_go_to_the_gpu_queue(small_dataset, generator, django_capture_on_commit_callbacks):
+def test_vllm_offline_runs_go_to_the_gpu_queue(
+    small_dataset, generator, django_capture_on_commit_callbacks
+):
     from unittest import mock
 
     dataset, _, _ = small_dataset
-    with mock.patch("benchmarks.tasks.generation_run_chunk.apply_async") as apply_async, \
-            mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay:
+    with (
+        mock.patch("benchmarks.tasks.generation_run_chunk.apply_async") as apply_async,
+        mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay,
+    ):
         with django_capture_on_commit_callbacks(execute=True):
-            run = generation_run_create(generator=generator, dataset=dataset, model="Qwen/Qwen3-0.6B", backend="vllm")
+            run = generation_run_create(
+                generator=generator, dataset=dataset, model="Qwen/Qwen3-0.6B", backend="vllm"
+            )
     apply_async.assert_called_once_with(args=(run.pk, run.epoch), queue="gpu")
     delay.assert_not_called()
 
@@ -201,7 +252,9 @@ def test_a_chunk_refused_entirely_stops_the_run(llm_server, small_dataset, gener
     dataset, _, _ = small_dataset
     llm_server.add_fault("status", status=401, count=100)
     run = drive(make_run(llm_server, dataset, generator))
-    assert run.status == "failed" and "refused every request" in run.message and "401" in run.message
+    assert (
+        run.status == "failed" and "refused every request" in run.message and "401" in run.message
+    )
     assert len(llm_server.requests) == 2  # one chunk, not the whole dataset
     assert run.n_failed == 2 and run.errors[0]["source_example_id"] == "ex-0"
 
@@ -215,6 +268,11 @@ def test_a_crashing_backend_fails_the_run_visibly(small_dataset, generator):
     dataset, _, _ = small_dataset
     run = generation_run_create(generator=generator, dataset=dataset, model="m", start=False)
     run = generation_run_start(run=run, enqueue=False)
-    assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch, backend=ExplodingBackend()) is False
+    assert (
+        generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch, backend=ExplodingBackend())
+        is False
+    )
     run.refresh_from_db()
-    assert run.status == "failed" and "RuntimeError: socket on fire" in run.message and run.cursor == 0
+    assert (
+        run.status == "failed" and "RuntimeError: socket on fire" in run.message and run.cursor == 0
+    )

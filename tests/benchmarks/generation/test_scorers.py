@@ -1,4 +1,5 @@
 """Pure tests of the D.3 / E.4 scorers with hand-computed values (no database)."""
+
 from __future__ import annotations
 
 import math
@@ -67,19 +68,35 @@ def test_length_reward_hand_computed():
 def test_token_ratio_and_length_reward_scorers_use_o200k():
     # "Hello world" is 2 o200k_base tokens, "Hello" is 1.
     assert count_steps_tokens(["Hello world", "Hello"]) == 3
-    item = ScoreInput(predicted_steps=["Hello world", "Hello world"], reference_steps=["Hello world", "Hello"])
+    item = ScoreInput(
+        predicted_steps=["Hello world", "Hello world"], reference_steps=["Hello world", "Hello"]
+    )
     row = score_example(item, get_scorers(["token_ratio", "length_reward"]))
     assert row["gen_tokens"] == 4 and row["ref_tokens"] == 3
     assert row["gen_ref_ratio"] == pytest.approx(4 / 3)
     assert row["length_reward"] == pytest.approx(math.exp(-5 * (1 / 3 - 0.2) / 0.8))
-    empty_ref = get_scorer("length_reward").score(ScoreInput(predicted_steps=["a"], reference_steps=[]))
+    empty_ref = get_scorer("length_reward").score(
+        ScoreInput(predicted_steps=["a"], reference_steps=[])
+    )
     assert empty_ref["length_reward"] is None
 
 
 def test_summary_rates_and_ratio_of_means():
     items = [
-        ScoreInput(predicted_steps=["a", "a"], reference_steps=["x", "y"], completion="1. a\n2. a", gen_tokens=10, ref_tokens=10),
-        ScoreInput(predicted_steps=["b"], reference_steps=["x", "y"], completion="1. b", gen_tokens=30, ref_tokens=10),
+        ScoreInput(
+            predicted_steps=["a", "a"],
+            reference_steps=["x", "y"],
+            completion="1. a\n2. a",
+            gen_tokens=10,
+            ref_tokens=10,
+        ),
+        ScoreInput(
+            predicted_steps=["b"],
+            reference_steps=["x", "y"],
+            completion="1. b",
+            gen_tokens=30,
+            ref_tokens=10,
+        ),
     ]
     all_scorers = get_scorers()
     rows = [score_example(i, all_scorers) for i in items]

@@ -1,13 +1,14 @@
 """A generation run in a real Celery worker (Redis broker, PostgreSQL): the worker is killed
 mid-run, the run is resumed in a fresh worker, and every procedure ends with exactly one
 generation."""
+
 from __future__ import annotations
 
 import pytest
 from django.db.models import Count
 
-from benchmarks.services.generation_runs import generation_run_create, generation_run_start
 from benchmarks.models import Dataset, Generation, GenerationRun, Generator, Procedure
+from benchmarks.services.generation_runs import generation_run_create, generation_run_start
 from tests.benchmarks.generation.conftest import steps_responder
 from tests.support.worker import running_worker, wait_for
 
@@ -15,17 +16,28 @@ N = 12
 
 
 @pytest.mark.worker
-def test_killed_worker_then_resume_leaves_no_duplicate_and_no_gap(celery_worker_process, llm_server, tmp_path):
+def test_killed_worker_then_resume_leaves_no_duplicate_and_no_gap(
+    celery_worker_process, llm_server, tmp_path
+):
     llm_server.responder = steps_responder
     llm_server.latency_s = 0.25
     dataset = Dataset.objects.create(name="worker-gen", version="v1")
     for i in range(N):
-        Procedure.objects.create(dataset=dataset, source_example_id=f"w-{i}", goal=f"Goal number {i}",
-                                 resources=["a"], steps=["one.", "two."])
+        Procedure.objects.create(
+            dataset=dataset,
+            source_example_id=f"w-{i}",
+            goal=f"Goal number {i}",
+            resources=["a"],
+            steps=["one.", "two."],
+        )
     generator = Generator.objects.create(name="worker-gen")
     run = generation_run_create(
-        generator=generator, dataset=dataset, model="test-model", base_url=llm_server.base_url,
-        chunk_size=2, concurrency=1,
+        generator=generator,
+        dataset=dataset,
+        model="test-model",
+        base_url=llm_server.base_url,
+        chunk_size=2,
+        concurrency=1,
         backend_options={"timeout_s": 5, "max_retries": 1, "backoff_base_s": 0.01},
     )
 
@@ -40,13 +52,18 @@ def test_killed_worker_then_resume_leaves_no_duplicate_and_no_gap(celery_worker_
 
     with running_worker(tmp_path) as second:
         generation_run_start(run=run)  # resume: a new epoch in the new worker
-        wait_for(lambda: GenerationRun.objects.get(pk=run.pk).status != "running", timeout=90,
-                 message=f"run to finish\n{second.log()[-3000:]}")
+        wait_for(
+            lambda: GenerationRun.objects.get(pk=run.pk).status != "running",
+            timeout=90,
+            message=f"run to finish\n{second.log()[-3000:]}",
+        )
 
     run.refresh_from_db()
     assert run.status == "completed", run.message
     assert run.n_done == N and run.epoch == 2
-    per_procedure = Generation.objects.filter(generator=generator).values("procedure").annotate(c=Count("id"))
+    per_procedure = (
+        Generation.objects.filter(generator=generator).values("procedure").annotate(c=Count("id"))
+    )
     assert len(per_procedure) == N and {row["c"] for row in per_procedure} == {1}
     # nothing already stored was asked again after the resume (at most the killed chunk's 2)
     assert len(llm_server.requests) <= N + 2

@@ -32,5 +32,10 @@ def write_jsonl(path, records) -> None:
 
 
 def doc(i: int, marker: str = "", topic: str = "Food & Dining", **extra) -> dict:
-    return {"id": f"d{i}", "url": f"https://example.org/{i}", "topic": topic,
-            "text": f"Recipe {i} {marker}\nHow to bake bread number {i}. " + "Lorem ipsum. " * 5, **extra}
+    return {
+        "id": f"d{i}",
+        "url": f"https://example.org/{i}",
+        "topic": topic,
+        "text": f"Recipe {i} {marker}\nHow to bake bread number {i}. " + "Lorem ipsum. " * 5,
+        **extra,
+    }

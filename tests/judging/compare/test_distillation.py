@@ -1,12 +1,13 @@
 """Distillation export (seed 000 C.2): consistent kept, inconsistent / parse-failed / human-labelled dropped."""
+
 import json
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.services import flow as annotation_services
 from annotation.models import StudyItem
+from annotation.services import study as study_services
 from benchmarks.models import Generation, Generator
 from judging import prompting
 from judging.services.distillation import DistillationError, distill_export
@@ -18,17 +19,20 @@ from tests.judging.compare.support import judged_run, label, make_judge
 def distill(db):
     gens = make_generations(7, prefix="distill")
     other = Generator.objects.create(name="other-generator")
-    twin = Generation.objects.create(procedure=gens[1].procedure, generator=other,
-                                     predicted_steps=list(gens[1].predicted_steps))     # same content as gens[1]
-    sibling = Generation.objects.create(procedure=gens[5].procedure, generator=other,
-                                        predicted_steps=["A different candidate."])   # humans label this one
+    twin = Generation.objects.create(
+        procedure=gens[1].procedure, generator=other, predicted_steps=list(gens[1].predicted_steps)
+    )  # same content as gens[1]
+    sibling = Generation.objects.create(
+        procedure=gens[5].procedure, generator=other, predicted_steps=["A different candidate."]
+    )  # humans label this one
     all_gens = [*gens, twin]
     teacher = make_judge("teacher", decoding={"temperature": 1.0, "seed": 1})
     second = make_judge("teacher-seed2", decoding={"temperature": 1.0, "seed": 2})
     run1 = judged_run(teacher, all_gens, [True, False, True, None, True, False, True, False])
     run2 = judged_run(second, all_gens, [True, False, False, False, True, False, "skip", False])
-    study = annotation_services.study_create(name="human set", generation_ids=[gens[4].pk, sibling.pk],
-                                             min_seconds_per_item=0)
+    study = study_services.study_create(
+        name="human set", generation_ids=[gens[4].pk, sibling.pk], min_seconds_per_item=0
+    )
     for item in StudyItem.objects.filter(study=study):
         label(item, "P1", True)
     return {"gens": gens, "teacher": teacher, "second": second, "runs": (run1, run2)}
@@ -37,10 +41,17 @@ def distill(db):
 def test_rules_and_counts(distill, tmp_path):
     run1, run2 = distill["runs"]
     out = tmp_path / "sft.jsonl"
-    report = distill_export(teacher=distill["teacher"], run_ids=[run1.pk, run2.pk], path=out).to_json()
+    report = distill_export(
+        teacher=distill["teacher"], run_ids=[run1.pk, run2.pk], path=out
+    ).to_json()
     assert report["n_items"] == 8 and report["n_kept"] == 2
-    assert report["dropped"] == {"not_in_both_runs": 1, "parse_failed": 1, "inconsistent": 1,
-                                 "human_labelled": 2, "duplicate_content": 1}
+    assert report["dropped"] == {
+        "not_in_both_runs": 1,
+        "parse_failed": 1,
+        "inconsistent": 1,
+        "human_labelled": 2,
+        "duplicate_content": 1,
+    }
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
     records = [json.loads(line) for line in lines]
@@ -50,7 +61,8 @@ def test_rules_and_counts(distill, tmp_path):
     for rec, g, has_failure in zip(records, (gens[0], gens[1]), (True, False)):
         p = g.procedure
         assert rec["prompt"] == prompting.render_judge_prompt(
-            template=template, goal=p.goal, reference_steps=p.steps, steps=g.predicted_steps)
+            template=template, goal=p.goal, reference_steps=p.steps, steps=g.predicted_steps
+        )
         assert p.goal in rec["prompt"] and "1. Generated step 1 of distill" in rec["prompt"]
         assert rec["prompt"].endswith("Return only valid json.")
         completion = json.loads(rec["completion"])
@@ -64,24 +76,32 @@ def test_rules_and_counts(distill, tmp_path):
 def test_prompt_is_the_judges_exact_prompt(distill, tmp_path):
     """The same text judging's item builder sends to the teacher."""
     from judging.services.runs import item_content_hash, item_input
+
     run1, run2 = distill["runs"]
     out = tmp_path / "sft.jsonl"
     distill_export(teacher=distill["teacher"], run_ids=[run1.pk, run2.pk], path=out)
     first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     g = distill["gens"][0]
-    sent = item_input(item_id=0, content_hash=item_content_hash(g), generation=g,
-                      template=prompting.load_template("judge_h3")).prompt
+    sent = item_input(
+        item_id=0,
+        content_hash=item_content_hash(g),
+        generation=g,
+        template=prompting.load_template("judge_h3"),
+    ).prompt
     assert first["prompt"] == sent
 
 
-@pytest.mark.parametrize("case, message", [
-    ("same_run", "the same run"),
-    ("same_judge", "same judge configuration"),
-    ("other_config", "decoding.temperature"),
-    ("missing", "no judge run with id 999999"),
-    ("not_teacher", "not of the teacher"),
-    ("three", "exactly two runs"),
-])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("same_run", "the same run"),
+        ("same_judge", "same judge configuration"),
+        ("other_config", "decoding.temperature"),
+        ("missing", "no judge run with id 999999"),
+        ("not_teacher", "not of the teacher"),
+        ("three", "exactly two runs"),
+    ],
+)
 def test_refusals_name_the_problem_and_write_nothing(distill, tmp_path, case, message):
     run1, run2 = distill["runs"]
     teacher = distill["teacher"]
@@ -110,8 +130,16 @@ def test_command(distill, tmp_path):
     run1, run2 = distill["runs"]
     out = tmp_path / "sft.jsonl"
     stdout = StringIO()
-    call_command("distill_export", "--teacher", "teacher", "--runs", f"{run1.pk},{run2.pk}", "-o", str(out),
-                 stdout=stdout)
+    call_command(
+        "distill_export",
+        "--teacher",
+        "teacher",
+        "--runs",
+        f"{run1.pk},{run2.pk}",
+        "-o",
+        str(out),
+        stdout=stdout,
+    )
     assert "wrote 2 records" in stdout.getvalue() and "inconsistent 1" in stdout.getvalue()
     assert len(out.read_text().splitlines()) == 2
     with pytest.raises(CommandError, match="no judge named 'nobody'"):
@@ -119,4 +147,12 @@ def test_command(distill, tmp_path):
     with pytest.raises(CommandError, match="integer run ids"):
         call_command("distill_export", "--teacher", "teacher", "--runs", "a,b", "-o", str(out))
     with pytest.raises(CommandError, match="the same run"):
-        call_command("distill_export", "--teacher", "teacher-seed2", "--runs", f"{run2.pk},{run2.pk}", "-o", str(out))
+        call_command(
+            "distill_export",
+            "--teacher",
+            "teacher-seed2",
+            "--runs",
+            f"{run2.pk},{run2.pk}",
+            "-o",
+            str(out),
+        )

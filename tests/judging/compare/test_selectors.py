@@ -1,4 +1,5 @@
 """Comparison reads over real models on PostgreSQL."""
+
 import pytest
 
 from benchmarks.models import Generation, Generator
@@ -13,10 +14,16 @@ def test_study_comparison_numbers(scenario, django_assert_max_num_queries):
     with django_assert_max_num_queries(10):
         report = sel.study_comparison(study=scenario["study"])
     h = report["human"]
-    assert (h["n_items"], h["n_labelled"], h["n_tied"], h["n_has_failure"], h["n_no_failure"]) == (6, 6, 1, 3, 2)
+    assert (h["n_items"], h["n_labelled"], h["n_tied"], h["n_has_failure"], h["n_no_failure"]) == (
+        6,
+        6,
+        1,
+        3,
+        2,
+    )
     assert h["n_annotators"] == 3
     judges = by_judge(report)
-    assert set(judges) == {"judge-a", "judge-b"}          # judge-c judged nothing here
+    assert set(judges) == {"judge-a", "judge-b"}  # judge-c judged nothing here
     a = judges["judge-a"]
     # majority T T T F F (+tie); A says T T F F F: 4/5; has_failure 2/3, no_failure 2/2
     assert (a["n_compared"], a["n_agree"], a["n_tied"]) == (5, 4, 1)
@@ -32,15 +39,24 @@ def test_study_comparison_numbers(scenario, django_assert_max_num_queries):
     assert b["agreement"]["value"] == pytest.approx(0.4)
     pair = report["pairs"][0]
     # A vs B over 5 parsed shared items: T/T, T/F, F/F, F/F, F/T -> 3/5; item 6 B parse-failed
-    assert (pair["judge_a"], pair["judge_b"], pair["n_shared"], pair["n_agree"], pair["n_parse_failed"]) == (
-        "judge-a", "judge-b", 5, 3, 1)
+    assert (
+        pair["judge_a"],
+        pair["judge_b"],
+        pair["n_shared"],
+        pair["n_agree"],
+        pair["n_parse_failed"],
+    ) == ("judge-a", "judge-b", 5, 3, 1)
 
 
 def test_study_comparison_for_chosen_judges(scenario):
     c = scenario["judges"][2]
     report = sel.study_comparison(study=scenario["study"], judges=[c])
     only = report["judges"][0]
-    assert only["judge"] == "judge-c" and only["n_not_judged"] == 5 and only["agreement"]["value"] is None
+    assert (
+        only["judge"] == "judge-c"
+        and only["n_not_judged"] == 5
+        and only["agreement"]["value"] is None
+    )
     assert report["pairs"] == []
 
 
@@ -48,7 +64,9 @@ def test_verdicts_matched_by_content(scenario):
     """A generation with the same content as a judged one gets the stored verdict (reuse)."""
     g = scenario["gens"][0]
     other = Generator.objects.create(name="twin-generator")
-    twin = Generation.objects.create(procedure=g.procedure, generator=other, predicted_steps=list(g.predicted_steps))
+    twin = Generation.objects.create(
+        procedure=g.procedure, generator=other, predicted_steps=list(g.predicted_steps)
+    )
     a = scenario["judges"][0]
     verdicts = sel.verdicts_for_generations(judges=[a], generation_ids=[g.pk, twin.pk])
     assert verdicts[a.pk] == {g.pk: True, twin.pk: True}
@@ -68,7 +86,11 @@ def test_generator_rankings_and_kendall_tau(generators_scenario):
     x, y = generators_scenario["judges"]
     report = sel.generator_rankings(judges=[x, y])
     rx = {j["judge"]: j["ranking"] for j in report["judges"]}
-    assert [(r["generator"], r["rank"]) for r in rx["judge-x"]] == [("rank-g1", 1), ("rank-g2", 2), ("rank-g3", 3)]
+    assert [(r["generator"], r["rank"]) for r in rx["judge-x"]] == [
+        ("rank-g1", 1),
+        ("rank-g2", 2),
+        ("rank-g3", 3),
+    ]
     assert rx["judge-x"][0]["how2score"] == pytest.approx(0.75)
     assert [r["generator"] for r in rx["judge-y"]] == ["rank-g1", "rank-g3", "rank-g2"]
     tau = report["kendall_tau"][0]
@@ -95,6 +117,7 @@ def test_leaderboard(scenario, django_assert_max_num_queries):
     assert rb["failure_rate"]["value"] == pytest.approx(2 / 5)
     # verbosity: the factory's generated and reference steps have equal token counts except g (30/20)
     from benchmarks.tokens import count_steps_tokens
+
     others = scenario["gens"][1:]
     gen_t = 30 + sum(count_steps_tokens(x.predicted_steps) for x in others)
     ref_t = 20 + sum(count_steps_tokens(x.procedure.steps) for x in others)
@@ -111,7 +134,11 @@ def test_identically_configured_judges_share_verdicts(scenario):
     assert twin.judge_id == a.judge_id
     report = sel.study_comparison(study=scenario["study"], judges=[a, twin])
     judges = by_judge(report)
-    assert judges["judge-a-twin"]["agreement"] == judges["judge-a"]["agreement"] == {"value": pytest.approx(0.8)}
+    assert (
+        judges["judge-a-twin"]["agreement"]
+        == judges["judge-a"]["agreement"]
+        == {"value": pytest.approx(0.8)}
+    )
     assert report["pairs"][0]["agreement"]["value"] == 1.0
     rows = {r["judge"]: r for r in sel.judge_leaderboard(judges=[a, twin])["rows"]}
     assert rows["judge-a-twin"]["n_judgments"] == rows["judge-a"]["n_judgments"] == 6

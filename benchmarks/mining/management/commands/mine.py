@@ -1,5 +1,6 @@
 """``manage.py mine FILE [--stages 2,3] [--dry-run]``: run a How2Mine batch from the command line
 and print one JSON line per document (its outcome, the stage it reached and why it was dropped)."""
+
 from __future__ import annotations
 
 import json
@@ -11,53 +12,86 @@ from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
+from benchmarks.mining.readers import UnsupportedFormat
 from benchmarks.mining.selectors import batches as selectors
 from benchmarks.mining.services import batches as services
-from benchmarks.mining.readers import UnsupportedFormat
 
 
 class Command(BaseCommand):
     help = "Run the How2Mine stages over a JSONL/CSV/Parquet file and print per-document outcomes as JSONL."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("file", help="documents: .jsonl[.gz], .csv or .parquet with text, url, topic")
-        parser.add_argument("--stages", default="", help="comma-separated stage numbers 1-6 (default: all)")
-        parser.add_argument("--dry-run", action="store_true",
-                            help="validate input and run only the heuristics filter; no LLM call, nothing saved")
+        parser.add_argument(
+            "file", help="documents: .jsonl[.gz], .csv or .parquet with text, url, topic"
+        )
+        parser.add_argument(
+            "--stages", default="", help="comma-separated stage numbers 1-6 (default: all)"
+        )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="validate input and run only the heuristics filter; no LLM call, nothing saved",
+        )
         parser.add_argument("--name", default="", help="batch name (default: the file name)")
-        parser.add_argument("--base-url", default=os.environ.get("MINING_LLM_BASE_URL", ""),
-                            help="OpenAI-compatible base URL for every LLM stage (env MINING_LLM_BASE_URL)")
-        parser.add_argument("--model", default=os.environ.get("MINING_LLM_MODEL", "gpt-4.1"),
-                            help="model for every LLM stage (env MINING_LLM_MODEL; default gpt-4.1)")
-        parser.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                            help="NAME of the environment variable holding the API key ('' for none)")
-        parser.add_argument("--backends", default="",
-                            help="JSON file: {stage key or 'default': backend config} (overrides --model/--base-url)")
+        parser.add_argument(
+            "--base-url",
+            default=os.environ.get("MINING_LLM_BASE_URL", ""),
+            help="OpenAI-compatible base URL for every LLM stage (env MINING_LLM_BASE_URL)",
+        )
+        parser.add_argument(
+            "--model",
+            default=os.environ.get("MINING_LLM_MODEL", "gpt-4.1"),
+            help="model for every LLM stage (env MINING_LLM_MODEL; default gpt-4.1)",
+        )
+        parser.add_argument(
+            "--api-key-env",
+            default="OPENAI_API_KEY",
+            help="NAME of the environment variable holding the API key ('' for none)",
+        )
+        parser.add_argument(
+            "--backends",
+            default="",
+            help="JSON file: {stage key or 'default': backend config} (overrides --model/--base-url)",
+        )
         parser.add_argument("--min-steps", type=int, default=5)
         parser.add_argument("--max-steps", type=int, default=15)
         parser.add_argument("--max-doc-chars", type=int, default=None)
-        parser.add_argument("--any-topic", action="store_true", help="accept records with unknown or no topic")
+        parser.add_argument(
+            "--any-topic", action="store_true", help="accept records with unknown or no topic"
+        )
 
     def handle(self, *args, **opts) -> None:
         path = Path(opts["file"])
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
-        options = {"min_steps": opts["min_steps"], "max_steps": opts["max_steps"], "require_topic": not opts["any_topic"]}
+        options = {
+            "min_steps": opts["min_steps"],
+            "max_steps": opts["max_steps"],
+            "require_topic": not opts["any_topic"],
+        }
         if opts["max_doc_chars"]:
             options["max_doc_chars"] = opts["max_doc_chars"]
         out = self.stdout
         try:
             if opts["dry_run"]:
                 counts: dict[str, int] = {}
-                for line in services.dry_run_file(path=path, stages=opts["stages"], options=options):
+                for line in services.dry_run_file(
+                    path=path, stages=opts["stages"], options=options
+                ):
                     counts[line["outcome"]] = counts.get(line["outcome"], 0) + 1
                     out.write(json.dumps(line, ensure_ascii=False))
                 sys.stderr.write(f"dry run: {json.dumps(counts)}\n")
                 return
             backends = self._backends(opts)
             with path.open("rb") as fh:
-                batch = services.batch_create(name=opts["name"] or path.name, upload=File(fh, name=path.name),
-                                              stages=opts["stages"], backends=backends, options=options, start=False)
+                batch = services.batch_create(
+                    name=opts["name"] or path.name,
+                    upload=File(fh, name=path.name),
+                    stages=opts["stages"],
+                    backends=backends,
+                    options=options,
+                    start=False,
+                )
         except (ValidationError, UnsupportedFormat, ValueError) as exc:
             raise CommandError(_message(exc)) from None
         batch = services.batch_run(batch_id=batch.pk)
