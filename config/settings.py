@@ -187,7 +187,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_DEFAULT_QUEUE", "default")
-CELERY_TASK_ROUTES = {"judging.tasks.vllm_*": {"queue": "gpu"}}
+# Work for backends that hold a model in the worker (vLLM offline) is sent to this queue
+# (benchmarks.llm.registry.queue_for): run GPU workers with `-Q gpu -c 1`.
+CELERY_GPU_QUEUE = os.environ.get("CELERY_GPU_QUEUE", "gpu")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

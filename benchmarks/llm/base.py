@@ -1,11 +1,25 @@
-"""The backend interface. Concrete backends: OpenAI-compatible HTTP (the official ``openai``
-client; OpenAI, vLLM servers, others) and vLLM offline (``vllm.LLM``, GPU workers only)."""
+"""The one LLM backend contract. Concrete backends: OpenAI-compatible HTTP (the official
+``openai`` client; OpenAI, vLLM servers, others) and vLLM offline (``vllm.LLM``, GPU workers).
+
+A backend is built from a config dict (:func:`benchmarks.llm.registry.build_backend`) and
+implements :class:`LLMBackend`:
+
+- ``complete_iter(requests, should_stop=None)`` yields ``(index, result)`` as results arrive;
+- ``complete_many(requests)`` returns results in input order;
+- ``complete(request)`` one request, raising :class:`LLMError` when it fails for good;
+- ``close()`` releases connections or engines.
+
+A failed request is an :class:`LLMError` in the results, never a raise. What a backend can do is
+declared once, in ``capabilities``; how much it may send (concurrency, requests and tokens per
+minute) is read once, from the config, into ``limits`` (:meth:`Limits.from_config`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -43,11 +57,97 @@ class LLMError(Exception):
         self.status = status
 
 
-class LLMBackend(Protocol):
-    def complete(self, request: LLMRequest) -> LLMResponse: ...
+LLMResult = LLMResponse | LLMError
 
-    def complete_many(
-        self, requests: Sequence[LLMRequest], *, concurrency: int | None = None
-    ) -> list[LLMResponse | LLMError]:
-        """Run many requests; results in input order; a failed one is an ``LLMError``, never a raise."""
-        ...
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do, declared on its class.
+
+    ``gpu_worker``: the backend holds a model in the process (vLLM offline), so its work runs
+    in a GPU worker (the ``gpu`` queue, one task at a time); see
+    :func:`benchmarks.llm.registry.queue_for`.
+    """
+
+    structured_output: bool = False
+    logprobs: bool = False
+    batch: bool = False  # takes a whole batch in one call (scheduling is the engine's)
+    gpu_worker: bool = False
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much a backend may send at once: the one place these config keys are read."""
+
+    concurrency: int = 8
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Limits:
+        def positive(key: str, default: int | None) -> int | None:
+            value = config.get(key)
+            if value in (None, "", 0):
+                return default
+            problem = f"backend config: {key} must be a positive integer, not {value!r}"
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(problem)
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                raise ValueError(problem) from None
+            if number < 1:
+                raise ValueError(problem)
+            return number
+
+        return cls(
+            concurrency=positive("concurrency", cls.concurrency) or cls.concurrency,
+            requests_per_minute=positive("requests_per_minute", None),
+            tokens_per_minute=positive("tokens_per_minute", None),
+        )
+
+
+class LLMBackend(ABC):
+    """Base class of every backend. Subclasses set ``name`` and ``capabilities`` and implement
+    :meth:`complete_iter` (or, for batch backends, :meth:`complete_many` and
+    :meth:`complete_iter` in slices)."""
+
+    name: ClassVar[str] = ""
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        if not config.get("model"):
+            raise ValueError(
+                f"{self.name or type(self).__name__} backend config: 'model' is required"
+            )
+        self.config = dict(config)
+        self.model: str = str(config["model"])
+        self.limits = Limits.from_config(config)
+
+    @abstractmethod
+    def complete_iter(
+        self,
+        requests: Iterable[LLMRequest],
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[tuple[int, LLMResult]]:
+        """Yield ``(index, result)`` as results arrive. ``requests`` is consumed lazily;
+        ``should_stop()`` is polled between submissions: once true, nothing new is sent and what
+        is in flight finishes."""
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResult]:
+        """Results in input order; a failed request is an :class:`LLMError`."""
+        results: list[LLMResult | None] = [None] * len(requests)
+        for index, result in self.complete_iter(requests):
+            results[index] = result
+        return results  # type: ignore[return-value]
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        """One request; raises :class:`LLMError` when it fails for good."""
+        result = self.complete_many([request])[0]
+        if isinstance(result, LLMError):
+            raise result
+        return result
+
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
+        """Release connections or engines; the backend may be used again afterwards."""

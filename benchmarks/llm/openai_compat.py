@@ -26,7 +26,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,7 +37,7 @@ try:  # the HTTP library of the installed openai client: httpx2 (openai 3.x) or 
 except ImportError:  # pragma: no cover - depends on the openai version
     import httpx  # type: ignore[no-redef]
 
-from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.ratelimit import RateLimiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
 
@@ -46,14 +46,12 @@ logger = logging.getLogger(__name__)
 NO_KEY = "EMPTY"  # what vLLM servers accept when no key is configured
 
 
-class OpenAICompatBackend:
+class OpenAICompatBackend(LLMBackend):
     name = "openai"
+    capabilities = Capabilities(structured_output=True, logprobs=True)
 
     def __init__(self, config: dict[str, Any]) -> None:
-        if not config.get("model"):
-            raise ValueError("openai backend config: 'model' is required")
-        self.config = dict(config)
-        self.model: str = config["model"]
+        super().__init__(config)
         self.base_url: str | None = config.get("base_url") or None
         self.api_key_env: str = config.get("api_key_env") or ""
         self.endpoint: str = config.get("endpoint") or "chat"
@@ -61,7 +59,6 @@ class OpenAICompatBackend:
             raise ValueError(
                 f"openai backend config: endpoint must be 'chat' or 'completions', not {self.endpoint!r}"
             )
-        self.concurrency: int = max(1, int(config.get("concurrency") or 8))
         # the first wave of requests is spread over this many seconds: replies then arrive
         # spread out instead of all at once, so none waits for the others to be read
         self.ramp_up_s: float = float(config.get("ramp_up_s") or 0.0)
@@ -73,8 +70,8 @@ class OpenAICompatBackend:
             max_s=float(config.get("backoff_max_s", 30.0)),
         )
         self.limiter = RateLimiter(
-            requests_per_minute=config.get("requests_per_minute") or None,
-            tokens_per_minute=config.get("tokens_per_minute") or None,
+            requests_per_minute=self.limits.requests_per_minute,
+            tokens_per_minute=self.limits.tokens_per_minute,
         )
         self._client: openai.OpenAI | None = None
         self._client_lock = threading.Lock()
@@ -102,7 +99,7 @@ class OpenAICompatBackend:
     def _new_client(self) -> openai.OpenAI:
         # TCP_NODELAY: the client writes headers and body separately; with Nagle on, the body
         # waits for the server's delayed ACK (~40 ms a request on Linux).
-        size = max(20, self.concurrency * 2)
+        size = max(20, self.limits.concurrency * 2)
         transport = httpx.HTTPTransport(
             limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
@@ -267,15 +264,14 @@ class OpenAICompatBackend:
         self,
         requests: Iterable[LLMRequest],
         *,
-        concurrency: int | None = None,
-        should_stop: Any = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Iterator[tuple[int, LLMResponse | LLMError]]:
-        """Yield ``(index, result)`` as requests finish, keeping ``concurrency`` in flight.
+        """Yield ``(index, result)`` as requests finish, keeping ``limits.concurrency`` in flight.
 
         ``requests`` is consumed lazily. ``should_stop()`` (optional) is polled between
         submissions: when it returns true no new request is sent; those in flight finish.
         """
-        width = max(1, int(concurrency or self.concurrency))
+        width = self.limits.concurrency
         iterator = iter(enumerate(requests))
         finished: queue.SimpleQueue = queue.SimpleQueue()
         in_flight = started = 0
@@ -302,11 +298,3 @@ class OpenAICompatBackend:
                 index, future = finished.get()
                 in_flight -= 1
                 yield index, future.result()
-
-    def complete_many(
-        self, requests: Sequence[LLMRequest], *, concurrency: int | None = None
-    ) -> list[LLMResponse | LLMError]:
-        results: list[LLMResponse | LLMError | None] = [None] * len(requests)
-        for index, result in self.complete_iter(requests, concurrency=concurrency):
-            results[index] = result
-        return results  # type: ignore[return-value]

@@ -4,14 +4,16 @@ session backends)::
     build_backend({"backend": "openai", "model": "gpt-4.1", "base_url": ...})
     build_backend({"backend": "myproject.llm.MyBackend", ...})
 
-A backend class takes the config dict as its only argument and implements
-:class:`benchmarks.llm.base.LLMBackend`.
+A backend class takes the config dict as its only argument and subclasses
+:class:`benchmarks.llm.base.LLMBackend`. :func:`queue_for` is the one routing rule: work for a
+backend that holds a model in the worker process (vLLM offline) goes to the ``gpu`` queue.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.utils.module_loading import import_string
 
 from benchmarks.llm.base import LLMBackend
@@ -22,18 +24,27 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def backend_class(name: str) -> type:
+def backend_class(name: str) -> type[LLMBackend]:
     path = BACKENDS.get(name, name)
     if "." not in path:
         raise ValueError(
             f"unknown LLM backend {name!r}; known: {', '.join(sorted(BACKENDS))} or a dotted path"
         )
     try:
-        return import_string(path)
+        cls = import_string(path)
     except ImportError as exc:
         raise ValueError(f"LLM backend {name!r} cannot be imported ({path}): {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, LLMBackend)):
+        raise ValueError(f"LLM backend {name!r} ({path}) is not a subclass of LLMBackend")
+    return cls
 
 
 def build_backend(config: dict[str, Any]) -> LLMBackend:
-    name = config.get("backend") or "openai"
-    return backend_class(name)(config)
+    return backend_class(config.get("backend") or "openai")(config)
+
+
+def queue_for(config: dict[str, Any]) -> str | None:
+    """The Celery queue for work with this backend: ``settings.CELERY_GPU_QUEUE`` ("gpu") when
+    the backend runs in a GPU worker, else None (the default queue)."""
+    cls = backend_class(config.get("backend") or "openai")
+    return settings.CELERY_GPU_QUEUE if cls.capabilities.gpu_worker else None

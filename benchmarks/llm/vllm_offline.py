@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
-from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 
 _ENGINES: dict[tuple, Any] = {}
 _ENGINES_LOCK = threading.Lock()
@@ -50,14 +51,13 @@ def _vllm():
     return vllm, StructuredOutputsParams
 
 
-class VLLMOfflineBackend:
+class VLLMOfflineBackend(LLMBackend):
     name = "vllm"
+    capabilities = Capabilities(structured_output=True, logprobs=True, batch=True, gpu_worker=True)
+    BATCH = 1024  # requests per engine call in complete_iter (the engine schedules within it)
 
     def __init__(self, config: dict[str, Any]) -> None:
-        if not config.get("model"):
-            raise ValueError("vllm backend config: 'model' is required")
-        self.config = dict(config)
-        self.model: str = config["model"]
+        super().__init__(config)
         self.endpoint: str = config.get("endpoint") or "chat"
         if self.endpoint not in ("chat", "completions"):
             raise ValueError(
@@ -102,15 +102,25 @@ class VLLMOfflineBackend:
             return request.prompt
         return "\n\n".join(m.get("content", "") for m in request.messages or [])
 
-    def complete(self, request: LLMRequest) -> LLMResponse:
-        result = self.complete_many([request])[0]
-        if isinstance(result, LLMError):
-            raise result
-        return result
+    def complete_iter(
+        self,
+        requests: Iterable[LLMRequest],
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[tuple[int, LLMResponse | LLMError]]:
+        """Slices of :attr:`BATCH` requests through :meth:`complete_many`; ``should_stop`` is
+        polled between slices."""
+        iterator = iter(requests)
+        index = 0
+        while not (should_stop is not None and should_stop()):
+            batch = list(islice(iterator, self.BATCH))
+            if not batch:
+                return
+            for offset, result in enumerate(self.complete_many(batch)):
+                yield index + offset, result
+            index += len(batch)
 
-    def complete_many(
-        self, requests: Sequence[LLMRequest], *, concurrency: int | None = None
-    ) -> list[LLMResponse | LLMError]:
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | LLMError]:
         """All requests in one ``generate``/``chat`` call (vLLM batches them itself)."""
         if not requests:
             return []

@@ -304,8 +304,7 @@ def _build_backend(run: GenerationRun) -> LLMBackend:
         backend = build_backend(config)
         if len(_BACKENDS) >= _BACKENDS_MAX:
             old = _BACKENDS.pop(next(iter(_BACKENDS)))
-            if hasattr(old, "close"):
-                old.close()
+            old.close()
         _BACKENDS[key] = backend
     return backend
 
@@ -402,12 +401,7 @@ def generation_run_execute_chunk(
     fatal: list[LLMError] = []
     try:
         # parse and score each reply as it arrives, while the others are in flight
-        iterate = getattr(backend, "complete_iter", None)
-        if callable(iterate):
-            results = iterate(requests, concurrency=run.concurrency)
-        else:
-            results = enumerate(backend.complete_many(requests, concurrency=run.concurrency))
-        for index, result in results:
+        for index, result in backend.complete_iter(requests):
             procedure = procedures[index]
             if isinstance(result, LLMResponse):
                 outcomes.append(

@@ -272,11 +272,10 @@ def judge_run_create(
 def enqueue_run(*, run_id: int, backend: str, countdown: float | None = None) -> None:
     from judging import tasks
 
+    from benchmarks.llm.registry import queue_for
+
     task = tasks.vllm_judge_run_chunk if backend == Judge.Backend.VLLM else tasks.judge_run_chunk
-    if countdown:
-        task.apply_async((run_id,), countdown=countdown)
-    else:
-        task.delay(run_id)
+    task.apply_async((run_id,), countdown=countdown or None, queue=queue_for({"backend": backend}))
 
 
 def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
@@ -473,24 +472,6 @@ def _finish(run: JudgeRun, *, owner: str, cancelled: bool) -> None:
     )
 
 
-def _iter_complete(
-    backend, requests: Iterator[LLMRequest], *, concurrency: int, should_stop
-) -> Iterator[tuple[int, Any]]:
-    """Stream results as they finish when the backend can (OpenAI-compatible); otherwise
-    (e.g. vLLM offline, which batches internally) in slices through ``complete_many``."""
-    if hasattr(backend, "complete_iter"):
-        yield from backend.complete_iter(requests, concurrency=concurrency, should_stop=should_stop)
-        return
-    index = 0
-    while not should_stop():
-        batch = [req for _, req in zip(range(FLUSH_EVERY * 4), requests)]
-        if not batch:
-            return
-        for offset, result in enumerate(backend.complete_many(batch, concurrency=concurrency)):
-            yield index + offset, result
-        index += len(batch)
-
-
 class _Writer(threading.Thread):
     """Stores batches of results on its own thread (and DB connection), so the thread that
     feeds the backend keeps every request slot busy while a batch is written. Renews the
@@ -569,9 +550,7 @@ def judge_run_execute_chunk(
     last_flush = time.monotonic()
     processed = 0
     try:
-        for index, result in _iter_complete(
-            backend, tracked(), concurrency=judge.concurrency, should_stop=writer.should_stop
-        ):
+        for index, result in backend.complete_iter(tracked(), should_stop=writer.should_stop):
             buffer.append((order[index], result))
             order[index] = None
             processed += 1
@@ -582,11 +561,7 @@ def judge_run_execute_chunk(
         writer.submit(buffer)
     finally:
         writer.close()
-        if hasattr(backend, "close"):
-            try:
-                backend.close()
-            except Exception:  # noqa: BLE001
-                pass
+        backend.close()
     if writer.error is not None:
         raise writer.error
     state = writer.state

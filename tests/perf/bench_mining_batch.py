@@ -174,9 +174,9 @@ class TimedBackend:
         self.seconds = 0.0
         self.requests = 0
 
-    def complete_many(self, requests, *, concurrency=None):
+    def complete_many(self, requests):
         t0 = time.perf_counter()
-        out = self.inner.complete_many(requests, concurrency=concurrency)
+        out = self.inner.complete_many(requests)
         self.seconds += time.perf_counter() - t0
         self.requests += len(requests)
         return out

@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from benchmarks.generation import build_prompt
+from benchmarks.llm.base import LLMBackend
 from benchmarks.models import Generation, GenerationRun, Generator
 from benchmarks.services.generation_runs import (
     GenerationRunError,
@@ -259,8 +260,8 @@ def test_a_chunk_refused_entirely_stops_the_run(llm_server, small_dataset, gener
     assert run.n_failed == 2 and run.errors[0]["source_example_id"] == "ex-0"
 
 
-class ExplodingBackend:
-    def complete_many(self, requests, *, concurrency=None):
+class ExplodingBackend(LLMBackend):
+    def complete_iter(self, requests, *, should_stop=None):
         raise RuntimeError("socket on fire")
 
 
@@ -269,7 +270,9 @@ def test_a_crashing_backend_fails_the_run_visibly(small_dataset, generator):
     run = generation_run_create(generator=generator, dataset=dataset, model="m", start=False)
     run = generation_run_start(run=run, enqueue=False)
     assert (
-        generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch, backend=ExplodingBackend())
+        generation_run_execute_chunk(
+            run_id=run.pk, epoch=run.epoch, backend=ExplodingBackend({"model": "m"})
+        )
         is False
     )
     run.refresh_from_db()
