@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/how2review
 TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test migrate services perf clean
+.PHONY: setup demo test lint migrate services perf clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,14 @@ demo: migrate
 services:
 	bash .ci/services.sh
 
-# Whole suite on PostgreSQL + Redis (+ Debian chromium for the browser tests).
-test: setup services
-	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) \
+# Lint, then the whole suite on PostgreSQL + Redis (+ Debian chromium for the browser tests).
+# HOW2REVIEW_REQUIRE_POSTGRES makes the suite refuse to run anywhere else (tests/conftest.py).
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: setup services lint
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) HOW2REVIEW_REQUIRE_POSTGRES=1 \
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
 perf: setup services

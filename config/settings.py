@@ -190,6 +190,9 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_DEFAULT_QUEUE", "default")
 # Work for backends that hold a model in the worker (vLLM offline) is sent to this queue
 # (benchmarks.llm.registry.queue_for): run GPU workers with `-Q gpu -c 1`.
 CELERY_GPU_QUEUE = os.environ.get("CELERY_GPU_QUEUE", "gpu")
+# A run's lease is stale (its worker presumed gone, the run taken over) when its heartbeat is
+# older than this (core.runs); workers beat at least every few seconds while they work.
+RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 60)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

@@ -12,6 +12,22 @@ import pytest
 from tests.support.worker import running_worker
 
 
+def pytest_sessionstart(session) -> None:
+    """``make test`` (and so CI) sets HOW2REVIEW_REQUIRE_POSTGRES=1: the suite then refuses to
+    run on anything but PostgreSQL, instead of silently testing SQLite."""
+    if os.environ.get("HOW2REVIEW_REQUIRE_POSTGRES") != "1":
+        return
+    from django.conf import settings
+
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if engine != "django.db.backends.postgresql":
+        pytest.exit(
+            f"HOW2REVIEW_REQUIRE_POSTGRES=1 but the database engine is {engine}: "
+            "set DATABASE_URL=postgres://… (make test does)",
+            returncode=3,
+        )
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """PBKDF2 costs ~0.3 s per user on this machine; tests don't need it."""

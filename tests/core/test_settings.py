@@ -117,6 +117,25 @@ def test_tests_run_on_the_configured_database(settings):
         assert engine == "django.db.backends.postgresql"
     else:
         assert engine == "django.db.backends.sqlite3"
+    if os.environ.get("HOW2REVIEW_REQUIRE_POSTGRES") == "1":
+        assert engine == "django.db.backends.postgresql"
+
+
+def test_the_suite_refuses_to_run_off_postgresql_when_required(tmp_path):
+    """The guard of tests/conftest.py: with HOW2REVIEW_REQUIRE_POSTGRES=1 and no PostgreSQL
+    DATABASE_URL, pytest stops before running any test, naming the engine."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(HOW2REVIEW_REQUIRE_POSTGRES="1", HOW2REVIEW_VAR_DIR=str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/core/test_roles.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "database engine is django.db.backends.sqlite3" in result.stdout + result.stderr
 
 
 def test_cache_url_selects_redis_and_bad_scheme_is_named():

@@ -1,0 +1,321 @@
+"""The one run engine: launch, chunk, lease, heartbeat, resume, cancel, finish.
+
+A run type (a concrete :class:`core.runs.models.Run`) names its :class:`RunExecutor` in
+``executor_path``; the executor does the type's work one chunk at a time and the engine does
+the rest, the same way for every type:
+
+1. :func:`launch` enqueues the first chunk once the creating transaction commits, on the queue
+   the executor picks (:meth:`RunExecutor.queue`; vLLM offline work goes to the ``gpu`` queue).
+2. Each chunk is one Celery task (:func:`core.tasks.run_chunk`) calling :func:`execute`, which
+   takes the run's lease with a fresh random token (a redelivered copy of the same message has
+   another token, so it cannot work the run while the first copy holds it), lets the executor
+   work one chunk, then either enqueues the next chunk or finishes the run. The executor beats
+   the lease while it works (:meth:`Lease.beat`) and stops early when the lease is lost or the
+   run is being cancelled.
+3. A second execution that finds the lease held by a live execution does no work and looks
+   again when that lease would go stale (so a run whose worker died is taken over).
+4. :func:`cancel` stops a queued run at once and asks a running one to stop (``cancelling``);
+   :func:`resume` requeues a failed, cancelled or orphaned run; :func:`resume_orphans` requeues
+   every active run that nobody holds (run when a worker starts).
+5. A run's counters are counted by the executor from the run's rows (:meth:`RunExecutor.counters`),
+   never incremented here.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import cache
+from typing import Any
+
+from django.apps import apps
+from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, lease_seconds
+
+logger = logging.getLogger(__name__)
+
+
+class RunStateError(ValueError):
+    """An action the run's status does not allow (e.g. cancelling a finished run)."""
+
+
+class LeaseState(enum.Enum):
+    HELD = "held"
+    CANCELLING = "cancelling"
+    LOST = "lost"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The right of one execution to work one run."""
+
+    model: type[Run]
+    run_id: int
+    token: str
+
+    def beat(self) -> LeaseState:
+        """Renew the heartbeat; say whether the lease is still held and whether the run is
+        being cancelled. Cheap (two indexed statements): call it after each stored batch."""
+        n = self.model.objects.filter(pk=self.run_id, lease_owner=self.token).update(
+            heartbeat_at=timezone.now()
+        )
+        if not n:
+            return LeaseState.LOST
+        status = self.model.objects.filter(pk=self.run_id).values_list("status", flat=True).first()
+        return LeaseState.CANCELLING if status == RunStatus.CANCELLING else LeaseState.HELD
+
+
+class RunExecutor(ABC):
+    """The work of one run type. Subclass it and name it in the model's ``executor_path``."""
+
+    def queue(self, run: Run) -> str | None:
+        """The Celery queue for this run's chunks; None is the default queue."""
+        return None
+
+    def prepare(self, run: Run, lease: Lease) -> None:
+        """Before each chunk, with the lease held (e.g. read the input, link cached results)."""
+        return None
+
+    @abstractmethod
+    def work_chunk(self, run: Run, lease: Lease) -> bool:
+        """Work one bounded chunk, storing each result as it arrives and calling
+        ``lease.beat()`` regularly (stop early unless it says HELD). Return True when work
+        remains."""
+
+    def counters(self, run: Run) -> dict[str, Any]:
+        """The run's counters (``n_total``, ``n_done``, ``n_failed``, tokens, cost…) counted
+        from its rows; written after each chunk and when the run ends."""
+        return {}
+
+    def outcome(self, run: Run) -> tuple[str, str]:
+        """(status, error) when no work remains: ``done``, or ``failed`` with the reason."""
+        return RunStatus.DONE, ""
+
+    def on_resume(self, run: Run) -> None:
+        """Reset what a new attempt should retry (e.g. failed items), in the resume transaction."""
+        return None
+
+
+@dataclass(frozen=True)
+class ChunkOutcome:
+    status: str  # more | done | failed | cancelled | busy | lost | inactive
+    retry_in_s: float = 0.0
+
+
+# --- lookups ------------------------------------------------------------------------------
+
+
+def run_models() -> list[type[Run]]:
+    """Every concrete run model of the project."""
+    return [m for m in apps.get_models() if issubclass(m, Run)]
+
+
+@cache
+def _executor(path: str) -> RunExecutor:
+    return import_string(path)()
+
+
+def executor_for(model: type[Run]) -> RunExecutor:
+    if not model.executor_path:
+        raise TypeError(f"{model._meta.label} does not name its executor (executor_path)")
+    return _executor(model.executor_path)
+
+
+# --- enqueueing ---------------------------------------------------------------------------
+
+
+def enqueue(run: Run, *, countdown: float | None = None) -> None:
+    """Send one chunk task for ``run`` now (see :func:`launch` to send it on commit)."""
+    from core.tasks import run_chunk
+
+    queue = executor_for(type(run)).queue(run)
+    run_chunk.apply_async((run._meta.label, run.pk), countdown=countdown or None, queue=queue)
+
+
+def enqueue_by_id(label: str, run_id: int, *, countdown: float | None = None) -> None:
+    run = apps.get_model(label).objects.filter(pk=run_id).first()
+    if run is not None and run.is_active:
+        enqueue(run, countdown=countdown)
+
+
+def launch(run: Run) -> Run:
+    """Start a created run: its first chunk is enqueued when the current transaction commits."""
+    transaction.on_commit(lambda: enqueue(run))
+    return run
+
+
+# --- cancel / resume ----------------------------------------------------------------------
+
+
+def cancel(run: Run) -> Run:
+    """Stop a run: a queued (or orphaned) run is cancelled at once; a running one is asked to
+    stop (``cancelling``) and its execution stores what is in flight, then ends it."""
+    model = type(run)
+    with transaction.atomic():
+        locked = model.objects.select_for_update().get(pk=run.pk)
+        if not locked.is_active:
+            raise RunStateError(
+                f"run {run.pk} is {locked.status}; only queued or running runs can be cancelled"
+            )
+        now = timezone.now()
+        if locked.lease_is_fresh(now):
+            model.objects.filter(pk=run.pk).update(status=RunStatus.CANCELLING)
+        else:
+            model.objects.filter(pk=run.pk).update(
+                status=RunStatus.CANCELLED, finished_at=now, lease_owner=""
+            )
+    run.refresh_from_db()
+    return run
+
+
+def resume(run: Run, *, force: bool = False) -> Run:
+    """Queue a failed, cancelled or orphaned run again; what it finished is kept. A run that a
+    live execution holds is refused unless ``force`` (you know its worker is gone)."""
+    model = type(run)
+    executor = executor_for(model)
+    with transaction.atomic():
+        locked = model.objects.select_for_update().get(pk=run.pk)
+        if locked.status == RunStatus.DONE:
+            raise RunStateError(f"run {run.pk} is done; nothing to resume")
+        if locked.is_active and locked.lease_is_fresh() and not force:
+            raise RunStateError(
+                f"run {run.pk} is {locked.status} and its worker is alive "
+                f"(last heartbeat {locked.heartbeat_at:%H:%M:%S}); use force to take it over"
+            )
+        model.objects.filter(pk=run.pk).update(
+            status=RunStatus.QUEUED, lease_owner="", heartbeat_at=None, error="", finished_at=None
+        )
+        locked.refresh_from_db()
+        executor.on_resume(locked)
+        launch(locked)
+    run.refresh_from_db()
+    return run
+
+
+def resume_orphans() -> list[str]:
+    """Enqueue every active run that no live execution holds (e.g. after a worker was killed).
+    Safe to repeat: an execution that finds the lease held does nothing."""
+    stale = timezone.now() - timedelta(seconds=lease_seconds())
+    resumed = []
+    for model in run_models():
+        orphans = model.objects.filter(status__in=ACTIVE_STATUSES).filter(
+            Q(lease_owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+        )
+        for run in orphans:
+            enqueue(run)
+            resumed.append(f"{model._meta.label}:{run.pk}")
+    return resumed
+
+
+# --- one execution --------------------------------------------------------------------------
+
+
+def _acquire(model: type[Run], run_id: int, token: str) -> bool:
+    now = timezone.now()
+    stale = now - timedelta(seconds=lease_seconds())
+    free = Q(lease_owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+    return bool(
+        model.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES)
+        .filter(free)
+        .update(
+            lease_owner=token,
+            heartbeat_at=now,
+            status=Case(
+                When(status=RunStatus.QUEUED, then=Value(RunStatus.RUNNING)), default=F("status")
+            ),
+            started_at=Coalesce(F("started_at"), Value(now)),
+        )
+    )
+
+
+def _end(run: Run, lease: Lease, *, status: str, error: str = "", **counters: Any) -> bool:
+    """Finish the run if this execution still holds it."""
+    return bool(
+        type(run)
+        .objects.filter(pk=run.pk, lease_owner=lease.token)
+        .update(
+            status=status,
+            error=error[:5000],
+            finished_at=timezone.now(),
+            lease_owner="",
+            **counters,
+        )
+    )
+
+
+def execute(
+    label: str, run_id: int, *, token: str | None = None, chain: bool = True
+) -> ChunkOutcome:
+    """Work one chunk of a run (the body of the chunk task). Idempotent: what is stored is
+    never asked again; a run held by a live execution is left alone (``busy``). With ``chain``
+    the next chunk is enqueued when work remains (``more``); without, the caller drives the
+    chunks (:func:`execute_inline`)."""
+    model = apps.get_model(label)
+    executor = executor_for(model)
+    lease = Lease(model, run_id, token or uuid.uuid4().hex)
+    if not _acquire(model, run_id, lease.token):
+        run = model.objects.filter(pk=run_id).first()
+        if run is None or not run.is_active:
+            return ChunkOutcome("inactive")
+        left = 1.0
+        if run.heartbeat_at is not None:
+            expires = run.heartbeat_at + timedelta(seconds=lease_seconds())
+            left = (expires - timezone.now()).total_seconds()
+        return ChunkOutcome("busy", retry_in_s=max(0.5, left + 0.5))
+    run = model.objects.get(pk=run_id)
+    if run.status == RunStatus.CANCELLING:
+        _end(run, lease, status=RunStatus.CANCELLED, **executor.counters(run))
+        return ChunkOutcome("cancelled")
+    try:
+        executor.prepare(run, lease)
+        more = executor.work_chunk(run, lease)
+    except Exception as exc:
+        logger.exception("%s %s: chunk failed", label, run_id)
+        _end(
+            run,
+            lease,
+            status=RunStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            **executor.counters(run),
+        )
+        return ChunkOutcome("failed")
+    state = lease.beat()
+    if state is LeaseState.LOST:
+        return ChunkOutcome("lost")
+    counters = executor.counters(run)
+    if state is LeaseState.CANCELLING:
+        _end(run, lease, status=RunStatus.CANCELLED, **counters)
+        return ChunkOutcome("cancelled")
+    if more:
+        with transaction.atomic():
+            released = model.objects.filter(pk=run_id, lease_owner=lease.token).update(
+                lease_owner="", **counters
+            )
+            if released and chain:
+                launch(run)
+        return ChunkOutcome("more" if released else "lost")
+    status, error = executor.outcome(run)
+    _end(run, lease, status=status, error=error, **counters)
+    return ChunkOutcome(str(status))
+
+
+def execute_inline(run: Run, *, on_chunk: Any = None) -> Run:
+    """Drive a run's chunks in this process until it stops (no Celery worker: commands'
+    ``--sync``/``--inline``). ``on_chunk(run)`` is called after each chunk (progress output)."""
+    label = run._meta.label
+    while True:
+        outcome = execute(label, run.pk, chain=False)
+        run.refresh_from_db()
+        if on_chunk is not None:
+            on_chunk(run)
+        if outcome.status != "more":
+            return run

@@ -1,0 +1,116 @@
+"""The abstract run: what every long job (generation run, judge run, mining batch, analysis
+job) has in common. A concrete run model subclasses :class:`Run`, adds its own configuration and
+counters, and names its executor (:class:`core.runs.engine.RunExecutor`) in ``executor_path``.
+
+One status vocabulary for every run::
+
+    queued ──► running ──► done | failed
+       │          │
+       │          └──► cancelling ──► cancelled      (the worker stops at its next check)
+       └──► cancelled                                 (nobody held it yet)
+
+A run is worked by at most one execution at a time: the execution holds the lease
+(``lease_owner``, a fresh random token per execution, never a task id) and proves it is alive
+with ``heartbeat_at``. A lease whose heartbeat is older than ``settings.RUN_LEASE_SECONDS`` is
+stale and may be taken over.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    CANCELLING = "cancelling", "Cancelling"
+    CANCELLED = "cancelled", "Cancelled"
+    FAILED = "failed", "Failed"
+    DONE = "done", "Done"
+
+
+ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.CANCELLING)
+FINISHED_STATUSES = (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.DONE)
+
+
+def lease_seconds() -> float:
+    """How long a heartbeat stays fresh (``settings.RUN_LEASE_SECONDS``, default 60)."""
+    return float(getattr(settings, "RUN_LEASE_SECONDS", 60))
+
+
+class Run(models.Model):
+    Status = RunStatus
+    ACTIVE = ACTIVE_STATUSES
+    FINISHED = FINISHED_STATUSES
+
+    # dotted path of the run type's RunExecutor (set by each concrete model)
+    executor_path: ClassVar[str] = ""
+
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    n_total = models.PositiveIntegerField(default=0, help_text="items in the run")
+    n_done = models.PositiveIntegerField(default=0, help_text="items finished, counted from rows")
+    n_failed = models.PositiveIntegerField(
+        default=0, help_text="items that failed for good, counted from rows"
+    )
+    prompt_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal(0))
+    lease_owner = models.CharField(
+        max_length=64, blank=True, help_text="token of the execution working the run"
+    )
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="last sign of life of that execution"
+    )
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def progress(self) -> float:
+        """Share of items finished (done or failed), 0..1; a finished run is 1."""
+        if not self.n_total:
+            return 1.0 if self.is_finished else 0.0
+        return min(1.0, (self.n_done + self.n_failed) / self.n_total)
+
+    @property
+    def progress_percent(self) -> int:
+        return int(100 * self.progress)
+
+    def lease_is_fresh(self, now: datetime | None = None) -> bool:
+        """True while an execution holds the run and its heartbeat is recent."""
+        if not self.lease_owner or self.heartbeat_at is None:
+            return False
+        now = now or timezone.now()
+        return self.heartbeat_at >= now - timedelta(seconds=lease_seconds())
+
+    @property
+    def worker_gone(self) -> bool:
+        """An active run that nobody is working (never started, or its worker died): offer to
+        take it over."""
+        return (
+            self.status in (RunStatus.RUNNING, RunStatus.CANCELLING) and not self.lease_is_fresh()
+        )
