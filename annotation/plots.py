@@ -88,7 +88,7 @@ def bar_chart_svg(
             "; ".join(
                 f"{label}: {_fmt(v, value_format)}"
                 + (f" ({value_format.format(iv[0])} to {value_format.format(iv[1])})" if iv else "")
-                for label, v, iv in zip(labels, values, intervals)
+                for label, v, iv in zip(labels, values, intervals, strict=True)
             )
             or "no data"
         )
@@ -98,7 +98,7 @@ def bar_chart_svg(
         f'font-weight="bold" {FONT}>{escape(title)}</text>'
     )
     zero = x(0.0) if lo <= 0 <= hi else x(lo)
-    for i, (label, value, interval) in enumerate(zip(labels, values, intervals)):
+    for i, (label, value, interval) in enumerate(zip(labels, values, intervals, strict=True)):
         y = top + i * row_h
         text = _fmt(value, value_format)
         out.append('<g class="bar">')

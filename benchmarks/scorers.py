@@ -155,7 +155,7 @@ class DupNgramRate(BaseScorer):
 
     def __init__(self, orders: Sequence[int] = (1, 2, 3, 4)) -> None:
         self.orders = tuple(orders)
-        self.keys = tuple(f"dup_ngram_rate_{n}" for n in self.orders) + ("dup_ngram_rate",)
+        self.keys = (*(f"dup_ngram_rate_{n}" for n in self.orders), "dup_ngram_rate")
 
     def score(self, item: ScoreInput) -> dict[str, Number]:
         rates = {

@@ -12,6 +12,7 @@ failure: ``ParseResult.parse_failed`` with ``error`` saying what was wrong. Neve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -56,15 +57,11 @@ def _strip_think(text: str) -> str:
 def _candidates(text: str):
     """Decoded JSON objects found in ``text``, best candidates first."""
     stripped = text.strip()
-    try:
+    with contextlib.suppress(ValueError):
         yield json.loads(stripped)
-    except ValueError:
-        pass
     for fenced in _FENCE.findall(text):
-        try:
+        with contextlib.suppress(ValueError):
             yield json.loads(fenced.strip())
-        except ValueError:
-            pass
     for match in re.finditer(r"\{", text):
         try:
             obj, _ = _decoder.raw_decode(text, match.start())

@@ -73,12 +73,12 @@ class Procedure(models.Model):
     def __str__(self) -> str:
         return f"{self.source_example_id}: {self.goal[:60]}"
 
+    def get_absolute_url(self) -> str:
+        return reverse("benchmarks:procedure_detail", args=[self.pk])
+
     @property
     def n_steps(self) -> int:
         return len(self.steps)
-
-    def get_absolute_url(self) -> str:
-        return reverse("benchmarks:procedure_detail", args=[self.pk])
 
 
 class Generator(models.Model):

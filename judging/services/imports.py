@@ -126,7 +126,7 @@ def judgments_import(
             judge_key=judge_key, content_hash__in=[h for _, _, h in matched]
         )
     }
-    for rec, g, h in matched:
+    for rec, _generation, h in matched:
         old = stored.get(h)
         if old is not None and (old.critical_failures, old.parse_failed, old.reasoning) != (
             rec.critical_failures,

@@ -176,7 +176,7 @@ def test_pages_run_a_fixed_number_of_queries(db, researcher, django_assert_max_n
     b = make_benchmark(n_procedures=40, n_generators=8)
     pages = _pages(b)
     researcher.get(pages[0])
-    for url, limit in zip(pages, (6, 9, 9)):
+    for url, limit in zip(pages, (6, 9, 9), strict=True):
         with django_assert_max_num_queries(limit):
             assert researcher.get(url).status_code == 200
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import json
@@ -432,10 +433,8 @@ class Demo:
             self.proc.kill()
             self.proc.wait(timeout=10)
         for pid in self.pids():
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         self._log_file.close()
 
 

@@ -178,7 +178,7 @@ def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subproces
         ],
         cwd=ROOT,
         env=server_env(),
-        stdout=open(log, "wb"),
+        stdout=open(log, "wb"),  # noqa: SIM115 - the server writes to it until stopped
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -310,7 +310,7 @@ def run_locust(
         check=False,
         timeout=seconds + 120,
         stdout=subprocess.DEVNULL,
-        stderr=open(OUT / "annotation-locust.log", "wb"),
+        stderr=open(OUT / "annotation-locust.log", "wb"),  # noqa: SIM115 - closed with the process
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     locust_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from config.env import env_bool
-from config.settings import *
+from config.settings import *  # noqa: F403 - a settings module extending the project's
 from config.settings import DATABASES, STATIC_ROOT
 
 CSRF_COOKIE_SECURE = False

@@ -29,11 +29,11 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2re
 os.environ["TEST_DATABASE_NAME"] = "bench_h2r_compare"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-import django
+import django  # noqa: E402 - the environment above must be set before Django loads
 
 django.setup()
 
-from django.db import connection
+from django.db import connection  # noqa: E402
 
 TARGET_S = 2.0
 WORDS = (  # noqa: SIM905 (a readable sentence, split once)
@@ -128,7 +128,7 @@ def make_data(*, n_procedures: int, n_generators: int, n_judges: int) -> dict:
         JudgeRunItem.objects.bulk_create(
             [
                 JudgeRunItem(run=run, generation=g, content_hash=h, judgment=s)
-                for (g, h), s in zip(items, stored)
+                for (g, h), s in zip(items, stored, strict=True)
             ],
             batch_size=5000,
         )

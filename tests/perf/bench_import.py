@@ -196,7 +196,7 @@ def run_backend(name: str, database_url: str, folder: Path) -> dict:
     )
     if proc.returncode != 0:
         raise SystemExit(f"{name} run failed:\n{proc.stdout}\n{proc.stderr}")
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT "))
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))
     return json.loads(line[len("RESULT ") :])
 
 

@@ -33,11 +33,11 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2re
 os.environ["TEST_DATABASE_NAME"] = "bench_h2r_report"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-import django
+import django  # noqa: E402 - the environment above must be set before Django loads
 
 django.setup()
 
-from django.db import connection
+from django.db import connection  # noqa: E402
 
 TARGET_S = 1.0
 ANNOTATORS = ("PID_A", "PID_B", "PID_C")

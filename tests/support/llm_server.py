@@ -278,7 +278,7 @@ class LLMTestServer:
             body = json.loads(raw or b"{}")
         except ValueError:
             return _http_response(400, b'{"error": {"message": "request body is not JSON"}}')
-        if not (path.endswith("/v1/chat/completions") or path.endswith("/v1/completions")):
+        if not path.endswith(("/v1/chat/completions", "/v1/completions")):
             return _http_response(404, b'{"error": {"message": "not found"}}')
         req = RecordedRequest("POST", path, headers, body, time.time())
         fault = self._take_fault(req)
@@ -312,7 +312,7 @@ class LLMTestServer:
             reply = await asyncio.get_running_loop().run_in_executor(
                 self._executor, self.responder, req
             )
-        except Exception as exc:  # a broken responder is a 500, visible in the test
+        except Exception as exc:  # noqa: BLE001 - a broken responder is a 500, visible in the test
             return _http_response(
                 500, json.dumps({"error": {"message": f"responder failed: {exc!r}"}}).encode()
             )

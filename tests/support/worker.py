@@ -87,7 +87,7 @@ def start_worker(
     )
     env.update(extra_env or {})
     log_path = tmp_path / f"worker-{queue}.log"
-    log = open(log_path, "wb")
+    log = open(log_path, "wb")  # noqa: SIM115 - the worker writes to it for its lifetime
     proc = subprocess.Popen(
         [
             sys.executable,

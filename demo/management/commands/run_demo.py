@@ -12,6 +12,7 @@ command exits with an error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -113,10 +114,8 @@ class Child:
     def sweep(self) -> None:
         """SIGKILL whatever is left in the child's process group (e.g. pool processes of a worker
         that was killed); the group id stays reserved while any member lives."""
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def drain(self) -> None:
         if self._pump is not None:

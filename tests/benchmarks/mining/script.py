@@ -73,7 +73,9 @@ class MiningScript:
         else:
             steps = [
                 f"{v} the {w} carefully"
-                for v, w in zip(STEP_VERBS[:6], ["oven", "flour", "dough", "loaf", "tray", "rack"])
+                for v, w in zip(
+                    STEP_VERBS[:6], ["oven", "flour", "dough", "loaf", "tray", "rack"], strict=True
+                )
             ]
         reply = {"has_valid_process": True, "goal": first, "steps": steps}
         return {

@@ -19,7 +19,7 @@ def scenario(db):
         )
     )
     human = [(1, 1, 0), (1, 1, 1), (1, 0, 1), (0, 0, 0), (0, 0, 1), (1, 0)]
-    for item, labels in zip(items, human):
+    for item, labels in zip(items, human, strict=True):
         for k, v in enumerate(labels):
             label(item, f"P{k}", bool(v))
     gens = [i.generation for i in items]

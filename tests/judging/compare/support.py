@@ -39,7 +39,7 @@ def judged_run(
         started_at=now - timedelta(seconds=seconds),
         finished_at=now,
     )
-    for g, v in zip(generations, verdicts):
+    for g, v in zip(generations, verdicts, strict=True):
         if v == "skip":
             continue
         h = services.item_content_hash(g)

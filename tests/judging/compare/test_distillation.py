@@ -58,7 +58,7 @@ def test_rules_and_counts(distill, tmp_path):
     assert all(set(r) == {"prompt", "completion"} for r in records)
     gens = distill["gens"]
     template = prompting.load_template("judge_h3")
-    for rec, g, has_failure in zip(records, (gens[0], gens[1]), (True, False)):
+    for rec, g, has_failure in zip(records, (gens[0], gens[1]), (True, False), strict=True):
         p = g.procedure
         assert rec["prompt"] == prompting.render_judge_prompt(
             template=template, goal=p.goal, reference_steps=p.steps, steps=g.predicted_steps

@@ -20,7 +20,7 @@ def researcher_client(client, make_user):
     return client
 
 
-@pytest.mark.parametrize("url", PAGES + ["/judging/compare/study/{study}/"])
+@pytest.mark.parametrize("url", [*PAGES, "/judging/compare/study/{study}/"])
 def test_access(scenario, client, make_user, url):
     url = url.format(study=scenario["study"].pk)
     anonymous = client.get(url)
