@@ -239,15 +239,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         self._lock = threading.Lock()
-        host, port = options["host"], options["port"]
-        if not 0 <= port <= 65535:
-            raise CommandError(
-                f"--port {port}: use a port between 1 and 65535 (or 0 for a free one)"
-            )
-        if options["concurrency"] < 1:
-            raise CommandError(f"--concurrency {options['concurrency']}: must be at least 1")
-        if port == 0:
-            port = _free_port(host)
+        host, port = self._address(options)
         url = f"http://{_url_host(host)}:{port}/"
         broker = self._prepare_broker()
 
@@ -265,30 +257,8 @@ class Command(BaseCommand):
         web.start_output(self._write)
         worker.start_output(self._write, ready_marker=" ready.")
         self._write(f"[demo] web server pid {web.pid}, worker pid {worker.pid}; starting on {url}")
-
-        announced = False
-        deadline = time.monotonic() + options["ready_timeout"]
-        dead: Child | None = None
         try:
-            while not stop:
-                dead = next((c for c in (web, worker) if not c.alive()), None)
-                if dead is not None:
-                    break
-                if not announced:
-                    if worker.ready.is_set() and self._web_answers(url):
-                        self._banner(
-                            url=url,
-                            broker=broker,
-                            pool=options["pool"],
-                            concurrency=options["concurrency"],
-                        )
-                        announced = True
-                    elif time.monotonic() > deadline:
-                        self._write(
-                            f"[demo] not ready after {options['ready_timeout']:.0f}s; still waiting"
-                        )
-                        deadline = float("inf")
-                time.sleep(0.2)
+            dead = self._supervise(web, worker, stop, url=url, broker=broker, options=options)
         finally:
             self._shutdown((web, worker), stop)
             for s, handler in previous.items():
@@ -299,6 +269,43 @@ class Command(BaseCommand):
                 f"the {dead.name} process exited (code {dead.proc.returncode}); the demo was stopped"
             )
         self._write("[demo] stopped.")
+
+    @staticmethod
+    def _address(options) -> tuple[str, int]:
+        host, port = options["host"], options["port"]
+        if not 0 <= port <= 65535:
+            raise CommandError(
+                f"--port {port}: use a port between 1 and 65535 (or 0 for a free one)"
+            )
+        if options["concurrency"] < 1:
+            raise CommandError(f"--concurrency {options['concurrency']}: must be at least 1")
+        return host, port or _free_port(host)
+
+    def _supervise(self, web, worker, stop, *, url: str, broker: str, options) -> Child | None:
+        """Wait until a signal arrives or a child dies (returned); announce the demo once both
+        answer."""
+        announced = False
+        deadline = time.monotonic() + options["ready_timeout"]
+        while not stop:
+            dead = next((c for c in (web, worker) if not c.alive()), None)
+            if dead is not None:
+                return dead
+            if not announced:
+                if worker.ready.is_set() and self._web_answers(url):
+                    self._banner(
+                        url=url,
+                        broker=broker,
+                        pool=options["pool"],
+                        concurrency=options["concurrency"],
+                    )
+                    announced = True
+                elif time.monotonic() > deadline:
+                    self._write(
+                        f"[demo] not ready after {options['ready_timeout']:.0f}s; still waiting"
+                    )
+                    deadline = float("inf")
+            time.sleep(0.2)
+        return None
 
     def _shutdown(self, children: tuple[Child, ...], stop: list[int]) -> None:
         seen = len(stop)
