@@ -25,15 +25,17 @@ from __future__ import annotations
 
 import enum
 import logging
+import threading
 import uuid
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
 from typing import Any
 
 from django.apps import apps
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -177,9 +179,10 @@ def cancel(run: Run) -> Run:
     return run
 
 
-def resume(run: Run, *, force: bool = False) -> Run:
+def resume(run: Run, *, force: bool = False, enqueue: bool = True) -> Run:
     """Queue a failed, cancelled or orphaned run again; what it finished is kept. A run that a
-    live execution holds is refused unless ``force`` (you know its worker is gone)."""
+    live execution holds is refused unless ``force`` (you know its worker is gone). Without
+    ``enqueue`` no chunk is sent: the caller works the run itself (:func:`execute_inline`)."""
     model = type(run)
     executor = executor_for(model)
     with transaction.atomic():
@@ -196,27 +199,59 @@ def resume(run: Run, *, force: bool = False) -> Run:
         )
         locked.refresh_from_db()
         executor.on_resume(locked)
-        launch(locked)
+        if enqueue:
+            launch(locked)
     run.refresh_from_db()
     return run
 
 
 def resume_orphans() -> list[str]:
-    """Enqueue every active run that no live execution holds (e.g. after a worker was killed).
-    Safe to repeat: an execution that finds the lease held does nothing."""
-    stale = timezone.now() - timedelta(seconds=lease_seconds())
+    """Enqueue every started run (running or cancelling) that no live execution holds, e.g.
+    after its worker was killed. A run whose heartbeat still looks fresh is looked at again
+    when it would go stale: its worker may be the one that just died (a worker restarted within
+    the lease). Queued runs are left to the broker, which redelivers their message. Safe to
+    repeat: an execution that finds the lease held does nothing. Returns the runs resumed now."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=lease_seconds())
     resumed = []
     for model in run_models():
-        orphans = model.objects.filter(status__in=ACTIVE_STATUSES).filter(
-            Q(lease_owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
-        )
-        for run in orphans:
-            enqueue(run)
-            resumed.append(f"{model._meta.label}:{run.pk}")
+        started = model.objects.filter(status__in=(RunStatus.RUNNING, RunStatus.CANCELLING))
+        for run in started:
+            if run.lease_is_fresh(now):
+                enqueue(run, countdown=(run.heartbeat_at - stale).total_seconds() + 0.5)
+            else:
+                enqueue(run)
+                resumed.append(f"{model._meta.label}:{run.pk}")
     return resumed
 
 
 # --- one execution --------------------------------------------------------------------------
+
+
+@contextmanager
+def _heartbeat(lease: Lease):
+    """Beat the lease every third of its length from a side thread while a chunk is worked, so
+    a chunk whose requests are all slow still shows its worker alive. The executor's own
+    ``lease.beat()`` calls are what notice cancel and loss."""
+    stop = threading.Event()
+    interval = max(1.0, lease_seconds() / 3)
+
+    def beat() -> None:
+        try:
+            while not stop.wait(interval):
+                lease.model.objects.filter(pk=lease.run_id, lease_owner=lease.token).update(
+                    heartbeat_at=timezone.now()
+                )
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=beat, name=f"run-heartbeat-{lease.run_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _acquire(model: type[Run], run_id: int, token: str) -> bool:
@@ -276,8 +311,9 @@ def execute(
         _end(run, lease, status=RunStatus.CANCELLED, **executor.counters(run))
         return ChunkOutcome("cancelled")
     try:
-        executor.prepare(run, lease)
-        more = executor.work_chunk(run, lease)
+        with _heartbeat(lease):
+            executor.prepare(run, lease)
+            more = executor.work_chunk(run, lease)
     except Exception as exc:
         logger.exception("%s %s: chunk failed", label, run_id)
         _end(

@@ -101,16 +101,17 @@ class Run(models.Model):
         return int(100 * self.progress)
 
     def lease_is_fresh(self, now: datetime | None = None) -> bool:
-        """True while an execution holds the run and its heartbeat is recent."""
-        if not self.lease_owner or self.heartbeat_at is None:
+        """True while the run's worker shows signs of life: its last heartbeat is recent. The
+        lease itself is released between two chunks of a run, so the heartbeat, not the owner,
+        tells whether a worker is on it."""
+        if self.heartbeat_at is None:
             return False
         now = now or timezone.now()
         return self.heartbeat_at >= now - timedelta(seconds=lease_seconds())
 
     @property
     def worker_gone(self) -> bool:
-        """An active run that nobody is working (never started, or its worker died): offer to
-        take it over."""
+        """A started run that nobody is working (its worker died): offer to take it over."""
         return (
             self.status in (RunStatus.RUNNING, RunStatus.CANCELLING) and not self.lease_is_fresh()
         )

@@ -1,52 +1,62 @@
 """Generation-run services through the real openai client against the local test server,
-on PostgreSQL. Chunks are driven in-process here; tests/generation/test_worker.py runs them
-in a real Celery worker."""
+on PostgreSQL. Chunks are driven in-process here (the run engine's ``execute``);
+tests/benchmarks/generation/test_worker.py runs them in a real Celery worker."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from benchmarks.generation import build_prompt
-from benchmarks.llm.base import LLMBackend
+from benchmarks.llm.base import LLMBackend, LLMResponse
 from benchmarks.models import Generation, GenerationRun, Generator
+from benchmarks.services import generation_execution
 from benchmarks.services.generation_runs import (
     GenerationRunError,
     generation_run_cancel,
     generation_run_create,
-    generation_run_execute_chunk,
     generation_run_start,
-    generation_scores_summary,
 )
+from benchmarks.services.scores import generation_scores_summary
 from benchmarks.tokens import count_steps_tokens
+from core.runs import engine
 from tests.benchmarks.generation.conftest import steps_responder
 
 FAST = {"timeout_s": 5, "max_retries": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.05}
+LABEL = "benchmarks.GenerationRun"
+
+
+def chunk(run: GenerationRun) -> str:
+    """One chunk of the run, as the engine's chunk task works it (without chaining the next)."""
+    return engine.execute(LABEL, run.pk, chain=False).status
 
 
 def drive(run: GenerationRun) -> GenerationRun:
-    """Run the chunk chain in-process (on_commit callbacks do not fire inside a test transaction)."""
-    run.refresh_from_db()
-    for _ in range(100):
-        if not generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch):
-            break
-    # the end of the selection is seen by one more chunk call
-    run.refresh_from_db()
-    if run.status == GenerationRun.Status.RUNNING:
-        generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch)
-        run.refresh_from_db()
-    return run
+    """Work the run's chunks in-process (on_commit callbacks do not fire inside a test
+    transaction, so nothing reaches Celery)."""
+    return engine.execute_inline(run)
+
+
+def hold_lease(run: GenerationRun, *, age_s: float = 0) -> None:
+    """Another execution (a worker) holds the run, its last heartbeat ``age_s`` ago."""
+    GenerationRun.objects.filter(pk=run.pk).update(
+        status="running",
+        lease_owner="other-worker",
+        heartbeat_at=timezone.now() - timedelta(seconds=age_s),
+    )
 
 
 def make_run(llm_server, dataset, generator, **kw) -> GenerationRun:
-    defaults = dict(
-        model="test-model",
-        base_url=llm_server.base_url,
-        backend_options=FAST,
-        chunk_size=2,
-        concurrency=4,
-    )
+    defaults = {
+        "model": "test-model",
+        "base_url": llm_server.base_url,
+        "backend_options": FAST,
+        "chunk_size": 2,
+        "concurrency": 4,
+    }
     defaults.update(kw)
     return generation_run_create(generator=generator, dataset=dataset, **defaults)
 
@@ -55,10 +65,10 @@ def test_instruct_run_stores_parsed_scored_generations(llm_server, small_dataset
     dataset, _, procedures = small_dataset
     llm_server.responder = steps_responder
     run = make_run(llm_server, dataset, generator, input_price_per_mtok=2, output_price_per_mtok=8)
-    assert run.status == "running" and run.n_total == 5 and run.decoding["temperature"] == 0.0
+    assert run.status == "queued" and run.n_total == 5 and run.decoding["temperature"] == 0.0
     run = drive(run)
 
-    assert run.status == "completed", run.message
+    assert run.status == "done", run.error
     assert (run.n_done, run.n_failed, run.errors) == (5, 0, [])
     gens = {
         g.procedure.source_example_id: g for g in Generation.objects.filter(generator=generator)
@@ -101,7 +111,7 @@ def test_base_run_uses_completions_and_stop(llm_server, small_dataset, generator
     dataset, _, procedures = small_dataset
     llm_server.responder = steps_responder
     run = drive(make_run(llm_server, dataset, generator, variant="base"))
-    assert run.status == "completed"
+    assert run.status == "done"
     assert all(r.kind == "completions" and r.body["stop"] == ["\n\n"] for r in llm_server.requests)
     g = Generation.objects.get(generator=generator, procedure=procedures[0])
     # the runaway continuation after the blank line is cut as a stop-honouring server would
@@ -125,23 +135,25 @@ def test_topic_selection(llm_server, small_dataset, generator):
 def test_failures_are_recorded_and_resume_fills_only_the_missing(
     llm_server, small_dataset, generator
 ):
-    dataset, _, procedures = small_dataset
+    dataset, _, _procedures = small_dataset
     llm_server.responder = steps_responder
     llm_server.add_fault("status", status=400, match=lambda r: "Goal number 3\n" in r.prompt_text)
     run = drive(make_run(llm_server, dataset, generator))
     assert run.status == "failed"
     assert run.n_done == 4 and run.n_failed == 1
     assert run.errors[0]["source_example_id"] == "ex-3" and "400" in run.errors[0]["error"]
-    assert "1 procedure(s) have no generation" in run.message
+    assert "1 procedure(s) have no generation" in run.error
 
     sent_before = len(llm_server.requests)
-    run = drive(generation_run_start(run=run))
-    assert run.status == "completed" and run.n_done == 5 and run.n_failed == 0 and run.epoch == 2
+    run = generation_run_start(run=run, enqueue=False)
+    assert (run.status, run.cursor, run.n_failed, run.errors, run.error) == ("queued", 0, 0, [], "")
+    run = drive(run)
+    assert run.status == "done" and run.n_done == 5 and run.n_failed == 0 and run.errors == []
     assert len(llm_server.requests) == sent_before + 1  # only the missing one was asked again
     assert Generation.objects.filter(generator=generator).count() == 5
 
 
-def test_existing_generations_are_skipped_and_stale_epochs_do_nothing(
+def test_existing_generations_are_skipped_and_a_second_execution_does_nothing(
     llm_server, small_dataset, generator
 ):
     dataset, _, procedures = small_dataset
@@ -151,16 +163,19 @@ def test_existing_generations_are_skipped_and_stale_epochs_do_nothing(
     )
     run = make_run(llm_server, dataset, generator)
     assert run.n_done == 1
-    # a chunk message of an older epoch (a redelivery after a crash) changes nothing
-    assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch - 1) is False
+    # a second chunk message (a redelivery after a crash) while a live worker holds the run
+    # changes nothing
+    hold_lease(run)
+    assert chunk(run) == "busy"
     assert llm_server.requests == []
+    hold_lease(run, age_s=3600)  # that worker died: its lease is stale, the run is taken over
     run = drive(run)
-    assert run.status == "completed" and len(llm_server.requests) == 4
+    assert run.status == "done" and len(llm_server.requests) == 4
     assert Generation.objects.get(procedure=procedures[2], generator=generator).predicted_steps == [
         "kept"
     ]
-    # running the same epoch again after completion adds nothing either
-    assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch) is False
+    # a chunk message after the end adds nothing either
+    assert chunk(run) == "inactive"
     assert Generation.objects.filter(generator=generator).count() == 5
 
 
@@ -168,9 +183,10 @@ def test_cancel_stops_at_the_next_chunk(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
     llm_server.responder = steps_responder
     run = make_run(llm_server, dataset, generator)
-    assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch) is True
-    generation_run_cancel(run=run)
-    assert generation_run_execute_chunk(run_id=run.pk, epoch=run.epoch) is False
+    assert chunk(run) == "more"
+    assert generation_run_cancel(run=run).status == "cancelling"  # its worker is alive
+    assert chunk(run) == "cancelled"
+    assert chunk(run) == "inactive"
     run.refresh_from_db()
     assert run.status == "cancelled" and run.n_done == 2 and len(llm_server.requests) == 2
     pending = make_run(llm_server, dataset, generator, start=False)
@@ -188,7 +204,7 @@ def test_bad_backend_config_fails_the_run_with_a_message(small_dataset, generato
         backend="no.such.Backend",
     )
     run = drive(run)
-    assert run.status == "failed" and "backend" in run.message and "no.such.Backend" in run.message
+    assert run.status == "failed" and "backend" in run.error and "no.such.Backend" in run.error
 
 
 def test_create_refuses_bad_input(small_dataset, generator):
@@ -213,7 +229,7 @@ def test_create_refuses_bad_input(small_dataset, generator):
 
 
 def test_scores_summary_scores_imported_generations(small_dataset, generator):
-    dataset, _, procedures = small_dataset
+    _dataset, _, procedures = small_dataset
     # imported: no completion, no scores; one duplicate step list, one too short
     Generation.objects.create(
         procedure=procedures[0], generator=generator, predicted_steps=["a b", "a b", "c"]
@@ -238,44 +254,128 @@ def test_vllm_offline_runs_go_to_the_gpu_queue(
 
     dataset, _, _ = small_dataset
     with (
-        mock.patch("benchmarks.tasks.generation_run_chunk.apply_async") as apply_async,
-        mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay,
+        mock.patch("core.tasks.run_chunk.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True),
     ):
-        with django_capture_on_commit_callbacks(execute=True):
-            run = generation_run_create(
-                generator=generator, dataset=dataset, model="Qwen/Qwen3-0.6B", backend="vllm"
-            )
-    apply_async.assert_called_once_with(args=(run.pk, run.epoch), queue="gpu")
-    delay.assert_not_called()
+        run = generation_run_create(
+            generator=generator, dataset=dataset, model="Qwen/Qwen3-0.6B", backend="vllm"
+        )
+    apply_async.assert_called_once_with((LABEL, run.pk), countdown=None, queue="gpu")
+
+    other = Generator.objects.create(name="http-gen")
+    with (
+        mock.patch("core.tasks.run_chunk.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        run = generation_run_create(generator=other, dataset=dataset, model="m")
+    apply_async.assert_called_once_with((LABEL, run.pk), countdown=None, queue=None)
 
 
 def test_a_chunk_refused_entirely_stops_the_run(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
     llm_server.add_fault("status", status=401, count=100)
     run = drive(make_run(llm_server, dataset, generator))
-    assert (
-        run.status == "failed" and "refused every request" in run.message and "401" in run.message
-    )
+    assert run.status == "failed" and "refused every request" in run.error and "401" in run.error
     assert len(llm_server.requests) == 2  # one chunk, not the whole dataset
     assert run.n_failed == 2 and run.errors[0]["source_example_id"] == "ex-0"
 
 
 class ExplodingBackend(LLMBackend):
+    """Answers the first request, then its socket catches fire."""
+
     def complete_iter(self, requests, *, should_stop=None):
+        next(iter(requests))
+        yield (
+            0,
+            LLMResponse(text="1. Boil water.\n2. Pour it.", prompt_tokens=7, completion_tokens=3),
+        )
         raise RuntimeError("socket on fire")
 
 
-def test_a_crashing_backend_fails_the_run_visibly(small_dataset, generator):
+def test_a_crashing_backend_fails_the_run_visibly_keeping_what_finished(
+    small_dataset, generator, monkeypatch
+):
+    dataset, _, procedures = small_dataset
+    monkeypatch.setattr(generation_execution, "_BACKENDS", {})
+    run = generation_run_create(
+        generator=generator,
+        dataset=dataset,
+        model="m",
+        backend=f"{__name__}.ExplodingBackend",
+        start=False,
+    )
+    assert chunk(run) == "failed"
+    run.refresh_from_db()
+    assert run.status == "failed" and "RuntimeError: socket on fire" in run.error
+    # the reply that arrived before the crash is stored, counted and paid for
+    kept = Generation.objects.get(generator=generator)
+    assert kept.procedure == procedures[0] and kept.predicted_steps == ["Boil water.", "Pour it."]
+    assert (run.n_done, run.prompt_tokens, run.completion_tokens, run.cursor) == (
+        1,
+        7,
+        3,
+        procedures[0].pk,
+    )
+
+
+class CancelledMidChunkBackend(LLMBackend):
+    """Answers one request at a time; while the second is in flight, someone cancels the run
+    in the console (its worker holds it, so the run becomes ``cancelling``). Once."""
+
+    cancelled = False
+
+    def complete_iter(self, requests, *, should_stop=None):
+        for index, _request in enumerate(requests):
+            if index == 1 and not self.cancelled:
+                self.cancelled = True
+                assert generation_run_cancel(run=GenerationRun.objects.get()).status == "cancelling"
+            yield index, LLMResponse(text="1. Step.", prompt_tokens=1, completion_tokens=1)
+            if should_stop is not None and should_stop():
+                return
+
+
+def test_cancel_mid_chunk_keeps_the_finished_replies(small_dataset, generator, monkeypatch):
+    dataset, _, procedures = small_dataset
+    monkeypatch.setattr(generation_execution, "FLUSH_EVERY", 1)  # store (and beat) every reply
+    monkeypatch.setattr(generation_execution, "_BACKENDS", {})  # a fresh backend instance
+    run = generation_run_create(
+        generator=generator,
+        dataset=dataset,
+        model="m",
+        backend=f"{__name__}.CancelledMidChunkBackend",
+        chunk_size=5,
+        start=False,
+    )
+    assert chunk(run) == "cancelled"
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.finished_at is not None and run.lease_owner == ""
+    # the reply in flight when the cancel came is kept with the first; nothing more is asked
+    assert set(Generation.objects.values_list("procedure_id", flat=True)) == {
+        procedures[0].pk,
+        procedures[1].pk,
+    }
+    assert (run.n_done, run.n_failed, run.cursor) == (2, 0, procedures[1].pk)
+    # resuming asks only the other three
+    run = drive(generation_run_start(run=run, enqueue=False))
+    assert run.status == "done" and run.n_done == 5
+    assert Generation.objects.filter(generator=generator).count() == 5
+
+
+def test_a_run_held_by_a_live_worker_is_only_taken_over_with_force(small_dataset, generator):
     dataset, _, _ = small_dataset
     run = generation_run_create(generator=generator, dataset=dataset, model="m", start=False)
-    run = generation_run_start(run=run, enqueue=False)
-    assert (
-        generation_run_execute_chunk(
-            run_id=run.pk, epoch=run.epoch, backend=ExplodingBackend({"model": "m"})
-        )
-        is False
-    )
+    hold_lease(run)
     run.refresh_from_db()
-    assert (
-        run.status == "failed" and "RuntimeError: socket on fire" in run.message and run.cursor == 0
-    )
+    assert not run.worker_gone
+    with pytest.raises(GenerationRunError, match="worker is alive"):
+        generation_run_start(run=run)
+    run = generation_run_start(run=run, force=True, enqueue=False)  # its worker is known gone
+    assert (run.status, run.lease_owner) == ("queued", "")
+    hold_lease(run, age_s=3600)
+    run.refresh_from_db()
+    assert run.worker_gone
+    run = generation_run_start(run=run, enqueue=False)
+    assert (run.status, run.lease_owner) == ("queued", "")
+    with pytest.raises(GenerationRunError, match="done; nothing to resume"):
+        GenerationRun.objects.filter(pk=run.pk).update(status="done")
+        generation_run_start(run=run)

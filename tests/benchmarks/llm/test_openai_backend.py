@@ -162,4 +162,7 @@ def test_slow_start_spreads_the_first_wave(llm_server, llm_backend_config):
     backend = build_backend({**llm_backend_config, "concurrency": 4, "ramp_up_s": 0.6})
     backend.complete_many([LLMRequest(prompt=str(i)) for i in range(8)])
     first = sorted(r.received_at for r in llm_server.requests)[:4]
-    assert first[-1] - first[0] >= 0.4  # 3 gaps of 0.15 s
+    # 3 gaps of 0.15 s = 0.45 s by the client's clock; the first request also opens the
+    # connection, which can shorten the spread the server sees by a few tens of ms on a loaded
+    # machine. Without slow start all four arrive within a few ms.
+    assert first[-1] - first[0] >= 0.3
