@@ -17,6 +17,7 @@ from typing import IO
 import numpy as np
 
 from annotation import agreement as ag
+from core.formatting import fmt_interval, fmt_stat, stat_value
 
 REQUIRED_COLUMNS = ("item_id", "annotator_id", "label")
 STEP_COLUMN = "first_failure_step"
@@ -325,7 +326,7 @@ def _majority_json(matrix: ag.LabelMatrix) -> dict:
     distribution = np.bincount(decided, minlength=len(names))[: len(names)] if names else []
     tied = np.flatnonzero(majority.tie)
     return {
-        "distribution": {name: int(n) for name, n in zip(names, distribution)},
+        "distribution": {name: int(n) for name, n in zip(names, distribution, strict=True)},
         "n_items": int((majority.n_labels > 0).sum()),
         "n_ties": len(tied),
         "ties": [
@@ -366,10 +367,10 @@ def _distribution_json(matrix: ag.LabelMatrix) -> dict:
     names = [str(c) for c in matrix.categories]
     dist = ag.label_distribution(matrix)
     return {
-        "overall": {n: int(x) for n, x in zip(names, dist["overall"])},
+        "overall": {n: int(x) for n, x in zip(names, dist["overall"], strict=True)},
         "by_annotator": {
-            str(a): {n: int(x) for n, x in zip(names, row)}
-            for a, row in zip(matrix.annotators, dist["by_annotator"])
+            str(a): {n: int(x) for n, x in zip(names, row, strict=True)}
+            for a, row in zip(matrix.annotators, dist["by_annotator"], strict=True)
         },
     }
 
@@ -378,16 +379,13 @@ def _distribution_json(matrix: ag.LabelMatrix) -> dict:
 
 
 def _fmt(stat: Mapping, *, percent: bool = False) -> str:
-    if stat.get("value") is None:
-        return f"undefined ({stat.get('undefined', 'no value')})"
-    value = stat["value"]
-    text = f"{value:.1%}" if percent else f"{value:.3f}"
+    """A statistic for the text report: value (or why undefined), then its CI if it has one."""
+    text = fmt_stat(stat, percent=percent, undefined="undefined ({reason})")
     ci = stat.get("ci")
-    if ci and ci.get("low") is not None:
-        text += f"  [{ci['confidence']:.0%} CI {ci['low']:.3f} – {ci['high']:.3f}]"
-    elif ci:
-        text += f"  [CI undefined: {ci.get('undefined')}]"
-    return text
+    if stat_value(stat) is None or not ci:
+        return text
+    interval = fmt_interval(stat) or f"CI undefined: {ci.get('undefined')}"
+    return f"{text}  [{interval}]"
 
 
 def report_to_text(report: Mapping) -> str:

@@ -110,18 +110,3 @@ def first_failure_step(failures: Sequence[Mapping]) -> int | None:
     """The earliest L2 step linked to any failure (for first-failure-location agreement)."""
     steps = [s for f in failures for s in (f.get("l2_steps") or [])]
     return min(steps) if steps else None
-
-
-def attention_interval(rate: float) -> int:
-    """Regular items between two planted attention items (0 = none planted)."""
-    if rate <= 0:
-        return 0
-    return max(1, round(1 / rate))
-
-
-def attention_due(*, rate: float, regular_done: int, attention_served: int) -> bool:
-    """Whether the next item should be a planted attention check."""
-    interval = attention_interval(rate)
-    if interval == 0 or regular_done == 0:
-        return False
-    return attention_served < regular_done // interval

@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from core.formatting import fmt_value, stat_value
+
 FONT = 'font-family="system-ui, sans-serif"'
 BAR = "#3b6ea8"
 AXIS = "#555555"
@@ -39,10 +41,6 @@ def _open_svg(width: float, height: float, title: str, description: str, prefix:
         f'<title id="{prefix}-title">{escape(title)}</title>',
         f'<desc id="{prefix}-desc">{escape(description)}</desc>',
     ]
-
-
-def _fmt(value: float | None, value_format: str) -> str:
-    return "undefined" if value is None else value_format.format(value)
 
 
 def bar_chart_svg(
@@ -86,7 +84,7 @@ def bar_chart_svg(
     if description is None:
         description = (
             "; ".join(
-                f"{label}: {_fmt(v, value_format)}"
+                f"{label}: {fmt_value(v, value_format)}"
                 + (f" ({value_format.format(iv[0])} to {value_format.format(iv[1])})" if iv else "")
                 for label, v, iv in zip(labels, values, intervals, strict=True)
             )
@@ -100,7 +98,7 @@ def bar_chart_svg(
     zero = x(0.0) if lo <= 0 <= hi else x(lo)
     for i, (label, value, interval) in enumerate(zip(labels, values, intervals, strict=True)):
         y = top + i * row_h
-        text = _fmt(value, value_format)
+        text = fmt_value(value, value_format)
         out.append('<g class="bar">')
         out.append(f"<title>{escape(f'{label}: {text}')}</title>")
         out.append(
@@ -241,10 +239,6 @@ def confusion_matrix_svg(
     return "\n".join(out)
 
 
-def _value(stat: Mapping | None) -> float | None:
-    return None if not stat else stat.get("value")
-
-
 def _interval(stat: Mapping | None) -> tuple[float, float] | None:
     ci = (stat or {}).get("ci") or {}
     return (ci["low"], ci["high"]) if ci.get("low") is not None else None
@@ -270,7 +264,7 @@ def report_plots(report: Mapping) -> dict[str, str]:
     plots["leave_one_out"] = bar_chart_svg(
         title="Leave-one-out agreement with the others' majority",
         labels=[r["annotator_id"] for r in loo],
-        values=[_value(r["agreement"]) for r in loo],
+        values=[stat_value(r["agreement"]) for r in loo],
         value_range=(0.0, 1.0),
         value_format="{:.1%}",
         axis_label="share of items",
@@ -282,7 +276,7 @@ def report_plots(report: Mapping) -> dict[str, str]:
     plots["alpha"] = bar_chart_svg(
         title="Krippendorff's alpha (95% bootstrap CI)",
         labels=[a for a, _ in alphas],
-        values=[_value(s) for _, s in alphas],
+        values=[stat_value(s) for _, s in alphas],
         intervals=[_interval(s) for _, s in alphas],
         value_range=(-1.0, 1.0),
         axis_label="alpha",
@@ -292,7 +286,7 @@ def report_plots(report: Mapping) -> dict[str, str]:
         plots[f"alpha_by_{column}"] = bar_chart_svg(
             title=f"Krippendorff's alpha by {column}",
             labels=[str(g["group"]) for g in groups],
-            values=[_value(g["alpha"]) for g in groups],
+            values=[stat_value(g["alpha"]) for g in groups],
             intervals=[_interval(g["alpha"]) for g in groups],
             value_range=(-1.0, 1.0),
             axis_label="alpha",

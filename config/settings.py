@@ -211,6 +211,8 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Django ValidationError → 400 naming the fields, ObjectDoesNotExist → 404.
+    "EXCEPTION_HANDLER": "core.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "how2review API",
@@ -219,9 +221,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["core.permissions.IsResearcherOrAdmin"],
     "ENUM_NAME_OVERRIDES": {
-        "MiningBatchStatusEnum": "benchmarks.mining.models.MiningBatch.Status",
+        # every run type (mining batches, judge runs, generation runs) shares the engine's words
+        "RunStatusEnum": "core.runs.models.RunStatus",
         "StudyStatusEnum": "annotation.models.Study.Status",
-        "JudgeRunStatusEnum": "judging.models.JudgeRun.Status",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -1,16 +1,21 @@
 from django.apps import AppConfig
+from django.core import checks
 from django.db.models.signals import post_migrate
 
 
 class CoreConfig(AppConfig):
     """Shared plumbing, the lowest layer: roles, access checks, error conversion, streaming
-    exports, formatting, dataset references and the run engine. Imports no other app."""
+    exports, formatting, dataset references, prepared statements and the run engine. Imports
+    no other app."""
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "core"
     verbose_name = "Core"
 
     def ready(self) -> None:
+        from core.prepared import CHECK_TAG, check_prepared_statements
         from core.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, dispatch_uid="how2review.ensure_roles")
+        # manage.py check and server start: every prepared statement compiles as the ORM does.
+        checks.register(check_prepared_statements, CHECK_TAG)

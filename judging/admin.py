@@ -1,5 +1,6 @@
 """The judging console: judges, runs (launch with a cost estimate first, then a live htmx
-progress bar; cancel) and judgments. Launch and cancel are for the admin role only."""
+progress bar; cancel, resume, take over a run whose worker is gone) and judgments. Launch,
+cancel and resume are for the admin role only."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from benchmarks.models import Dataset, Generator, Topic
+from core.errors import validation_text
 from core.roles import is_admin
 from judging.models import Judge, JudgeRun, Judgment
 from judging.selectors import judgments as selectors
@@ -94,6 +96,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
         "progress_bar",
         "n_total",
         "n_done",
+        "n_failed",
         "n_parse_failed",
         "cost",
         "estimated_cost",
@@ -113,16 +116,14 @@ class JudgeRunAdmin(admin.ModelAdmin):
         return format_html(
             '<progress max="1" value="{}"></progress> {}%',
             f"{obj.progress:.3f}",
-            f"{100 * obj.progress:.0f}",
+            obj.progress_percent,
         )
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         run = JudgeRun.objects.select_related("judge").filter(pk=object_id).first()
         extra = dict(extra_context or {})
         if run is not None:
-            extra.update(
-                progress=selectors.judge_run_progress(run), can_cancel=is_admin(request.user)
-            )
+            extra.update(progress=selectors.judge_run_progress(run), can_act=is_admin(request.user))
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     def get_urls(self):
@@ -142,12 +143,17 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 self.admin_site.admin_view(self.cancel_view),
                 name="judging_judgerun_cancel",
             ),
+            path(
+                "<int:pk>/resume/",
+                self.admin_site.admin_view(self.resume_view),
+                name="judging_judgerun_resume",
+            ),
         ]
         return own + super().get_urls()
 
     def _require_admin(self, request: HttpRequest) -> None:
         if not is_admin(request.user):
-            raise PermissionDenied("launching and cancelling judge runs is for admins")
+            raise PermissionDenied("launching, cancelling and resuming judge runs is for admins")
 
     def launch_view(self, request: HttpRequest) -> HttpResponse:
         self._require_admin(request)
@@ -180,7 +186,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/judging/judgerun/launch.html", context)
 
-    def progress_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+    def progress_view(self, request: HttpRequest, pk: int, notice: str = "") -> HttpResponse:
         run = get_object_or_404(JudgeRun.objects.select_related("judge"), pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
@@ -190,18 +196,33 @@ class JudgeRunAdmin(admin.ModelAdmin):
             {
                 "run": run,
                 "p": selectors.judge_run_progress(run),
-                "can_cancel": is_admin(request.user),
+                "can_act": is_admin(request.user),
+                "notice": notice,
             },
         )
 
     def cancel_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return self._act(request, pk, lambda run: services.judge_run_cancel(run=run))
+
+    def resume_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        force = request.POST.get("force") == "1"
+        return self._act(request, pk, lambda run: services.judge_run_resume(run=run, force=force))
+
+    def _act(self, request: HttpRequest, pk: int, action) -> HttpResponse:
+        """Cancel or resume (admins, POST): the progress partial for htmx (with the refusal, if
+        any), else the run page with a message."""
         self._require_admin(request)
         if request.method != "POST":
             return redirect(reverse("admin:judging_judgerun_change", args=[pk]))
-        run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
+        run = get_object_or_404(JudgeRun, pk=pk)
+        try:
+            run = action(run)
+            notice, level = f"Run {run.pk}: {run.status}.", messages.INFO
+        except ValidationError as exc:
+            notice, level = f"Run {run.pk}: {validation_text(exc)}", messages.ERROR
         if request.headers.get("HX-Request"):
-            return self.progress_view(request, run.pk)
-        messages.info(request, f"Run {run.pk}: cancel requested.")
+            return self.progress_view(request, run.pk, notice=notice)
+        messages.add_message(request, level, notice)
         return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
 
 

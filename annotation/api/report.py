@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -116,12 +115,10 @@ class ItemAdjudicationView(APIView):
         item = self._item(item_id)
         data = AdjudicationInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            adjudication = adjudication_services.adjudication_record(
-                item=item, adjudicator=request.user, **data.validated_data
-            )
-        except DjangoValidationError as exc:
-            raise ValidationError({"detail": exc.messages}) from exc
+        # A ValidationError from the service is a 400 (core.errors.exception_handler).
+        adjudication = adjudication_services.adjudication_record(
+            item=item, adjudicator=request.user, **data.validated_data
+        )
         return Response(AdjudicationSerializer(adjudication).data)
 
 

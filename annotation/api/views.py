@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotation.api.serializers import StudySerializer, StudyStatusSerializer
@@ -25,16 +23,13 @@ class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        try:
-            study = study_services.study_create(
-                name=data.pop("name"),
-                generation_ids=data.pop("generation_ids"),
-                known_items=data.pop("known_items", []),
-                created_by=request.user,
-                **data,
-            )
-        except DjangoValidationError as exc:
-            raise ValidationError({"detail": exc.messages}) from exc
+        study = study_services.study_create(  # ValidationError → 400 (core.errors)
+            name=data.pop("name"),
+            generation_ids=data.pop("generation_ids"),
+            known_items=data.pop("known_items", []),
+            created_by=request.user,
+            **data,
+        )
         return Response(self.get_serializer(study).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-from django.db import connections, router
-from django.db.models import Count, Exists, Model, OuterRef, Q, QuerySet, Subquery
+from django.db import router
+from django.db.models import Count, Q
 
+from annotation import prepared
 from annotation.labels import first_failure_step
 from annotation.models import (
     Annotation,
@@ -18,7 +19,7 @@ from annotation.models import (
     Study,
     StudyItem,
 )
-from benchmarks.models import Generation, Procedure
+from core.prepared import model_instances
 
 # What an item page or a save never shows: the mined source document, the raw model output and
 # scores. Left out of the hot reads (a procedure's source text is typically 2.5-6 KB).
@@ -28,116 +29,6 @@ ITEM_UNUSED_FIELDS = (
     "generation__scores",
 )
 ASSIGNMENT_UNUSED_FIELDS = tuple(f"item__{name}" for name in ITEM_UNUSED_FIELDS)
-
-
-# --- prepared reads ---------------------------------------------------------------------
-# The annotator's two requests run the same few reads thousands of times an hour. Building a
-# QuerySet and compiling it to SQL costs 10-30 times more CPU than running it (about 1.3 ms
-# against 0.06 ms for these joins), so these reads are compiled by the ORM once per process and
-# database, then run with new values; rows become model instances as the ORM would make them.
-
-
-class PreparedRead:
-    """A values_list read compiled once. ``build(**sentinels)`` returns the QuerySet; each
-    sentinel value marks where that keyword's value goes in the compiled parameters (pick
-    values no constant of the query has, inside the 32-bit integer range, else the ORM may
-    compile the lookup away). A locking read (select_for_update) runs on the write database."""
-
-    def __init__(self, build: Callable[..., QuerySet], **sentinels: object) -> None:
-        self._build = build
-        self._sentinels = sentinels
-        self._locking: bool | None = None
-        self._compiled: dict[str, tuple] = {}
-
-    def _compile(self, alias: str) -> tuple:
-        qs = self._build(**self._sentinels)
-        query = qs.query
-        compiler = query.get_compiler(alias)
-        sql, params = compiler.as_sql()
-        slots = bind_plan(params, self._sentinels)
-        expressions = [col for col, _, _ in compiler.select]
-        converters = compiler.get_converters(expressions)
-        names = [*query.extra_select, *query.values_select, *query.annotation_select]
-        fields = list(qs._fields)
-        order = [names.index(f) for f in fields]
-        entry = (
-            sql,
-            params,
-            slots,
-            converters,
-            None if order == list(range(len(order))) else order,
-        )
-        self._compiled[alias] = entry
-        return entry
-
-    def rows(self, model: type[Model], **values: object) -> list[tuple]:
-        if self._locking is None:
-            self._locking = bool(self._build(**self._sentinels).query.select_for_update)
-        alias = router.db_for_write(model) if self._locking else router.db_for_read(model)
-        entry = self._compiled.get(alias) or self._compile(alias)
-        sql, params, slots, converters, order = entry
-        connection = connections[alias]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, bind(params, slots, values))
-            rows = cursor.fetchall()
-        out = []
-        for row in rows:
-            if converters:
-                row = list(row)
-                for pos, (convs, expression) in converters.items():
-                    value = row[pos]
-                    for convert in convs:
-                        value = convert(value, expression, connection)
-                    row[pos] = value
-            out.append(tuple(row[i] for i in order) if order else tuple(row))
-        return out
-
-
-def bind_plan(params, sentinels: dict[str, object]) -> list:
-    """Where each keyword goes among compiled parameters: (name, type) per slot, the type being
-    the one the backend wrapped the sentinel in (psycopg's Int4) so new values are bound alike;
-    _CONSTANT for the query's own constants."""
-    by_value = {_param_key(v): name for name, v in sentinels.items()}
-    slots = [
-        (by_value[_param_key(p)], type(p)) if _param_key(p) in by_value else _CONSTANT
-        for p in params
-    ]
-    missing = set(sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
-    if missing:
-        raise RuntimeError(f"prepared query: parameters {sorted(missing)} not found in the SQL")
-    return slots
-
-
-def bind(params, slots: list, values: dict[str, object]) -> list:
-    return [
-        p if slot is _CONSTANT else slot[1](values[slot[0]])
-        for p, slot in zip(params, slots, strict=True)
-    ]
-
-
-_CONSTANT = object()
-
-
-def _param_key(value: object) -> tuple:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (int, int(value))
-    return (type(value), value)
-
-
-def _field_paths(model: type[Model], prefix: str, leave_out: tuple[str, ...] = ()) -> list:
-    """The model's loaded fields (in model order) and their values_list paths under ``prefix``."""
-    fields = [f for f in model._meta.concrete_fields if f.name not in leave_out]
-    return [(f, prefix + f.attname) for f in fields]
-
-
-def _instances(alias: str, row: tuple, parts: list[tuple[type[Model], list]]) -> list[Model]:
-    """Model instances from consecutive slices of ``row``, as the ORM's from_db makes them."""
-    out, start = [], 0
-    for model, paths in parts:
-        values = row[start : start + len(paths)]
-        out.append(model.from_db(alias, [f.attname for f, _ in paths], values))
-        start += len(paths)
-    return out
 
 
 def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
@@ -162,41 +53,15 @@ def participant_for_slug(
             .filter(pk=participant_id, study__slug=slug)
             .first()
         )
-    rows = _PARTICIPANT_STATE.rows(Participant, participant_id=participant_id, slug=slug)
+    rows = prepared.PARTICIPANT_STATE.rows(participant_id=participant_id, slug=slug)
     if not rows:
         return None
     row = rows[0]
     alias = router.db_for_read(Participant)
-    participant, study = _instances(alias, row, _PARTICIPANT_STATE_PARTS)
+    participant, study = model_instances(alias, row, prepared.PARTICIPANT_STATE_PARTS)
     participant.study = study
     participant.open_assignment_id, participant.has_expired = row[-2], bool(row[-1])
     return participant
-
-
-_PARTICIPANT_STATE_PARTS = [
-    (Participant, _field_paths(Participant, "")),
-    (Study, _field_paths(Study, "study__")),
-]
-
-
-def _participant_state_query(*, participant_id: int, slug: str) -> QuerySet:
-    mine = Assignment.objects.filter(participant_id=OuterRef("pk"))
-    paths = [path for _, part in _PARTICIPANT_STATE_PARTS for _, path in part]
-    return (
-        Participant.objects.filter(pk=participant_id, study__slug=slug)
-        .annotate(
-            open_assignment_id=Subquery(
-                mine.filter(state=Assignment.State.ACTIVE).values("pk")[:1]
-            ),
-            has_expired=Exists(mine.filter(state=Assignment.State.EXPIRED)),
-        )
-        .values_list(*paths, "open_assignment_id", "has_expired")
-    )
-
-
-_PARTICIPANT_STATE = PreparedRead(
-    _participant_state_query, participant_id=2_073_000_001, slug="__prepared_slug__"
-)
 
 
 def participant_for_user(*, study: Study, user) -> Participant | None:
@@ -229,15 +94,15 @@ def assignment_for_cookie(
     the participant up the long way, for its message or an account-based entry)."""
     if not participant_id:
         return None
-    rows = _ASSIGNMENT_FULL.rows(
-        Assignment, assignment_id=assignment_id, participant_id=participant_id, slug=slug
+    rows = prepared.ASSIGNMENT_FULL.rows(
+        assignment_id=assignment_id, participant_id=participant_id, slug=slug
     )
     if not rows:
         return None
     row = rows[0]
     alias = router.db_for_read(Assignment)
-    assignment, participant, study, item, generation, procedure = _instances(
-        alias, row, _ASSIGNMENT_FULL_PARTS
+    assignment, participant, study, item, generation, procedure = model_instances(
+        alias, row, prepared.ASSIGNMENT_FULL_PARTS
     )
     participant.study = study
     generation.procedure = procedure
@@ -248,60 +113,76 @@ def assignment_for_cookie(
     return assignment
 
 
-_ASSIGNMENT_FULL_PARTS = [
-    (Assignment, _field_paths(Assignment, "")),
-    (Participant, _field_paths(Participant, "participant__")),
-    (Study, _field_paths(Study, "participant__study__")),
-    (StudyItem, _field_paths(StudyItem, "item__")),
-    (Generation, _field_paths(Generation, "item__generation__", ("model_completion", "scores"))),
-    (Procedure, _field_paths(Procedure, "item__generation__procedure__", ("source_text",))),
-]
-
-
-def _assignment_full_query(*, assignment_id: int, participant_id: int, slug: str) -> QuerySet:
-    paths = [path for _, part in _ASSIGNMENT_FULL_PARTS for _, path in part]
-    return (
-        Assignment.objects.filter(
-            pk=assignment_id, participant_id=participant_id, participant__study__slug=slug
-        )
-        .annotate(has_draft=Exists(Draft.objects.filter(assignment_id=OuterRef("pk"))))
-        .values_list(*paths, "has_draft")
-    )
-
-
-_ASSIGNMENT_FULL = PreparedRead(
-    _assignment_full_query,
-    assignment_id=2_073_000_002,
-    participant_id=2_073_000_003,
-    slug="__prepared_slug__",
-)
-
-
 def study_item_for_page(*, item_id: int) -> StudyItem | None:
     """An item with its generation and procedure, as the item page shows it (one query)."""
-    rows = _ITEM_FULL.rows(StudyItem, item_id=item_id)
+    rows = prepared.ITEM_FULL.rows(item_id=item_id)
     if not rows:
         return None
-    item, generation, procedure = _instances(
-        router.db_for_read(StudyItem), rows[0], _ITEM_FULL_PARTS
+    item, generation, procedure = model_instances(
+        router.db_for_read(StudyItem), rows[0], prepared.ITEM_FULL_PARTS
     )
     generation.procedure = procedure
     item.generation = generation
     return item
 
 
-_ITEM_FULL_PARTS = _ASSIGNMENT_FULL_PARTS[3:]
-_ITEM_FULL = PreparedRead(
-    lambda *, item_id: StudyItem.objects.filter(pk=item_id).values_list(
-        *[path.removeprefix("item__") for _, part in _ITEM_FULL_PARTS for _, path in part]
-    ),
-    item_id=2_073_000_004,
-)
-
-
 def assignment_draft(*, assignment: Assignment) -> dict:
     draft = Draft.objects.filter(assignment=assignment).values_list("data", flat=True).first()
     return draft or {}
+
+
+def assignment_saved_state(*, assignment: Assignment) -> dict:
+    """What the item page restores: the draft, or nothing for an assignment just claimed."""
+    return {} if getattr(assignment, "is_new", False) else assignment_draft(assignment=assignment)
+
+
+def participant_open_assignment(*, participant_id: int) -> Assignment | None:
+    """The participant's open assignment, with its item as the page shows it."""
+    return (
+        Assignment.objects.filter(participant_id=participant_id, state=Assignment.State.ACTIVE)
+        .select_related("item__generation__procedure")
+        .defer(*ASSIGNMENT_UNUSED_FIELDS)
+        .order_by("served_at")
+        .first()
+    )
+
+
+def participant_unfinished_assignments(*, participant_id: int) -> list[Assignment]:
+    """The participant's open and returned-to-the-pool assignments: open first, newest first."""
+    return list(
+        Assignment.objects.filter(
+            participant_id=participant_id,
+            state__in=[Assignment.State.ACTIVE, Assignment.State.EXPIRED],
+        )
+        .select_related("item__generation__procedure")
+        .defer(*ASSIGNMENT_UNUSED_FIELDS)
+        .order_by("state", "-served_at")
+    )
+
+
+def next_known_item(*, study: Study, participant: Participant, kind: str) -> StudyItem | None:
+    """The first qualification or attention item of the study this participant never had."""
+    return (
+        study.items.filter(kind=kind)
+        .exclude(assignments__participant=participant)
+        .order_by("position", "id")
+        .first()
+    )
+
+
+def study_has_qualification(*, study: Study) -> bool:
+    """Whether the study has a qualification stage (qualification items)."""
+    return study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists()
+
+
+def qualification_answers(*, participant: Participant) -> tuple[int, int]:
+    """(answered as expected, answered) over the participant's qualification items."""
+    answers = list(
+        Annotation.objects.filter(
+            participant=participant, item__kind=StudyItem.Kind.QUALIFICATION
+        ).values_list("has_failure", "item__expected_has_failure")
+    )
+    return sum(1 for got, want in answers if got == want), len(answers)
 
 
 def training_items(*, study: Study) -> list[StudyItem]:

@@ -125,6 +125,29 @@ def adjudication_record(
     return current
 
 
+def adjudication_form_data(data: Mapping[str, Sequence[str]]) -> dict:
+    """The adjudication page's form as posted: ``has_failure`` ("1", "0" or ""), the failure
+    rows (:func:`failures_from_form`) and the note, as the page shows them back."""
+    return {
+        "has_failure": data.get("has_failure", ""),
+        "failures": failures_from_form(data),
+        "note": data.get("note", ""),
+    }
+
+
+def adjudication_record_form(*, item: StudyItem, form: Mapping, adjudicator=None) -> Adjudication:
+    """:func:`adjudication_record` from :func:`adjudication_form_data` (failures only count
+    with the "failure" choice)."""
+    choice = form["has_failure"]
+    return adjudication_record(
+        item=item,
+        has_failure={"1": True, "0": False}.get(choice),
+        failures=form["failures"] if choice == "1" else [],
+        note=form["note"],
+        adjudicator=adjudicator,
+    )
+
+
 def failures_from_form(data: Mapping[str, Sequence[str]]) -> list[dict]:
     """Failure rows of the adjudication form (``f-<i>-desc``, ``f-<i>-l1``, ``f-<i>-l2`` as
     text like ``"2, 3"``); rows left entirely blank are skipped. Steps are checked later."""

@@ -1,5 +1,5 @@
 """Study-level writes: creating studies and their items, opening/pausing/closing them, and
-letting participants in (Prolific link or account). Re-exported by :mod:`annotation.services`."""
+letting participants in (Prolific link or account). Its reads: :mod:`annotation.selectors.study`."""
 
 from __future__ import annotations
 

@@ -1,38 +1,48 @@
 """The annotator flow: entry → consent → codebook and training → qualification → items → completion.
 
-Thin views over :mod:`annotation.services`. A participant is known by a signed cookie (Prolific
-entry) or by their account; they only ever reach their own assignments.
+Thin views over the services (:mod:`annotation.services.flow`, ``.assignment``,
+``.submission``, ``.study``) and the page contexts of :mod:`annotation.selectors.flow_pages`.
+A participant is known by a signed cookie (Prolific entry) or by their account; they only ever
+reach their own assignments.
 """
 
 from __future__ import annotations
-
-import functools
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import conf
 from annotation.codebook import CODEBOOK
 from annotation.labels import parse_label
-from annotation.models import Assignment, Participant, Study, StudyItem
+from annotation.models import Assignment, Participant, Study
 from annotation.selectors.flow import (
-    assignment_draft,
     assignment_for_cookie,
     assignment_for_participant,
+    assignment_saved_state,
     participant_for_session,
     participant_for_slug,
     participant_for_user,
-    training_items,
 )
-from annotation.services import flow as services
+from annotation.selectors.flow_pages import (
+    consent_context,
+    final_context,
+    item_page_context,
+    training_context,
+)
 from annotation.services import study as study_services
+from annotation.services.assignment import participant_current_assignment
+from annotation.services.flow import participant_consent, participant_finish_training
+from annotation.services.submission import (
+    SubmissionRefused,
+    annotation_submit,
+    assignment_heartbeat,
+    draft_save,
+)
 
 Stage = Participant.Stage
 
@@ -152,13 +162,9 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
         return response
     if request.method == "POST":
         agree = request.POST.get("consent") == "agree"
-        services.participant_consent(participant=participant, agree=agree)
+        participant_consent(participant=participant, agree=agree)
         return redirect(_stage_url(study, participant))
-    context = {
-        "study": study,
-        "participant": participant,
-        "has_qualification": study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists(),
-    }
+    context = consent_context(study=study, participant=participant)
     return render(request, "annotation/consent.html", context)
 
 
@@ -172,90 +178,18 @@ def training(request: HttpRequest, slug: str) -> HttpResponse:
     if response:
         return response
     if request.method == "POST":
-        services.participant_finish_training(participant=participant)
+        participant_finish_training(participant=participant)
         return redirect(_stage_url(study, participant))
-    context = {
-        "study": study,
-        "participant": participant,
-        "codebook": CODEBOOK,
-        "review": review,
-        "examples": training_items(study=study),
-        "has_qualification": study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists(),
-    }
+    context = training_context(study=study, participant=participant, review=review)
     return render(request, "annotation/training.html", context)
 
 
 @require_http_methods(["GET"])
 def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
-    study, participant, response = _load(request, slug)
+    _, _, response = _load(request, slug)
     if response:
         return response
     return render(request, "annotation/_codebook.html", {"codebook": CODEBOOK, "full": True})
-
-
-def _failure_entry(i: str, n: str, failure: dict, n_l1: int, n_l2: int) -> dict:
-    """One failure fieldset, its step numbers already strings (the template engine localizes
-    every integer it prints, which costs more than the rest of the page's loops)."""
-    l1_on, l2_on = set(failure.get("l1_steps") or ()), set(failure.get("l2_steps") or ())
-    return {
-        "i": i,
-        "n": n,
-        "description": failure.get("description", ""),
-        "l1": [(str(k), k in l1_on) for k in range(1, n_l1 + 1)],
-        "l2": [(str(k), k in l2_on) for k in range(1, n_l2 + 1)],
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _blank_failure_html(n_l1: int, n_l2: int) -> str:
-    """The empty failure fieldset the page clones (the same for every item of this shape)."""
-    return render_to_string(
-        "annotation/_failure.html", {"f": _failure_entry("__i__", "__n__", {}, n_l1, n_l2)}
-    )
-
-
-def _item_context(
-    study: Study, participant: Participant, assignment: Assignment, state: dict, errors=()
-) -> dict:
-    generation = assignment.item.generation
-    procedure = generation.procedure
-    l1, l2 = list(procedure.steps), list(generation.predicted_steps)
-    failures = state.get("failures") or []
-    if state.get("choice") == "failure" and not failures:
-        failures = [{"description": "", "l1_steps": [], "l2_steps": []}]
-    read = set(state.get("read_steps") or [])
-    now = timezone.now()
-    return {
-        "study": study,
-        "participant": participant,
-        "assignment": assignment,
-        "qualification": assignment.item.kind == "qualification",
-        "goal": procedure.goal,
-        "resources": procedure.resources,
-        "l1": [(str(n), text) for n, text in enumerate(l1, 1)],
-        "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
-        "n_read": len(read),
-        "read_percent": round(100 * len(read) / len(l2)) if l2 else 100,
-        "state": state,
-        "failures": [
-            _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
-        ],
-        "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),
-        "errors": list(errors),
-        "elapsed": max(0, int((now - assignment.served_at).total_seconds())),
-        "min_seconds": study.min_seconds_per_item,
-        "remaining": max(
-            0, study.min_seconds_per_item - int((now - assignment.served_at).total_seconds())
-        ),
-        "heartbeat_seconds": conf.heartbeat_seconds(),
-        "idle_seconds": conf.idle_timeout_seconds(),
-        "codebook": {"question": CODEBOOK["question"]},
-        "position": participant.n_done + 1,
-        "warning": services.attention_warning(participant=participant)
-        if study.attention_warn_after
-        and participant.attention_failures >= study.attention_warn_after
-        else "",
-    }
 
 
 @require_http_methods(["GET"])
@@ -265,7 +199,7 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
     )
     if response:
         return response
-    assignment = services.participant_current_assignment(participant=participant)
+    assignment = participant_current_assignment(participant=participant)
     if assignment is None:
         participant.refresh_from_db()
         if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
@@ -276,10 +210,13 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
                 "This study is not accepting work right now. Your answers so far are saved.",
             )
         return redirect(_stage_url(study, participant))
-    state = {} if getattr(assignment, "is_new", False) else assignment_draft(assignment=assignment)
-    return render(
-        request, "annotation/item.html", _item_context(study, participant, assignment, state)
+    context = item_page_context(
+        study=study,
+        participant=participant,
+        assignment=assignment,
+        state=assignment_saved_state(assignment=assignment),
     )
+    return render(request, "annotation/item.html", context)
 
 
 def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
@@ -327,15 +264,21 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
         return response
     label = _label(request, assignment)
     try:
-        result = services.annotation_submit(
+        result = annotation_submit(
             assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms"))
         )
-    except services.SubmissionRefused as refusal:
+    except SubmissionRefused as refusal:
         if refusal.item_gone:  # returned to the pool and completed by others: move on
             for message in refusal.messages:
                 messages.error(request, message)
             return redirect("annotation:item", study.slug)
-        context = _item_context(study, participant, assignment, label.as_draft(), refusal.messages)
+        context = item_page_context(
+            study=study,
+            participant=participant,
+            assignment=assignment,
+            state=label.as_draft(),
+            errors=refusal.messages,
+        )
         return render(request, "annotation/item.html", context, status=422)
     for notice in result.notices:
         messages.warning(request, notice)
@@ -349,10 +292,10 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
 
 @require_POST
 def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    _, _, assignment, response = _own_assignment(request, slug, assignment_id)
     if response:
         return response
-    saved = services.draft_save(
+    saved = draft_save(
         assignment=assignment,
         label=_label(request, assignment),
         active_ms=_int(request.POST.get("active_ms")),
@@ -365,12 +308,10 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
 
 @require_POST
 def beat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
+    _, _, assignment, response = _own_assignment(request, slug, assignment_id)
     if response:
         return response
-    services.assignment_heartbeat(
-        assignment=assignment, active_ms=_int(request.POST.get("active_ms"))
-    )
+    assignment_heartbeat(assignment=assignment, active_ms=_int(request.POST.get("active_ms")))
     return HttpResponse(status=204)
 
 
@@ -380,11 +321,10 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
         return response
     code = study.completion_code if stage == Stage.DONE else study.screened_out_code
     redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
-    return render(
-        request,
-        template,
-        {"study": study, "participant": participant, "code": code, "redirect_url": redirect_url},
+    context = final_context(
+        study=study, participant=participant, code=code, redirect_url=redirect_url
     )
+    return render(request, template, context)
 
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:
@@ -396,7 +336,7 @@ def screened_out(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
-    study, participant, response = _load(request, slug, Stage.DECLINED)
+    study, _, response = _load(request, slug, Stage.DECLINED)
     if response:
         return response
     return render(request, "annotation/declined.html", {"study": study})

@@ -1,5 +1,6 @@
 """Admin console for generation runs: create a run (validated by the service), launch
-(start or resume) and cancel selected runs, watch progress, tokens, cost, errors and scores.
+(start, resume, or take over a run whose worker is gone) and cancel selected runs, watch
+progress, tokens, cost, errors and scores.
 
 Import this module from ``benchmarks/admin.py`` to register it.
 """
@@ -48,9 +49,8 @@ STATE_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "cost",
-    "cancel_requested",
-    "epoch",
-    "message",
+    "worker",
+    "error",
     "errors_pretty",
     "scores_pretty",
     "prompt_sha256",
@@ -134,7 +134,15 @@ class GenerationRunAdmin(admin.ModelAdmin):
             obj.n_total,
         )
 
-    @admin.display(description="errors")
+    @admin.display(description="worker")
+    def worker(self, obj: GenerationRun):
+        if obj.worker_gone:
+            return "gone: “Launch” takes the run over"
+        if obj.is_active and obj.lease_is_fresh():
+            return f"alive (last heartbeat {obj.heartbeat_at:%H:%M:%S})"
+        return "—"
+
+    @admin.display(description="recent failures")
     def errors_pretty(self, obj: GenerationRun):
         return format_html("<pre>{}</pre>", json.dumps(obj.errors, indent=2, ensure_ascii=False))
 
@@ -174,7 +182,7 @@ class GenerationRunAdmin(admin.ModelAdmin):
         obj.pk = run.pk
         obj._state.adding = False
         messages.info(
-            request, f"Run {run.pk} created (pending): select it and use “Launch” to start it."
+            request, f"Run {run.pk} created (queued): select it and use “Launch” to start it."
         )
 
     def save_related(self, request, form, formsets, change):
@@ -185,9 +193,13 @@ class GenerationRunAdmin(admin.ModelAdmin):
     @admin.action(description="Launch (start or resume) selected runs", permissions=["launch"])
     def launch_runs(self, request, queryset):
         for run in queryset:
-            if run.status == GenerationRun.Status.COMPLETED:
-                messages.warning(request, f"run {run.pk} is already completed")
+            if run.status == GenerationRun.Status.DONE:
+                messages.warning(request, f"run {run.pk} is already done")
                 continue
+            if run.is_active and run.lease_is_fresh():
+                messages.warning(request, f"run {run.pk} is {run.status}: its worker is alive")
+                continue
+            taken_over = run.worker_gone
             try:
                 run = generation_run_start(run=run)
             except GenerationRunError as exc:
@@ -195,14 +207,16 @@ class GenerationRunAdmin(admin.ModelAdmin):
                 continue
             messages.success(
                 request,
-                f"run {run.pk} launched (epoch {run.epoch}, {run.n_total - run.n_done} to go)",
+                f"run {run.pk} {'taken over' if taken_over else 'launched'} "
+                f"({run.n_total - run.n_done} to go)",
             )
 
     @admin.action(description="Cancel selected runs", permissions=["launch"])
     def cancel_runs(self, request, queryset):
         for run in queryset:
-            run = generation_run_cancel(run=run)
-            messages.info(
-                request,
-                f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}",
-            )
+            try:
+                run = generation_run_cancel(run=run)
+            except GenerationRunError as exc:
+                messages.error(request, f"run {run.pk}: {exc}")
+                continue
+            messages.info(request, f"run {run.pk}: {run.status}")

@@ -6,9 +6,17 @@ A dataset is given by id, name or ``name@version``; a generator by id or name; a
 from __future__ import annotations
 
 import django_filters
+from rest_framework.exceptions import ValidationError
 
 from benchmarks.models import Generation, Procedure
 from benchmarks.selectors.catalog import dataset_q, generator_q
+
+
+def _dataset_filter(queryset, value: str, *, prefix: str):
+    try:
+        return queryset.filter(dataset_q(value, prefix=prefix))
+    except ValueError as exc:  # a malformed name@version
+        raise ValidationError({"dataset": [str(exc)]}) from None
 
 
 class ProcedureFilter(django_filters.FilterSet):
@@ -25,7 +33,7 @@ class ProcedureFilter(django_filters.FilterSet):
         fields = ("dataset", "topic", "source_example_id")
 
     def filter_dataset(self, queryset, name, value):
-        return queryset.filter(dataset_q(value, prefix="dataset__"))
+        return _dataset_filter(queryset, value, prefix="dataset__")
 
 
 class GenerationFilter(django_filters.FilterSet):
@@ -51,4 +59,4 @@ class GenerationFilter(django_filters.FilterSet):
         return queryset.filter(generator_q(value, prefix="generator__"))
 
     def filter_dataset(self, queryset, name, value):
-        return queryset.filter(dataset_q(value, prefix="procedure__dataset__"))
+        return _dataset_filter(queryset, value, prefix="procedure__dataset__")

@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.services import batches as services
+from core.errors import validation_text
 
 
 class UsageInline(admin.TabularInline):
@@ -21,17 +22,20 @@ class UsageInline(admin.TabularInline):
 
 @admin.register(MiningBatch)
 class MiningBatchAdmin(admin.ModelAdmin):
-    list_display = ["id", "name", "status", "n_documents", "n_done", "created_at"]
+    list_display = ["id", "name", "status", "n_total", "n_done", "created_at"]
     list_filter = ["status"]
     search_fields = ["name", "source_name"]
     readonly_fields = [
         "status",
-        "cancel_requested",
         "ingested",
-        "n_documents",
+        "n_total",
         "n_done",
+        "n_failed",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
         "error",
-        "runner",
+        "lease_owner",
         "heartbeat_at",
         "created_by",
         "started_at",
@@ -47,19 +51,19 @@ class MiningBatchAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel selected batches")
     def cancel_batches(self, request, queryset):
-        for batch in queryset:
-            try:
-                services.batch_cancel(batch=batch)
-            except ValidationError as exc:
-                self.message_user(request, " ".join(exc.messages), messages.WARNING)
+        self._each(request, queryset, services.batch_cancel)
 
     @admin.action(description="Resume selected batches")
     def resume_batches(self, request, queryset):
+        self._each(request, queryset, services.batch_resume)
+
+    def _each(self, request, queryset, change) -> None:
+        """``change(batch=…)`` for every selected batch; a refusal is a warning, not a stop."""
         for batch in queryset:
             try:
-                services.batch_resume(batch=batch)
+                change(batch=batch)
             except ValidationError as exc:
-                self.message_user(request, " ".join(exc.messages), messages.WARNING)
+                self.message_user(request, validation_text(exc), messages.WARNING)
 
 
 @admin.register(MiningDocument)

@@ -79,7 +79,8 @@ def nearest(
         idx = sims.argmax(axis=1)
         best = sims[np.arange(len(idx)), idx]
         out.extend(
-            Neighbour(start + i, int(j), float(s)) for i, (j, s) in enumerate(zip(idx, best))
+            Neighbour(start + i, int(j), float(s))
+            for i, (j, s) in enumerate(zip(idx, best, strict=True))
         )
     return out
 

@@ -84,11 +84,11 @@ def _rate(words: list[list[str]], n: int) -> float:
         if n == 2:
             seen.update(pairwise(w))
         elif n == 3:
-            seen.update(zip(w, w[1:], w[2:]))
+            seen.update(zip(w, w[1:], w[2:], strict=False))
         elif n == 4:
-            seen.update(zip(w, w[1:], w[2:], w[3:]))
+            seen.update(zip(w, w[1:], w[2:], w[3:], strict=False))
         else:
-            seen.update(zip(*(w[i:] for i in range(n))))
+            seen.update(zip(*(w[i:] for i in range(n)), strict=False))
     return (total - len(seen)) / total if total else 0.0
 
 

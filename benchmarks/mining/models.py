@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
 from benchmarks.mining.stages import STAGES
+from core.runs.models import Run
 
 
-class MiningBatch(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        COMPLETED = "completed", "Completed"
-        CANCELLED = "cancelled", "Cancelled"
-        FAILED = "failed", "Failed"
+class MiningBatch(Run):
+    """An uploaded file of documents worked through the selected stages by the run engine
+    (:mod:`core.runs`): one chunk of ``options["chunk_size"]`` pending documents per chunk task.
 
-    ACTIVE = (Status.PENDING, Status.RUNNING)
+    Status, counters, tokens, cost, lease and error text are the engine's
+    (:class:`core.runs.models.Run`): ``n_total`` is the documents read from the file,
+    ``n_done`` those with an outcome (kept, dropped, invalid or error; error documents are not
+    counted again in ``n_failed``, which stays 0), tokens and cost the sums of the stage usage.
+    """
+
+    executor_path = "benchmarks.mining.services.batches.MiningBatchExecutor"
 
     name = models.CharField(max_length=200)
     source_file = models.FileField(upload_to="mining/uploads/%Y/%m/", max_length=500)
@@ -30,24 +32,7 @@ class MiningBatch(models.Model):
     # "price_in_per_mtok" / "price_out_per_mtok" (USD per million tokens) for the cost column.
     backends = models.JSONField(default=dict)
     options = models.JSONField(default=dict)  # min_steps, max_steps, max_doc_chars, chunk_size
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    cancel_requested = models.BooleanField(default=False)
     ingested = models.BooleanField(default=False)
-    n_documents = models.PositiveIntegerField(default=0)
-    n_done = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    runner = models.CharField(max_length=64, blank=True)  # the task currently holding the batch
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="mining_batches",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -58,16 +43,6 @@ class MiningBatch(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("mining:batch_detail", args=[self.pk])
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE
-
-    @property
-    def progress_percent(self) -> int:
-        if not self.n_documents:
-            return 100 if self.status == self.Status.COMPLETED else 0
-        return int(100 * self.n_done / self.n_documents)
 
 
 class MiningDocument(models.Model):

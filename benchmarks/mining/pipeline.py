@@ -109,7 +109,7 @@ class Pipeline:
             return []
         results = backend.complete_many([self._request(stage, d) for d in docs])
         answered: list[tuple[DocState, LLMResponse]] = []
-        for doc, result in zip(docs, results):
+        for doc, result in zip(docs, results, strict=True):
             usage.requests += 1
             if isinstance(result, LLMError) or not isinstance(result, LLMResponse):
                 usage.failed_requests += 1

@@ -85,7 +85,7 @@ def _str_list(data: dict[str, Any], key: str, *, strip_numbering: bool = False) 
         raise ReplyError(f"missing field {key!r}")
     value = data[key]
     if isinstance(value, str):  # a single string of newline-separated items
-        value = [line for line in value.splitlines()]
+        value = value.splitlines()
     if not isinstance(value, list):
         raise ReplyError(f"field {key!r} must be a list of strings, got {type(value).__name__}")
     out: list[str] = []

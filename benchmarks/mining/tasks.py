@@ -1,12 +1,2 @@
-"""Celery tasks: thin, take ids, call one service. Idempotent and resumable."""
-
-from __future__ import annotations
-
-from celery import shared_task
-
-from benchmarks.mining.services import batches as services
-
-
-@shared_task(bind=True, acks_late=True, ignore_result=True)
-def mining_batch_run(self, batch_id: int) -> None:
-    services.batch_run(batch_id=batch_id, runner=self.request.id or None)
+"""Mining batches have no task of their own: each chunk of a batch is the run engine's chunk
+task (``core.run_chunk``, :mod:`core.tasks`), sent by :func:`core.runs.engine.launch`."""

@@ -1,35 +1,32 @@
 """GenerationRun: one generator run over a dataset (or some of its topics) with the H.2
-prompts. Imported at the end of ``benchmarks/models.py``.
+prompts, worked by the run engine (:mod:`core.runs`).
 
 The run holds the backend configuration (base URL, model, the NAME of the environment
-variable with the API key — never the key —, decoding parameters, concurrency), progress
-counters, token use and cost, recent errors, a cancel flag and the scorer summary. Work goes
-in chunks along the procedures of the selection ordered by id (``cursor``); ``epoch`` changes
-on every (re)dispatch so that a stale chain of chunk tasks stops by itself.
+variable with the API key — never the key —, decoding parameters, concurrency), the recent
+errors, the scorer summary and the walk's position (``cursor``); status, counters, tokens,
+cost, lease and error text are the engine's (:class:`core.runs.models.Run`). Work goes in
+chunks along the procedures of the selection ordered by id: ``n_done`` counts the procedures of
+the selection with a generation by the generator, ``n_failed`` those of this attempt (up to the
+cursor) that failed for good.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from core.runs.models import Run
 
-class GenerationRun(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        COMPLETED = "completed", "Completed"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+
+class GenerationRun(Run):
+    executor_path = "benchmarks.services.generation_execution.GenerationRunExecutor"
 
     class Variant(models.TextChoices):
         BASE = "base", "Base (H.2, Figure 20)"
         INSTRUCT = "instruct", "Instruct (H.2, Figure 21)"
 
-    ACTIVE_STATUSES = (Status.PENDING, Status.RUNNING)
     MAX_ERRORS_KEPT = 50
 
     generator = models.ForeignKey(
@@ -80,42 +77,16 @@ class GenerationRun(models.Model):
     input_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal(0))
     output_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal(0))
 
-    # state
-    status = models.CharField(
-        max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
+    # the walk of this attempt and what it found
+    cursor = models.BigIntegerField(
+        default=0, help_text="Last procedure id handled in this attempt (0 again on resume)."
     )
-    cancel_requested = models.BooleanField(default=False)
-    epoch = models.PositiveIntegerField(default=0)
-    cursor = models.BigIntegerField(default=0, help_text="Last procedure id handled in this epoch.")
-    n_total = models.PositiveIntegerField(default=0)
-    n_done = models.PositiveIntegerField(
-        default=0, help_text="Procedures of the selection with a generation."
-    )
-    n_failed = models.PositiveIntegerField(
-        default=0, help_text="Requests that failed for good in this epoch."
-    )
-    prompt_tokens = models.BigIntegerField(default=0)
-    completion_tokens = models.BigIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal(0))
     errors = models.JSONField(
         default=list, blank=True, help_text="Most recent failures (source_example_id, error)."
     )
     scores = models.JSONField(
         default=dict, blank=True, help_text="Scorer summary over the selection's generations."
     )
-    message = models.TextField(blank=True)
-
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="generation_runs",
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -123,11 +94,3 @@ class GenerationRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk}: {self.generator} on {self.dataset} ({self.status})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE_STATUSES
-
-    @property
-    def progress(self) -> float:
-        return (self.n_done / self.n_total) if self.n_total else 0.0

@@ -13,28 +13,56 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
+from core.refs import DatasetRef, parse_dataset_ref
 
 # Columns a procedure *list* never needs (the source document can be megabytes).
 _PROCEDURE_LIST_DEFER = ("source_text",)
 
 
-def _split_ref(value: str) -> tuple[str, str | None]:
-    """``"name@version"`` -> ``("name", "version")``; ``"name"`` -> ``("name", None)``."""
-    if "@" in value:
-        name, version = value.rsplit("@", 1)
-        return name, version or None
-    return value, None
+class DatasetRefError(ValueError):
+    """A dataset reference that is malformed, names no dataset, or (without a version) names a
+    dataset with several versions. The message says which."""
+
+
+def dataset_resolve(ref: str | DatasetRef, *, default_version: str | None = None) -> Dataset:
+    """The dataset ``ref`` names (``name`` or ``name@version``, see :mod:`core.refs`).
+
+    Without a version: ``default_version`` when given, else the name's only version (a name with
+    several versions is an error that lists them). Raises :class:`DatasetRefError`.
+    """
+    try:
+        parsed = ref if isinstance(ref, DatasetRef) else parse_dataset_ref(ref)
+    except ValueError as exc:
+        raise DatasetRefError(str(exc)) from None
+    parsed = parsed.with_default(default_version)
+    qs = Dataset.objects.filter(name=parsed.name)
+    if parsed.version is not None:
+        found = qs.filter(version=parsed.version).first()
+        if found is None:
+            raise DatasetRefError(f"no dataset {parsed}")
+        return found
+    found = list(qs.order_by("version"))
+    if not found:
+        raise DatasetRefError(f"no dataset named {parsed.name!r}")
+    if len(found) > 1:
+        versions = ", ".join(d.version for d in found)
+        raise DatasetRefError(
+            f"dataset {parsed.name!r} has several versions ({versions}); "
+            f"choose one as {parsed.name}@VERSION"
+        )
+    return found[0]
 
 
 def dataset_q(value: str | int, *, prefix: str = "") -> Q:
-    """A filter matching a dataset given by id, by name, or by ``name@version``."""
+    """A filter matching a dataset given by id, by name (every version), or by
+    ``name@version``. A malformed reference is a ``ValueError`` (:mod:`core.refs`)."""
     text = str(value).strip()
     if text.isdigit():
         return Q(**{f"{prefix}pk": int(text)})
-    name, version = _split_ref(text)
-    q = Q(**{f"{prefix}name": name})
-    if version:
-        q &= Q(**{f"{prefix}version": version})
+    ref = parse_dataset_ref(text)
+    q = Q(**{f"{prefix}name": ref.name})
+    if ref.version is not None:
+        q &= Q(**{f"{prefix}version": ref.version})
     return q
 
 

@@ -1,17 +1,26 @@
-"""Export of procedures and generations as reference-compatible JSONL records (reads only)."""
+"""Export of procedures and generations as reference-compatible JSONL records (reads only;
+written out by :func:`core.streaming.write_lines`)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from benchmarks import formats
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 
 CHUNK = 2000
+
+
+def _procedure_fields(p: Procedure) -> dict[str, Any]:
+    """What example and generation records both carry of a procedure."""
+    return {
+        "source_example_id": p.source_example_id,
+        "topic_slug": p.topic.slug if p.topic_id else None,
+        "goal": p.goal,
+        "resources": p.resources,
+        "steps": p.steps,
+    }
 
 
 def procedure_records(*, dataset: Dataset) -> Iterator[dict[str, Any]]:
@@ -25,15 +34,7 @@ def procedure_records(*, dataset: Dataset) -> Iterator[dict[str, Any]]:
         )
     )
     for p in qs.iterator(chunk_size=CHUNK):
-        yield formats.example_record(
-            source_example_id=p.source_example_id,
-            topic_slug=p.topic.slug if p.topic_id else None,
-            goal=p.goal,
-            resources=p.resources,
-            steps=p.steps,
-            url=p.url,
-            source_text=p.source_text,
-        )
+        yield formats.example_record(**_procedure_fields(p), url=p.url, source_text=p.source_text)
 
 
 def generation_records(
@@ -59,42 +60,12 @@ def generation_records(
         )
     )
     for g in qs.iterator(chunk_size=CHUNK):
-        p = g.procedure
         yield formats.generation_record(
+            **_procedure_fields(g.procedure),
             generator_name=generator.name,
             generator_backend=generator.backend,
             generator_model=generator.model,
-            source_example_id=p.source_example_id,
-            topic_slug=p.topic.slug if p.topic_id else None,
-            goal=p.goal,
-            steps=p.steps,
-            resources=p.resources,
             model_completion=g.model_completion,
             predicted_steps=g.predicted_steps,
             token_count=g.token_count,
         )
-
-
-def write_jsonl(records: Iterator[dict[str, Any]], out: TextIO) -> int:
-    n = 0
-    for record in records:
-        out.write(formats.dumps_line(record))
-        n += 1
-    return n
-
-
-def write_output(records: Iterator[dict[str, Any]], *, stdout: TextIO, output: str | None) -> int:
-    """Write records to ``stdout``, or to ``output`` through a temporary file renamed at the end
-    (an interrupted export never leaves a half-written file)."""
-    if not output:
-        return write_jsonl(records, stdout)
-    target = Path(output)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            n = write_jsonl(records, out)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from benchmarks import formats
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
+from benchmarks.selectors.catalog import dataset_resolve
 from benchmarks.tokens import count_steps_tokens
 
 BATCH_SIZE = 1000
@@ -75,6 +76,12 @@ def _check_name(value: str | None, *, option: str, model, field_name: str) -> No
     limit = model._meta.get_field(field_name).max_length
     if value is not None and (not value.strip() or len(value) > limit):
         raise ValueError(f"{option} must be 1 to {limit} characters, got {len(value)}")
+
+
+def _conflict(line: int, what: str) -> formats.RecordError:
+    """A record whose ``source_example_id`` is stored with other content (refused unless
+    ``update``)."""
+    return formats.RecordError(line, "source_example_id", f"{what} (use --update to replace it)")
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
@@ -178,10 +185,8 @@ def procedures_import(
                 to_update.append(current)
             else:
                 conflicts.append(
-                    formats.RecordError(
-                        r.line,
-                        "source_example_id",
-                        f"{r.source_example_id!r} is already in {ds} with different content (use --update to replace it)",
+                    _conflict(
+                        r.line, f"{r.source_example_id!r} is already in {ds} with different content"
                     )
                 )
         if conflicts:
@@ -200,23 +205,8 @@ def procedures_import(
 # --- generations ----------------------------------------------------------------------------------
 
 
-def resolve_dataset(*, name: str, version: str | None) -> Dataset:
-    """The dataset ``name``@``version``; without a version, the only version of ``name``."""
-    qs = Dataset.objects.filter(name=name)
-    if version is not None:
-        found = qs.filter(version=version).first()
-        if found is None:
-            raise Dataset.DoesNotExist(f"no dataset {name}@{version}")
-        return found
-    found = list(qs)
-    if not found:
-        raise Dataset.DoesNotExist(f"no dataset named {name!r}")
-    if len(found) > 1:
-        versions = ", ".join(d.version for d in found)
-        raise Dataset.MultipleObjectsReturned(
-            f"dataset {name!r} has several versions ({versions}); choose one with --dataset {name}@VERSION"
-        )
-    return found[0]
+def _generation_content(g: Generation) -> tuple:
+    return (g.model_completion, list(g.predicted_steps), g.token_count)
 
 
 def _procedure_index(ids: list[str], dataset: Dataset | None) -> dict[str, list[int]]:
@@ -234,7 +224,6 @@ def generations_import(
     *,
     generator: str,
     dataset: str | None = None,
-    version: str | None = None,
     path: Path | str | None = None,
     lines: Iterable[bytes | str] | None = None,
     update: bool = False,
@@ -242,14 +231,15 @@ def generations_import(
 ) -> ImportReport:
     """Import generation records of generator ``generator`` (created if absent).
 
-    Each record is matched to a procedure by ``source_example_id``: in dataset ``dataset``
-    (``version``, or its only version) when given, else across all datasets, where an id found in
-    several datasets is an error. ``token_count`` is counted over the predicted steps (o200k)
+    Each record is matched to a procedure by ``source_example_id``: in the dataset ``dataset``
+    names (``name@version``, or a name with a single version; see
+    :func:`~benchmarks.selectors.catalog.dataset_resolve`) when given, else across all datasets,
+    where an id found in several datasets is an error. ``token_count`` is counted over the predicted steps (o200k)
     when a record has none.
     """
     _check_name(generator, option="--generator", model=Generator, field_name="name")
     source = str(path) if path is not None else "input"
-    ds = resolve_dataset(name=dataset, version=version) if dataset else None
+    ds = dataset_resolve(dataset) if dataset else None
     with _open_lines(path, lines) as stream:
         parsed = formats.read_generations(stream, limits=_limits(), max_errors=max_errors)
     if parsed.errors:
@@ -301,11 +291,7 @@ def generations_import(
                                 token_count=r.token_count,
                             )
                         )
-                    elif (
-                        current.model_completion,
-                        list(current.predicted_steps),
-                        current.token_count,
-                    ) == (
+                    elif _generation_content(current) == (
                         r.model_completion,
                         r.predicted_steps,
                         r.token_count,
@@ -318,11 +304,10 @@ def generations_import(
                         to_update.append(current)
                     else:
                         conflicts.append(
-                            formats.RecordError(
+                            _conflict(
                                 r.line,
-                                "source_example_id",
                                 f"generator {gen.name!r} already has a different generation for "
-                                f"{r.source_example_id!r} (use --update to replace it)",
+                                f"{r.source_example_id!r}",
                             )
                         )
                 if (

@@ -7,14 +7,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Study
 from benchmarks.models import Dataset
-from core.permissions import IsResearcherOrAdmin
 from judging.models import Judge
 from judging.selectors import comparison as sel
 
@@ -47,11 +45,7 @@ def _optional_object(request: Request, name: str, model):
     return get_object_or_404(model, pk=int(raw))
 
 
-class _Base(APIView):
-    permission_classes = (IsAuthenticated, IsResearcherOrAdmin)
-
-
-class StudyComparisonView(_Base):
+class StudyComparisonView(APIView):
     @extend_schema(
         summary="Judges vs the human majority of a study (overall, per class, kappa) and judge-judge pairs",
         parameters=[JUDGES_PARAM],
@@ -62,7 +56,7 @@ class StudyComparisonView(_Base):
         return Response(sel.study_comparison(study=study, judges=_judges(request)))
 
 
-class JudgePairsView(_Base):
+class JudgePairsView(APIView):
     @extend_schema(
         summary="Judge-judge agreement and Cohen's kappa for every pair of judges",
         parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)],
@@ -74,7 +68,7 @@ class JudgePairsView(_Base):
         return Response(sel.judge_pair_comparison(judges=list(judges), study=study))
 
 
-class RankingsView(_Base):
+class RankingsView(APIView):
     @extend_schema(
         summary="Generator rankings by How2Score under each judge, with Kendall's tau-b between judges",
         parameters=[JUDGES_PARAM, OpenApiParameter("dataset", OpenApiTypes.INT)],
@@ -86,7 +80,7 @@ class RankingsView(_Base):
         return Response(sel.generator_rankings(judges=list(judges), dataset=dataset))
 
 
-class LeaderboardView(_Base):
+class LeaderboardView(APIView):
     @extend_schema(
         summary="Judge leaderboard: agreement with humans, cost, time, parse-failure and failure rates, verbosity",
         parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)],

@@ -33,6 +33,9 @@ class JudgeSerializer(serializers.ModelSerializer):
 class JudgeRunSerializer(serializers.ModelSerializer):
     judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
     progress = serializers.SerializerMethodField()
+    worker_gone = serializers.BooleanField(
+        read_only=True, help_text="active, but no live worker holds it: resume with force"
+    )
 
     class Meta:
         model = JudgeRun
@@ -44,17 +47,18 @@ class JudgeRunSerializer(serializers.ModelSerializer):
             "n_total",
             "n_done",
             "n_reused",
-            "n_errors",
+            "n_failed",
             "n_parse_failed",
             "prompt_tokens",
             "completion_tokens",
             "cost",
             "estimated_cost",
-            "cancel_requested",
             "error",
             "created_at",
             "started_at",
             "finished_at",
+            "heartbeat_at",
+            "worker_gone",
             "progress",
         )
 
@@ -66,6 +70,12 @@ class JudgeRunSerializer(serializers.ModelSerializer):
 class JudgeRunLaunchSerializer(serializers.Serializer):
     judge = serializers.SlugRelatedField(slug_field="name", queryset=Judge.objects.all())
     selection = serializers.JSONField()
+
+
+class JudgeRunResumeSerializer(serializers.Serializer):
+    force = serializers.BooleanField(
+        default=False, help_text="take over a run whose worker still looks alive"
+    )
 
 
 class JudgmentSerializer(serializers.ModelSerializer):

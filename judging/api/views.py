@@ -1,4 +1,5 @@
-"""Judging API: judges, runs and judgments for researchers; launch and cancel for admins."""
+"""Judging API: judges, runs and judgments for researchers; launch, cancel and resume for
+admins."""
 
 from __future__ import annotations
 
@@ -11,16 +12,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from benchmarks.models import Generator
+from core.errors import drf_validation_error
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 from judging.api import serializers
 from judging.models import Judge, JudgeRun
 from judging.selectors import judgments as selectors
 from judging.services import runs as services
-
-
-def _validation(exc: DjangoValidationError) -> ValidationError:
-    detail = exc.message_dict if hasattr(exc, "error_dict") else {"selection": exc.messages}
-    return ValidationError({"selection": detail} if "selection" not in detail else detail)
 
 
 class JudgeViewSet(viewsets.ReadOnlyModelViewSet):
@@ -55,7 +52,7 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.judge_run_list()
 
     def get_permissions(self):
-        if self.action in ("create", "cancel", "estimate"):
+        if self.action in ("create", "cancel", "resume", "estimate"):
             return [IsAdminRole()]
         return [IsResearcherOrAdmin()]
 
@@ -72,7 +69,7 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
                 user=request.user,
             )
         except DjangoValidationError as exc:
-            raise _validation(exc) from exc
+            raise drf_validation_error(exc, field="selection") from exc
         except ValueError as exc:
             raise ValidationError({"judge": str(exc)}) from exc
         return Response(serializers.JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
@@ -87,13 +84,31 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
                 judge=data.validated_data["judge"], selection=data.validated_data["selection"]
             )
         except DjangoValidationError as exc:
-            raise _validation(exc) from exc
+            raise drf_validation_error(exc, field="selection") from exc
         return Response({**est, "est_cost": str(est["est_cost"])})
 
     @extend_schema(request=None, responses=serializers.JudgeRunSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
+        try:
+            run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
+        except DjangoValidationError as exc:
+            raise drf_validation_error(exc) from exc
+        return Response(serializers.JudgeRunSerializer(run).data)
+
+    @extend_schema(
+        request=serializers.JudgeRunResumeSerializer, responses=serializers.JudgeRunSerializer
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        data = serializers.JudgeRunResumeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = services.judge_run_resume(
+                run=get_object_or_404(JudgeRun, pk=pk), force=data.validated_data["force"]
+            )
+        except DjangoValidationError as exc:
+            raise drf_validation_error(exc) from exc
         return Response(serializers.JudgeRunSerializer(run).data)
 
 

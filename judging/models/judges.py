@@ -1,10 +1,9 @@
-"""Judges, judge runs, run items and judgments (seed 000 §4, H.3)."""
+"""Judges and their judgments (seed 000 §4, H.3). Runs are in :mod:`judging.models.runs`."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 
@@ -66,6 +65,12 @@ class Judge(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args, **kwargs):
+        self.judge_id = self.compute_judge_id()
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = set(kwargs["update_fields"]) | {"judge_id"}
+        super().save(*args, **kwargs)
+
     # what decides the verdicts: part of judge_id (limits, prices, names are not)
     def identity_config(self) -> dict:
         return {
@@ -108,12 +113,6 @@ class Judge(models.Model):
             text = ""
         return prompting.canonical_judge_id(config=self.identity_config(), prompt_text=text)
 
-    def save(self, *args, **kwargs):
-        self.judge_id = self.compute_judge_id()
-        if kwargs.get("update_fields") is not None:
-            kwargs["update_fields"] = set(kwargs["update_fields"]) | {"judge_id"}
-        super().save(*args, **kwargs)
-
     def backend_config(self) -> dict:
         """The config dict for :func:`benchmarks.llm.registry.build_backend`."""
         return {
@@ -131,90 +130,6 @@ class Judge(models.Model):
             "ramp_up_s": 0.2,  # a run is one long stream: spread the first wave
             **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm_")},
         }
-
-
-class JudgeRun(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
-    ACTIVE = (Status.PENDING, Status.RUNNING)
-
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
-    selection = models.JSONField(
-        default=dict, blank=True, help_text="dataset/topics/generators/generation ids"
-    )
-    status = models.CharField(
-        max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
-    )
-    n_total = models.PositiveIntegerField(default=0)
-    n_done = models.PositiveIntegerField(
-        default=0, help_text="items with a judgment (new or reused)"
-    )
-    n_reused = models.PositiveIntegerField(default=0)
-    n_errors = models.PositiveIntegerField(
-        default=0, help_text="items whose request failed for good"
-    )
-    n_parse_failed = models.PositiveIntegerField(default=0)
-    prompt_tokens = models.BigIntegerField(default=0)
-    completion_tokens = models.BigIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
-    estimated_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    lease_owner = models.CharField(max_length=64, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"run {self.pk} of {self.judge.name} ({self.status})"
-
-    @property
-    def progress(self) -> float:
-        return (self.n_done + self.n_errors) / self.n_total if self.n_total else 1.0
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE
-
-
-class JudgeRunItem(models.Model):
-    """One generation in a run; ``judgment`` is set once judged (or reused)."""
-
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
-    generation = models.ForeignKey(
-        "benchmarks.Generation", on_delete=models.CASCADE, related_name="judge_run_items"
-    )
-    content_hash = models.CharField(max_length=64)
-    judgment = models.ForeignKey(
-        "Judgment", null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
-    )
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        ordering = ["id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["run", "generation"], name="judgerunitem_one_per_generation"
-            )
-        ]
-        indexes = [
-            models.Index(fields=["run", "judgment"], name="judgerunitem_pending_idx"),
-            models.Index(fields=["generation"], name="judgerunitem_generation_idx"),
-        ]
 
 
 class Judgment(models.Model):

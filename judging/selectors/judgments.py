@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from benchmarks.models import Dataset, Generation, Generator, Topic
+from benchmarks.selectors.catalog import DatasetRefError, dataset_resolve
 from judging import aggregate
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 
@@ -27,12 +28,13 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
         value = selection["dataset"]
         ds = Dataset.objects.filter(pk=value).first() if str(value).isdigit() else None
         if ds is None and isinstance(value, str):
-            name, _, version = value.partition("@")
-            qs = Dataset.objects.filter(name=name, **({"version": version} if version else {}))
-            ds = qs.first() if qs.count() == 1 else None
-        if ds is None:
+            try:
+                ds = dataset_resolve(value)
+            except DatasetRefError as exc:
+                errors["dataset"] = str(exc)
+        elif ds is None:
             errors["dataset"] = f"no dataset {value!r}"
-        else:
+        if ds is not None:
             out["dataset"] = ds.pk
     for key, model, field in (("topics", Topic, "slug"), ("generators", Generator, "name")):
         values = selection.get(key) or []
@@ -117,8 +119,8 @@ def judge_run_eta_s(run: JudgeRun, *, now=None) -> float | None:
         return None
     now = now or timezone.now()
     elapsed = (now - run.started_at).total_seconds()
-    processed = run.n_done - run.n_reused + run.n_errors
-    left = run.n_total - run.n_done - run.n_errors
+    processed = run.n_done - run.n_reused + run.n_failed
+    left = run.n_total - run.n_done - run.n_failed
     if left <= 0:
         return 0.0
     if processed <= 0 or elapsed <= 0:
@@ -127,6 +129,8 @@ def judge_run_eta_s(run: JudgeRun, *, now=None) -> float | None:
 
 
 def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
+    """What the console and the API show of a run: status, counters, tokens, cost, ETA, and
+    whether its worker is gone (an active run nobody holds: offer to take it over)."""
     eta = judge_run_eta_s(run)
     return {
         "id": run.pk,
@@ -135,7 +139,7 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "n_total": run.n_total,
         "n_done": run.n_done,
         "n_reused": run.n_reused,
-        "n_errors": run.n_errors,
+        "n_failed": run.n_failed,
         "n_parse_failed": run.n_parse_failed,
         "progress": round(run.progress, 4),
         "prompt_tokens": run.prompt_tokens,
@@ -143,14 +147,10 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "cost": str(run.cost),
         "estimated_cost": None if run.estimated_cost is None else str(run.estimated_cost),
         "eta_s": None if eta is None else round(eta, 1),
-        "cancel_requested": run.cancel_requested,
+        "heartbeat_at": run.heartbeat_at,
+        "worker_gone": run.worker_gone,
         "error": run.error,
     }
-
-
-def stale_active_runs(*, now=None) -> QuerySet[JudgeRun]:
-    now = now or timezone.now()
-    return JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).exclude(lease_until__gt=now)
 
 
 def _score_records(

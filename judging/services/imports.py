@@ -11,10 +11,13 @@ from django.db import transaction
 
 from benchmarks import formats as bformats
 from benchmarks.models import Dataset, Generation, Generator
-from benchmarks.services.imports import ImportRefused, resolve_dataset
+from benchmarks.selectors.catalog import dataset_resolve
+from benchmarks.services.imports import ImportRefused
 from judging.formats import parse_judgment
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
-from judging.services import runs as services
+from judging.services.execution import run_counters
+from judging.services.items import item_content_hash
+from judging.services.judges import imported_judge_get_or_create
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,7 @@ def judgments_import(
         raise ValueError(f"no generator named {generator!r}")
     ds: Dataset | None = None
     if dataset:
-        name, version = bformats.split_dataset_spec(dataset)
-        ds = resolve_dataset(name=name, version=version)
+        ds = dataset_resolve(dataset)
     existing_judge = Judge.objects.filter(name=judge).first()
     if existing_judge is not None and existing_judge.backend != Judge.Backend.IMPORTED:
         raise ValueError(
@@ -112,7 +114,7 @@ def judgments_import(
                 )
             )
         else:
-            matched.append((rec, found[0], services.item_content_hash(found[0])))
+            matched.append((rec, found[0], item_content_hash(found[0])))
     if not records and not errors:
         errors.add(bformats.RecordError(0, None, "the file holds no judgment"))
 
@@ -144,13 +146,13 @@ def judgments_import(
         raise ImportRefused(errors, source=source)
 
     with transaction.atomic():
-        judge_obj = services.imported_judge_get_or_create(
+        judge_obj = imported_judge_get_or_create(
             name=judge, model=matched[0][0].judge_model if matched else ""
         )
         run, _ = JudgeRun.objects.get_or_create(
             judge=judge_obj,
             selection={"imported": True, "generators": [gen.pk]},
-            defaults={"status": JudgeRun.Status.SUCCEEDED},
+            defaults={"status": JudgeRun.Status.DONE},
         )
         new = [
             Judgment(
@@ -182,11 +184,5 @@ def judgments_import(
             ignore_conflicts=True,
             batch_size=1000,
         )
-        items = JudgeRunItem.objects.filter(run=run)
-        JudgeRun.objects.filter(pk=run.pk).update(
-            n_total=items.count(),
-            n_done=items.filter(judgment__isnull=False).count(),
-            n_parse_failed=items.filter(judgment__parse_failed=True).count(),
-            status=JudgeRun.Status.SUCCEEDED,
-        )
+        JudgeRun.objects.filter(pk=run.pk).update(**run_counters(run), status=JudgeRun.Status.DONE)
     return JudgmentImportReport(created=len(new), unchanged=len(matched) - len(new), run_id=run.pk)

@@ -8,9 +8,12 @@
   var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
 
-  var minSeconds = +form.dataset.minSeconds, beatEvery = +form.dataset.heartbeat * 1000;
+  var beatEvery = +form.dataset.heartbeat * 1000;
   var idleLimit = +form.dataset.idle * 1000, nSteps = +form.dataset.nSteps;
+  // The server's numbers: seconds spent (rounded down) and seconds left before submission opens
+  // (annotation.rules.seconds_left: whole seconds rounded up, 0 only once it is open).
   var startedAt = Date.now() - (+form.dataset.elapsed) * 1000;
+  var opensAt = Date.now() + (+form.dataset.secondsLeft) * 1000;
   var submitBtn = $("#submit-btn"), dirtyEl = $("#dirty"), saveStatus = $("#save-status");
   var dirty = !dirtyEl.hidden, submitting = false;
 
@@ -84,11 +87,11 @@
   }); });
   $$("[data-close-codebook]").forEach(function (b) { b.addEventListener("click", function () { dialog.close(); }); });
 
-  // --- timer: countdown until submission opens, then time elapsed ------------------------------
+  // --- timer: a display countdown from the server's seconds left, then time elapsed -------------
   function fmt(s) { s = Math.max(0, Math.floor(s)); return Math.floor(s / 60) + ":" + ("0" + (s % 60)).slice(-2); }
   function tick() {
-    var elapsed = (Date.now() - startedAt) / 1000, left = minSeconds - elapsed;
-    var open = left <= 0;
+    var now = Date.now(), elapsed = (now - startedAt) / 1000, left = (opensAt - now) / 1000;
+    var open = left <= 0;  // shown rounded up, as the server rounds: never 0:00 while closed
     $("#timer-text").textContent = open ? "Time elapsed: " + fmt(elapsed) : fmt(Math.ceil(left)) + " until submission becomes open";
     submitBtn.disabled = !open;
     submitBtn.classList.toggle("is-waiting", !open);

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 
 from annotation.labels import ParsedLabel
-from annotation.services import flow as services
 from annotation.services import study as study_services
+from annotation.services.flow import participant_consent, participant_finish_training
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 
 _seq = itertools.count(1)
@@ -94,6 +94,6 @@ def working_participant(study, pid: str):
     from annotation.models import Participant
 
     p = study_services.participant_enter_prolific(study=study, params=prolific(pid))
-    services.participant_consent(participant=p, agree=True)
-    services.participant_finish_training(participant=p)
+    participant_consent(participant=p, agree=True)
+    participant_finish_training(participant=p)
     return Participant.objects.select_related("study").get(pk=p.pk)

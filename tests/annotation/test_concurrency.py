@@ -8,7 +8,7 @@ from django.db import connection, connections
 
 from annotation.models import Assignment, Participant, StudyItem
 from annotation.selectors.flow import participant_for_slug
-from annotation.services import flow as services
+from annotation.services.assignment import participant_current_assignment
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,7 +57,7 @@ def test_simultaneous_participants_never_exceed_overlap(load):
     people = [working_participant(study, f"P{i}") for i in range(12)]  # 12 arrivals for 4 slots
 
     def claim(p):
-        a = services.participant_current_assignment(participant=load(p))
+        a = participant_current_assignment(participant=load(p))
         return a.item_id if a else None
 
     got = run_at_once(claim, [(p,) for p in people])
@@ -75,7 +75,7 @@ def test_one_participant_two_tabs_get_the_same_item(load):
     p = working_participant(study, "TWO_TABS")
 
     def claim():
-        return services.participant_current_assignment(participant=load(p)).pk
+        return participant_current_assignment(participant=load(p)).pk
 
     got = run_at_once(claim, [() for _ in range(6)])
     assert len(set(got)) == 1

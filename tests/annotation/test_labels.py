@@ -1,8 +1,6 @@
-"""Pure tests of the label parser/validator and the attention schedule."""
+"""Pure tests of the label parser/validator (the attention schedule: test_rules)."""
 
 from annotation.labels import (
-    attention_due,
-    attention_interval,
     cleaned_failures,
     first_failure_step,
     parse_label,
@@ -75,15 +73,3 @@ def test_first_failure_step_is_earliest_l2_step():
         == 2
     )
     assert first_failure_step([{"l1_steps": [1], "l2_steps": []}]) is None
-
-
-def test_attention_schedule():
-    assert (
-        attention_interval(0) == 0 and attention_interval(0.1) == 10 and attention_interval(1) == 1
-    )
-    assert not attention_due(rate=0.25, regular_done=0, attention_served=0)
-    assert not attention_due(rate=0.25, regular_done=3, attention_served=0)
-    assert attention_due(rate=0.25, regular_done=4, attention_served=0)
-    assert not attention_due(rate=0.25, regular_done=5, attention_served=1)
-    assert attention_due(rate=0.25, regular_done=8, attention_served=1)
-    assert not attention_due(rate=0.0, regular_done=50, attention_served=0)

@@ -1,4 +1,4 @@
-"""The annotator's hot reads, compiled once (selectors.PreparedRead), give what the ORM gives:
+"""The annotator's hot reads, compiled once (core.prepared.PreparedRead), give what the ORM gives:
 same rows, same values (JSON, datetimes, booleans), the same ownership rules, in one query."""
 
 from datetime import timedelta
@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Draft, Participant
 from annotation.selectors.flow import assignment_for_cookie, participant_for_slug
-from annotation.services import flow as services
+from annotation.services.assignment import participant_current_assignment
+from annotation.services.submission import annotation_submit
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,7 @@ def test_participant_state_matches_the_orm_in_one_query():
     assert _field_values(got.study) == _field_values(want.study)
     assert got.open_assignment_id is None and got.has_expired is False
 
-    a = services.participant_current_assignment(participant=got)
+    a = participant_current_assignment(participant=got)
     got = participant_for_slug(slug=study.slug, participant_id=p.pk, with_assignment_state=True)
     assert got.open_assignment_id == a.pk and got.has_expired is False
 
@@ -53,7 +54,7 @@ def test_participant_state_refuses_another_study_or_no_id():
 def test_assignment_for_cookie_matches_the_orm_and_leaves_out_heavy_fields():
     study = make_study(n_items=3)
     p = working_participant(study, "PID_FULL")
-    a = services.participant_current_assignment(participant=p)
+    a = participant_current_assignment(participant=p)
     proc = a.item.generation.procedure
     proc.source_text = "mined page " * 400
     proc.save(update_fields=["source_text"])
@@ -88,7 +89,7 @@ def test_assignment_for_cookie_is_only_the_owners():
     study, other_study = make_study(n_items=3), make_study(n_items=3)
     owner = working_participant(study, "PID_OWNER")
     intruder = working_participant(study, "PID_INTRUDER")
-    a = services.participant_current_assignment(participant=owner)
+    a = participant_current_assignment(participant=owner)
     assert (
         assignment_for_cookie(slug=study.slug, participant_id=intruder.pk, assignment_id=a.pk)
         is None
@@ -103,36 +104,43 @@ def test_assignment_for_cookie_is_only_the_owners():
 def test_submit_through_prepared_read_stores_once_and_clears_the_draft():
     study = make_study(n_items=2)
     p = working_participant(study, "PID_SUBMIT")
-    a = services.participant_current_assignment(participant=p)
+    a = participant_current_assignment(participant=p)
     Assignment.objects.filter(pk=a.pk).update(served_at=timezone.now() - timedelta(seconds=5))
     Draft.objects.create(assignment=a, data={"choice": "none"}, updated_at=timezone.now())
     loaded = assignment_for_cookie(slug=study.slug, participant_id=p.pk, assignment_id=a.pk)
     from tests.annotation.factories import full_label
 
-    result = services.annotation_submit(assignment=loaded, label=full_label())
+    result = annotation_submit(assignment=loaded, label=full_label())
     assert result.created and not Draft.objects.filter(assignment=a).exists()
     assert Participant.objects.get(pk=p.pk).n_done == 1
     again = assignment_for_cookie(slug=study.slug, participant_id=p.pk, assignment_id=a.pk)
-    assert services.annotation_submit(assignment=again, label=full_label()).created is False
+    assert annotation_submit(assignment=again, label=full_label()).created is False
 
 
 def test_prepared_slot_update_never_passes_k_and_counts_rows():
     from annotation.models import StudyItem
-    from annotation.services.flow import _take_slot
+    from annotation.services.assignment import item_take_slot
 
     study = make_study(n_items=1, overlap=2)
     item = StudyItem.objects.get(study=study)
-    assert [_take_slot(item.pk, 2) for _ in range(3)] == [True, True, False]
+    assert [item_take_slot(item_id=item.pk, overlap=2) for _ in range(3)] == [True, True, False]
     item.refresh_from_db()
     assert item.n_assigned == 2
-    assert _take_slot(item.pk + 10_000, 2) is False  # no such item: nothing updated
+    # no such item: nothing updated
+    assert item_take_slot(item_id=item.pk + 10_000, overlap=2) is False
 
 
 def test_a_sentinel_missing_from_the_sql_is_refused():
-    from annotation.selectors.flow import PreparedRead
+    from core.prepared import PreparedRead, registry
 
     read = PreparedRead(
-        lambda *, pk: Participant.objects.filter(pk=pk + 1).values_list("pk"), pk=2_073_000_099
+        "tests.sentinel_missing",
+        model=Participant,
+        build=lambda *, pk: Participant.objects.filter(pk=pk + 1).values_list("pk"),
+        sentinels={"pk": 2_073_000_099},
     )
-    with pytest.raises(RuntimeError, match=r"parameters \['pk'\] not found"):
-        read.rows(Participant, pk=1)
+    try:
+        with pytest.raises(RuntimeError, match=r"parameters \['pk'\] not found"):
+            read.rows(pk=1)
+    finally:
+        registry.remove(read.name)

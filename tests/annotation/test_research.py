@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, Study
-from annotation.services import flow as services
+from annotation.services.assignment import participant_current_assignment
+from annotation.services.submission import annotation_submit
 from tests.annotation.factories import full_label, make_generations, make_study, working_participant
 
 pytestmark = pytest.mark.django_db
@@ -25,10 +26,10 @@ def researcher(client, make_user):
 def labelled_study():
     study = make_study(n_items=2, overlap=1, n_attention=1, attention_rate=1.0)
     p = working_participant(study, "PID_EXPORT")
-    while (a := services.participant_current_assignment(participant=p)) is not None:
+    while (a := participant_current_assignment(participant=p)) is not None:
         Assignment.objects.filter(pk=a.pk).update(served_at=timezone.now() - timedelta(seconds=5))
         a.refresh_from_db()
-        services.annotation_submit(
+        annotation_submit(
             assignment=a, label=full_label(has_failure=True, comments='a, "quoted"\nline')
         )
     return study

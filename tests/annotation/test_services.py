@@ -15,19 +15,26 @@ from annotation.models import (
     StudyItem,
 )
 from annotation.selectors.flow import study_export_rows, study_label_rows, study_progress
-from annotation.services import flow as services
 from annotation.services import study as study_services
+from annotation.services.assignment import assignments_release_stale, participant_current_assignment
+from annotation.services.flow import participant_consent, participant_finish_training
+from annotation.services.submission import (
+    SubmissionRefused,
+    annotation_submit,
+    assignment_heartbeat,
+    draft_save,
+)
 from tests.annotation.factories import full_label, make_study, prolific, working_participant
 
 pytestmark = pytest.mark.django_db
 
 
 def next_item(p):
-    return services.participant_current_assignment(participant=p)
+    return participant_current_assignment(participant=p)
 
 
 def submit(a, **kw):
-    return services.annotation_submit(assignment=a, label=full_label(**kw))
+    return annotation_submit(assignment=a, label=full_label(**kw))
 
 
 # --- entry ---------------------------------------------------------------------------
@@ -141,7 +148,7 @@ def test_idle_assignment_returns_to_pool_and_owner_can_resume_it(settings):
     assert StudyItem.objects.get(pk=a.item_id).n_assigned == 1
     # A comes back: the item is full now, so A's late submit is refused, not stored past k.
     a = Assignment.objects.select_related("item__generation", "participant__study").get(pk=a.pk)
-    with pytest.raises(services.SubmissionRefused):
+    with pytest.raises(SubmissionRefused):
         submit(a)
     assert Annotation.objects.count() == 0
 
@@ -163,14 +170,38 @@ def test_minimum_time_enforced_by_server():
     study = make_study(min_seconds_per_item=90)
     p = working_participant(study, "A")
     a = next_item(p)
-    with pytest.raises(services.SubmissionRefused) as exc:
+    with pytest.raises(SubmissionRefused) as exc:
         submit(a)
     assert "at least 90 s" in exc.value.messages[0]
     assert Annotation.objects.count() == 0
     assert Draft.objects.filter(assignment=a).exists()  # nothing lost
     late = a.served_at + timedelta(seconds=91)
-    res = services.annotation_submit(assignment=a, label=full_label(), now=late)
+    res = annotation_submit(assignment=a, label=full_label(), now=late)
     assert res.created and res.annotation.wall_ms == 91_000
+
+
+def test_too_early_says_at_least_one_second_left_until_the_minimum():
+    """One rounding (annotation.rules.seconds_left): whole seconds up, never "0 s left" while
+    the submission is still refused, and open exactly at the minimum."""
+    study = make_study(min_seconds_per_item=90)
+    p = working_participant(study, "A")
+    a = next_item(p)
+    with pytest.raises(SubmissionRefused) as exc:
+        annotation_submit(
+            assignment=a,
+            label=full_label(),
+            now=a.served_at + timedelta(seconds=89, microseconds=999_600),
+        )
+    assert "(1 s left)" in exc.value.messages[0]
+    with pytest.raises(SubmissionRefused) as exc:
+        annotation_submit(
+            assignment=a, label=full_label(), now=a.served_at + timedelta(seconds=0.4)
+        )
+    assert "(90 s left)" in exc.value.messages[0]
+    res = annotation_submit(
+        assignment=a, label=full_label(), now=a.served_at + timedelta(seconds=90)
+    )
+    assert res.created
 
 
 def test_incomplete_interface_refused_and_recorded():
@@ -178,8 +209,8 @@ def test_incomplete_interface_refused_and_recorded():
     a = next_item(working_participant(study, "A"))
     label = full_label()
     label.read_steps = [1, 2]
-    with pytest.raises(services.SubmissionRefused) as exc:
-        services.annotation_submit(assignment=a, label=label)
+    with pytest.raises(SubmissionRefused) as exc:
+        annotation_submit(assignment=a, label=label)
     assert any("L2 steps" in m for m in exc.value.messages)
     r = AttentionCheckResult.objects.get()
     assert r.kind == "interface" and r.passed is False and "2/4" in r.detail
@@ -208,11 +239,11 @@ def test_draft_autosave_restores_and_is_ignored_after_submit():
     study = make_study()
     a = next_item(working_participant(study, "A"))
     label = full_label(has_failure=True, comments="half done")
-    assert services.draft_save(assignment=a, label=label)
+    assert draft_save(assignment=a, label=label)
     assert Draft.objects.get(assignment=a).data["comments"] == "half done"
     submit(a)
     a.refresh_from_db()
-    assert not services.draft_save(assignment=a, label=label)
+    assert not draft_save(assignment=a, label=label)
     assert not Draft.objects.filter(assignment=a).exists()
 
 
@@ -220,16 +251,16 @@ def test_active_time_from_heartbeats_is_clamped():
     study = make_study()
     a = next_item(working_participant(study, "A"))
     t = a.served_at
-    services.assignment_heartbeat(assignment=a, active_ms=10_000, now=t + timedelta(seconds=15))
-    services.assignment_heartbeat(
+    assignment_heartbeat(assignment=a, active_ms=10_000, now=t + timedelta(seconds=15))
+    assignment_heartbeat(
         assignment=a, active_ms=999_999, now=t + timedelta(seconds=30)
     )  # capped at 30 s
-    services.assignment_heartbeat(
+    assignment_heartbeat(
         assignment=a, active_ms=0, now=t + timedelta(seconds=45)
     )  # idle / hidden tab
     a.refresh_from_db()
     assert a.active_ms == 30_000  # 10 s + min(999 s, 2 beats = 30 s), clamped to wall time 30 s
-    res = services.annotation_submit(
+    res = annotation_submit(
         assignment=a, label=full_label(), active_ms=5_000, now=t + timedelta(seconds=60)
     )
     assert res.annotation.wall_ms == 60_000 and res.annotation.active_ms == 35_000
@@ -281,8 +312,8 @@ def test_passing_attention_checks_are_recorded_and_do_not_count():
 def test_qualification_pass_and_fail(answers, stage):
     study = make_study(n_qualification=3, qualification_pass_threshold=0.6)
     p = study_services.participant_enter_prolific(study=study, params=prolific("Q"))
-    services.participant_consent(participant=p, agree=True)
-    services.participant_finish_training(participant=p)
+    participant_consent(participant=p, agree=True)
+    participant_finish_training(participant=p)
     p.refresh_from_db()
     assert p.stage == "qualification"
     for answer in answers:
@@ -299,7 +330,7 @@ def test_qualification_pass_and_fail(answers, stage):
 def test_declining_consent_ends_session():
     study = make_study()
     p = study_services.participant_enter_prolific(study=study, params=prolific("D"))
-    services.participant_consent(participant=p, agree=False)
+    participant_consent(participant=p, agree=False)
     p.refresh_from_db()
     assert p.stage == "declined" and next_item(p) is None
 
@@ -351,14 +382,14 @@ def test_database_allows_one_active_assignment_per_participant():
 def test_qualification_item_returned_to_pool_is_resumed_not_skipped():
     study = make_study(n_items=2, n_qualification=2, assignment_timeout_minutes=1)
     q = study_services.participant_enter_prolific(study=study, params=prolific("QQ"))
-    services.participant_consent(participant=q, agree=True)
-    services.participant_finish_training(participant=q)
+    participant_consent(participant=q, agree=True)
+    participant_finish_training(participant=q)
     q.refresh_from_db()
     first = next_item(q)
     Assignment.objects.filter(pk=first.pk).update(
         last_seen_at=timezone.now() - timedelta(minutes=5)
     )
-    assert services.assignments_release_stale(study=study) == 1
+    assert assignments_release_stale(study=study) == 1
     assert Assignment.objects.get(pk=first.pk).state == Assignment.State.EXPIRED
     again = next_item(q)
     assert again.pk == first.pk and again.state == Assignment.State.ACTIVE

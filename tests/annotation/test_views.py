@@ -289,6 +289,27 @@ def test_codebook_partial_for_participants_only(client):
     assert "Severe vagueness" in html and "Acceptable variations" in html
 
 
+def test_item_page_counts_down_from_the_servers_seconds_left(client, monkeypatch):
+    """The page shows, and its script starts from, the same rounded-up seconds left as the
+    refusal of an early submit (annotation.rules.seconds_left)."""
+    study = make_study(min_seconds_per_item=90)
+    to_items(client, study)
+    client.get(url("item", study))
+    a = current()
+    frozen = a.served_at + timedelta(seconds=89, microseconds=999_600)
+    monkeypatch.setattr(timezone, "now", lambda: frozen)
+    html = client.get(url("item", study)).content.decode()
+    assert 'data-seconds-left="1"' in html and 'data-elapsed="89"' in html
+    assert "1 s until submission becomes open" in html
+    assert 'id="submit-btn" disabled' in html
+    r = client.post(url("submit", study, a.pk), answer())
+    assert r.status_code == 422 and "(1 s left)" in r.content.decode()
+    monkeypatch.setattr(timezone, "now", lambda: a.served_at + timedelta(seconds=90))
+    html = client.get(url("item", study)).content.decode()
+    assert 'data-seconds-left="0"' in html and "Time elapsed" in html
+    assert 'id="submit-btn" disabled' not in html
+
+
 def test_missed_attention_check_warns_then_screens_out(client):
     study = make_study(
         n_items=4,

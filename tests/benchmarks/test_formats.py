@@ -8,6 +8,7 @@ import pytest
 
 from benchmarks import formats
 from benchmarks.formats import Limits, read_examples, read_generations
+from tests.support.purity import django_imports, source_files
 
 
 def ex(**overrides):
@@ -368,20 +369,7 @@ def test_dumps_line_keeps_unicode():
     assert formats.dumps_line({"goal": "café"}) == '{"goal": "café"}\n'
 
 
-@pytest.mark.parametrize(
-    "spec, expected",
-    [("bench", ("bench", None)), ("bench@v2", ("bench", "v2")), ("a@b@v3", ("a@b", "v3"))],
-)
-def test_split_dataset_spec(spec, expected):
-    assert formats.split_dataset_spec(spec) == expected
-
-
 def test_formats_has_no_django_imports():
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(formats))
-    names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
-        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
-    ]
-    assert not [n for n in names if n and n.startswith("django")]
+    files = [p.name for p in source_files(formats)]
+    assert {"common.py", "examples.py", "generations.py"} <= set(files)
+    assert django_imports(formats) == {}

@@ -274,7 +274,7 @@ def test_blank_lines_are_skipped(tmp_path):
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
-    with pytest.raises(CommandError, match="cannot read .*nope.jsonl"):
+    with pytest.raises(CommandError, match=r"cannot read .*nope\.jsonl"):
         run("import_procedures", str(tmp_path / "nope.jsonl"), "--dataset", "bench")
 
 

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from annotation.models import Annotation, AttentionCheckResult, Participant
-from annotation.services import flow as services
+from annotation.models import Annotation, AttentionCheckResult, Participant, Study
 from annotation.services import study as study_services
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 
@@ -28,7 +27,7 @@ COCONUT_L2 = [
 ]
 
 
-def build_study(min_seconds: int) -> services.Study:
+def build_study(min_seconds: int) -> Study:
     ds = Dataset.objects.create(name="e2e", version="v1")
     gen = Generator.objects.create(name="e2e-model")
 

@@ -6,6 +6,7 @@ import json
 import re
 
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
+from core.runs import engine
 
 _L2 = re.compile(r"\nL2:\n(.*?)\n\n# Output format", re.DOTALL)
 
@@ -76,3 +77,8 @@ def make_data(
     Generation.objects.bulk_create(gens)
     out["generations"] = list(Generation.objects.filter(procedure__dataset=ds).order_by("id"))
     return out
+
+
+def work_chunk(run, *, token: str | None = None) -> engine.ChunkOutcome:
+    """What a worker's chunk task does for ``run``, here and without enqueueing the next chunk."""
+    return engine.execute(run._meta.label, run.pk, token=token, chain=False)

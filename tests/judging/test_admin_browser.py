@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from judging.models import JudgeRun
-from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data
+from judging.services import judges as judge_services
+from tests.judging.support import judge_responder, make_data, work_chunk
 
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -40,7 +40,7 @@ def test_launch_with_estimate_then_live_progress(
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.25
     data = make_data(n=12, bad_every=4)
-    judge = services.judge_create(
+    judge = judge_services.judge_create(
         name="browser-judge",
         backend="openai",
         base_url=llm_server.base_url,
@@ -52,20 +52,20 @@ def test_launch_with_estimate_then_live_progress(
     # the worker's part, in a thread of this process (the broker is not under test here)
     workers: list[threading.Thread] = []
 
-    def work(run_id):
+    def work(run):
         from django.db import connection
 
         try:
-            services.judge_run_execute_chunk(run_id=run_id)
+            work_chunk(run)
         finally:
             connection.close()
 
-    def enqueue(*, run_id, backend, countdown=None):
-        t = threading.Thread(target=work, args=(run_id,), daemon=True)
+    def enqueue(run, countdown=None):
+        t = threading.Thread(target=work, args=(run,), daemon=True)
         workers.append(t)
         threading.Timer(1.5, t.start).start()  # let the page show the run at 0 first
 
-    monkeypatch.setattr("judging.services.runs.enqueue_run", enqueue)
+    monkeypatch.setattr("core.runs.engine.enqueue", enqueue)
     client = Client()
     client.force_login(make_user("boss", role="admin", staff=True))
     page.context.add_cookies(
@@ -87,10 +87,10 @@ def test_launch_with_estimate_then_live_progress(
     seen = set()
     for _ in range(200):
         seen.add(page.inner_text("#run-count"))
-        if page.inner_text("#run-status") == "succeeded":
+        if page.inner_text("#run-status") == "done":
             break
         page.wait_for_timeout(100)
-    assert page.inner_text("#run-status") == "succeeded"
+    assert page.inner_text("#run-status") == "done"
     assert page.inner_text("#run-count") == "12 / 12"
     assert page.evaluate("window.__stayed") is True
     assert len(seen - {"0 / 12", "12 / 12"}) >= 1, seen  # watched it move

@@ -9,8 +9,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from judging.models import JudgeRun, Judgment
+from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data
+from tests.judging.support import judge_responder, make_data, work_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +24,7 @@ def roles(db):
 
 
 def judge_for(server, name="api-judge"):
-    return services.judge_create(
+    return judge_services.judge_create(
         name=name,
         backend="openai",
         base_url=server.base_url,
@@ -45,8 +46,7 @@ def enqueued(monkeypatch):
     """Record the runs enqueued after commit instead of sending them to a broker."""
     calls: list[int] = []
     monkeypatch.setattr(
-        "judging.services.runs.enqueue_run",
-        lambda *, run_id, backend, countdown=None: calls.append(run_id),
+        "core.runs.engine.enqueue", lambda run, countdown=None: calls.append(run.pk)
     )
     return calls
 
@@ -83,11 +83,11 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
     assert created.status_code == 201 and created.json()["n_total"] == 3
     run_id = created.json()["id"]
     assert enqueued == [run_id]  # the task is enqueued on commit
-    services.judge_run_execute_chunk(run_id=run_id)  # what the worker would do
+    work_chunk(JudgeRun.objects.get(pk=run_id))  # what the worker would do
 
     detail = res_c.get(f"/api/judge-runs/{run_id}/").json()
     assert (
-        detail["status"] == "succeeded"
+        detail["status"] == "done"
         and detail["n_done"] == 3
         and detail["progress"]["fraction"] == 1.0
     )
@@ -102,6 +102,17 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
     )
     cancelled = admin_c.post(f"/api/judge-runs/{run2.pk}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    again = admin_c.post(f"/api/judge-runs/{run2.pk}/cancel/")
+    assert again.status_code == 400 and "only queued or running" in again.json()["detail"][0]
+    assert res_c.post(f"/api/judge-runs/{run2.pk}/resume/").status_code == 403
+    resumed = admin_c.post(f"/api/judge-runs/{run2.pk}/resume/", {}, format="json")
+    assert resumed.status_code == 200 and resumed.json()["status"] == "queued"
+    assert enqueued == [run_id, run2.pk]
+    done = admin_c.post(f"/api/judge-runs/{run_id}/resume/", {}, format="json")
+    assert done.status_code == 400 and "nothing to resume" in done.json()["detail"][0]
+    listing = res_c.get("/api/judge-runs/?status=queued").json()
+    assert [r["id"] for r in listing["results"]] == [run2.pk]
+    assert listing["results"][0]["worker_gone"] is False
 
 
 def test_admin_estimate_then_launch_then_progress(llm_server, make_user, roles, client, enqueued):
@@ -124,11 +135,10 @@ def test_admin_estimate_then_launch_then_progress(llm_server, make_user, roles, 
     change = client.get(launched["Location"]).content.decode()
     assert 'hx-trigger="every 1s"' in change and "0 / 4" in change
     llm_server.responder = judge_responder
-    services.judge_run_execute_chunk(run_id=run.pk)
+    work_chunk(run)
     partial = client.get(reverse("admin:judging_judgerun_progress", args=[run.pk])).content.decode()
-    assert (
-        "4 / 4" in partial and "succeeded" in partial and "hx-trigger" not in partial
-    )  # polling stops
+    assert "4 / 4" in partial and "done" in partial and "hx-trigger" not in partial  # polling stops
+    assert 'id="resume-run"' not in partial and 'id="cancel-run"' not in partial
     assert Judgment.objects.count() == 4
 
 
@@ -136,3 +146,42 @@ def test_admin_launch_refused_for_researcher(make_user, roles, client):
     user = make_user("res", role="researcher", staff=True)
     client.force_login(user)
     assert client.get(reverse("admin:judging_judgerun_launch")).status_code == 403
+
+
+def test_admin_cancel_resume_and_take_over_only_when_the_worker_is_gone(
+    llm_server, make_user, roles, client, enqueued
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    data = make_data(n=2)
+    run = services.judge_run_create(
+        judge=judge_for(llm_server), selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
+    client.force_login(make_user("root", role="admin", staff=True))
+    progress = reverse("admin:judging_judgerun_progress", args=[run.pk])
+    # a live worker holds it: cancel, no take over
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="live", heartbeat_at=timezone.now()
+    )
+    html = client.get(progress).content.decode()
+    assert 'id="cancel-run"' in html and 'id="take-over-run"' not in html
+    # its heartbeat is old: the worker is gone, offer to take it over
+    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    html = client.get(progress).content.decode()
+    assert 'id="take-over-run"' in html and "no live worker" in html
+    taken = client.post(
+        reverse("admin:judging_judgerun_resume", args=[run.pk]),
+        {"force": "1"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    assert 'data-status="queued"' in taken and enqueued == [run.pk]
+    # cancelled while queued: resume is offered, and a refusal is shown in the partial
+    client.post(reverse("admin:judging_judgerun_cancel", args=[run.pk]))
+    html = client.get(progress).content.decode()
+    assert 'data-status="cancelled"' in html and 'id="resume-run"' in html
+    refused = client.post(
+        reverse("admin:judging_judgerun_cancel", args=[run.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "only queued or running runs can be cancelled" in refused

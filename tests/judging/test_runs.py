@@ -7,29 +7,31 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
+from core.runs import engine
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.selectors import judgments as selectors
+from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data
+from tests.judging.support import judge_responder, make_data, work_chunk
 
 # transactional: results are written by the run's writer thread on its own connection
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def make_judge(llm_server, name="j1", **kw):
-    fields = dict(
-        backend="openai",
-        base_url=llm_server.base_url,
-        model="judge-model",
-        concurrency=8,
-        max_retries=3,
-        timeout_s=5,
-        price_input_per_mtok=Decimal("2"),
-        price_output_per_mtok=Decimal("8"),
-        decoding={"temperature": 0, "max_tokens": 512},
-    )
+    fields = {
+        "backend": "openai",
+        "base_url": llm_server.base_url,
+        "model": "judge-model",
+        "concurrency": 8,
+        "max_retries": 3,
+        "timeout_s": 5,
+        "price_input_per_mtok": Decimal("2"),
+        "price_output_per_mtok": Decimal("8"),
+        "decoding": {"temperature": 0, "max_tokens": 512},
+    }
     fields.update(kw)
-    return services.judge_create(name=name, **fields)
+    return judge_services.judge_create(name=name, **fields)
 
 
 def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, monkeypatch):
@@ -43,11 +45,11 @@ def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, mon
     assert run.n_total == 12 and run.estimated_cost > 0
     llm_server.add_fault("status", status=429, retry_after=0)
     llm_server.add_fault("status", status=500)
-    outcome = services.judge_run_execute_chunk(run_id=run.pk)
+    outcome = work_chunk(run)
     assert outcome.status == "done"
     run.refresh_from_db()
-    assert run.status == JudgeRun.Status.SUCCEEDED
-    assert (run.n_done, run.n_errors, run.n_reused) == (12, 0, 0)
+    assert run.status == JudgeRun.Status.DONE
+    assert (run.n_done, run.n_failed, run.n_reused) == (12, 0, 0)
     garbled = sum(1 for i in range(12) if i % 5 == 1)
     assert run.n_parse_failed == garbled
     assert Judgment.objects.count() == 12
@@ -81,15 +83,16 @@ def test_same_content_is_never_judged_twice(llm_server):
     run1 = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
-    services.judge_run_execute_chunk(run_id=run1.pk)
+    work_chunk(run1)
     assert len(llm_server.requests) == 6
     run2 = services.judge_run_create(
         judge=judge, selection={"generators": ["gen-a"]}, enqueue=False
     )
-    services.judge_run_execute_chunk(run_id=run2.pk)
+    work_chunk(run2)
     run2.refresh_from_db()
     assert len(llm_server.requests) == 6  # nothing asked again
-    assert (run2.n_done, run2.n_reused, run2.status) == (6, 6, "succeeded")
+    assert (run2.n_done, run2.n_reused, run2.status) == (6, 6, "done")
+    assert (run2.prompt_tokens, run2.cost) == (0, 0)  # reused verdicts are free
     assert Judgment.objects.count() == 6
     # a judge with another config (prompt/decoding) is another judge_id: judged anew
     other = make_judge(llm_server, name="j2", decoding={"temperature": 0.7})
@@ -97,7 +100,7 @@ def test_same_content_is_never_judged_twice(llm_server):
     run3 = services.judge_run_create(
         judge=other, selection={"generators": ["gen-a"]}, enqueue=False
     )
-    services.judge_run_execute_chunk(run_id=run3.pk)
+    work_chunk(run3)
     assert len(llm_server.requests) == 12
 
 
@@ -118,10 +121,11 @@ def test_identical_content_within_a_run_is_asked_once(llm_server):
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
-    services.judge_run_execute_chunk(run_id=run.pk)
+    work_chunk(run)
     run.refresh_from_db()
     assert len(llm_server.requests) == 3
-    assert run.n_done == 6 and run.status == "succeeded"
+    assert run.n_done == 6 and run.status == "done"
+    assert run.n_reused == 3  # the duplicates were linked, not asked
     assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 0
 
 
@@ -137,14 +141,15 @@ def test_chunks_and_failures_after_retries(llm_server, monkeypatch):
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
-    first = services.judge_run_execute_chunk(run_id=run.pk, max_items=2)
-    assert first.status == "more" and first.processed == 2
-    statuses = [
-        services.judge_run_execute_chunk(run_id=run.pk, max_items=2).status for _ in range(4)
-    ]
-    assert statuses[-1] == "inactive" and "done" in statuses
+    monkeypatch.setattr("judging.services.execution.CHUNK_ITEMS", 2)
+    first = work_chunk(run)
+    assert first.status == "more" and len(llm_server.requests) == 2
     run.refresh_from_db()
-    assert run.status == "failed" and run.n_done == 4 and run.n_errors == 1
+    assert (run.status, run.n_done, run.lease_owner) == ("running", 2, "")  # released
+    statuses = [work_chunk(run).status for _ in range(4)]
+    assert statuses[-1] == "inactive" and "failed" in statuses
+    run.refresh_from_db()
+    assert run.status == "failed" and run.n_done == 4 and run.n_failed == 1
     assert "503" in run.error
     assert JudgeRunItem.objects.get(run=run, judgment__isnull=True).attempts == 3
 
@@ -157,8 +162,8 @@ def test_cancel_stops_new_requests(llm_server):
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
     services.judge_run_cancel(run=run)
-    assert run.status == "cancelled" and run.cancel_requested
-    assert services.judge_run_execute_chunk(run_id=run.pk).status == "inactive"
+    assert run.status == "cancelled" and run.finished_at is not None
+    assert work_chunk(run).status == "inactive"
     assert llm_server.requests == []
 
 
@@ -169,8 +174,8 @@ def test_busy_lease_is_respected(llm_server):
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
-    assert services._acquire_lease(run.pk, "worker-a")
-    outcome = services.judge_run_execute_chunk(run_id=run.pk, owner="worker-b")
+    assert engine._acquire(JudgeRun, run.pk, "worker-a")
+    outcome = work_chunk(run, token="worker-b")
     assert outcome.status == "busy" and outcome.retry_in_s > 1
     assert llm_server.requests == []
 
@@ -197,7 +202,7 @@ def test_how2score_report_by_generator_and_topic(llm_server):
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
-    services.judge_run_execute_chunk(run_id=run.pk)
+    work_chunk(run)
     report = selectors.how2score_report(judge=judge)
     assert [g["generator"] for g in report["generators"]] == ["gen-a", "gen-b"]
     a = report["generators"][0]
@@ -248,14 +253,16 @@ def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
 
     def work():
         try:
-            outcome["value"] = services.judge_run_execute_chunk(run_id=run.pk)
+            outcome["value"] = work_chunk(run)
         finally:
             connection.close()
 
     worker = threading.Thread(target=work)
     worker.start()
     wait_for(lambda: Judgment.objects.count() >= 6, timeout=20, message="some judgments")
-    services.judge_run_cancel(run=run)
+    # the counters move while the chunk runs (written with each stored batch)
+    wait_for(lambda: JudgeRun.objects.get(pk=run.pk).n_done >= 1, timeout=5, message="live n_done")
+    assert services.judge_run_cancel(run=run).status == "cancelling"  # its worker stops it
     worker.join(timeout=20)
     run.refresh_from_db()
     assert outcome["value"].status == "cancelled" and run.status == "cancelled"
@@ -266,6 +273,58 @@ def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
         == JudgeRunItem.objects.filter(run=run, judgment__isnull=False).count()
         == Judgment.objects.count()
     )
+
+
+@pytest.fixture
+def enqueued(monkeypatch):
+    """Record the runs the engine enqueues instead of sending them to a broker."""
+    calls: list[int] = []
+    monkeypatch.setattr(
+        "core.runs.engine.enqueue", lambda run, countdown=None: calls.append(run.pk)
+    )
+    return calls
+
+
+def test_resume_a_failed_run_asks_only_what_failed(llm_server, monkeypatch, enqueued):
+    monkeypatch.setattr("benchmarks.llm.retry.RetryPolicy.delay", lambda self, attempt, **kw: 0.0)
+    llm_server.responder = judge_responder
+    data = make_data(n=4)
+    judge = make_judge(llm_server, max_retries=0)
+    target = data["procedures"][1].goal
+    llm_server.add_fault(
+        "status", status=503, count=3, match=lambda r: target + "\n" in r.prompt_text
+    )
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
+    run = engine.execute_inline(run)
+    assert (run.status, run.n_done, run.n_failed) == ("failed", 3, 1)
+    assert "503" in run.error and len(llm_server.requests) == 3 + 3
+    tokens = run.prompt_tokens
+    run = services.judge_run_resume(run=run)
+    assert (run.status, run.error, run.finished_at) == ("queued", "", None)
+    assert enqueued == [run.pk]  # its first chunk, once the transaction committed
+    run = engine.execute_inline(run)
+    assert (run.status, run.n_done, run.n_failed, run.n_reused) == ("done", 4, 0, 0)
+    assert len(llm_server.requests) == 3 + 3 + 1  # only the failed item was asked again
+    assert run.prompt_tokens > tokens  # the new judgment's tokens are counted
+    with pytest.raises(ValidationError, match="nothing to resume"):
+        services.judge_run_resume(run=run)
+    with pytest.raises(ValidationError, match="only queued or running runs can be cancelled"):
+        services.judge_run_cancel(run=run)
+
+
+def test_a_run_is_routed_by_its_judges_backend(llm_server, settings):
+    from judging.services.execution import JudgeRunExecutor
+
+    executor = JudgeRunExecutor()
+    data = make_data(n=1)
+    run = services.judge_run_create(
+        judge=make_judge(llm_server), selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
+    assert executor.queue(run) is None  # the default queue
+    vllm = Judge.objects.create(name="tiny-vllm", backend="vllm", model="/models/tiny")
+    assert executor.queue(JudgeRun(judge=vllm)) == settings.CELERY_GPU_QUEUE
 
 
 def test_eta_from_the_rate_so_far():
@@ -283,7 +342,7 @@ def test_eta_from_the_rate_so_far():
     )
     # 200 judged in 10 s -> 20/s; 750 left -> 37.5 s
     assert selectors.judge_run_eta_s(run, now=now) == pytest.approx(37.5)
-    assert selectors.judge_run_eta_s(JudgeRun(status="succeeded", n_total=5, n_done=5)) is None
+    assert selectors.judge_run_eta_s(JudgeRun(status="done", n_total=5, n_done=5)) is None
 
 
 def test_judge_validation_names_the_field(llm_server):

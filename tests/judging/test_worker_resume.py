@@ -7,6 +7,7 @@ import pytest
 from django.db import transaction
 
 from judging.models import JudgeRun, JudgeRunItem, Judgment
+from judging.services import judges as judge_services
 from judging.services import runs as services
 from tests.judging.support import judge_responder, make_data
 from tests.support.worker import running_worker, start_worker, wait_for
@@ -14,14 +15,14 @@ from tests.support.worker import running_worker, start_worker, wait_for
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 N = 240
-ENV = {"H2R_JUDGE_LEASE_S": "2", "H2R_JUDGE_CHUNK_ITEMS": "100"}
+ENV = {"RUN_LEASE_SECONDS": "2", "H2R_JUDGE_CHUNK_ITEMS": "100"}
 
 
 def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.04
     data = make_data(n=N, bad_every=7)
-    judge = services.judge_create(
+    judge = judge_services.judge_create(
         name="resume-judge",
         backend="openai",
         base_url=llm_server.base_url,
@@ -44,7 +45,7 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
 
     with running_worker(tmp_path, concurrency=1, extra_env=ENV, queue=first.queue) as second:
         wait_for(
-            lambda: JudgeRun.objects.get(pk=run.pk).status == "succeeded",
+            lambda: JudgeRun.objects.get(pk=run.pk).status == "done",
             timeout=90,
             message=f"run to finish; worker log:\n{second.log()[-3000:]}",
         )
@@ -52,7 +53,7 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
     assert Judgment.objects.count() == N  # none missing, none twice (unique per judge + content)
     assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 0
     assert JudgeRunItem.objects.filter(run=run).values("judgment").distinct().count() == N
-    assert (run.n_done, run.n_errors, run.n_total) == (N, 0, N)
+    assert (run.n_done, run.n_failed, run.n_total) == (N, 0, N)
     assert Judgment.objects.filter(has_failure=True).count() == len(range(0, N, 7))
     # each content was asked; asked again only what was lost at the kill: the requests in flight
     # (concurrency 4) and the replies not yet written (at most one flush interval, 0.5 s at

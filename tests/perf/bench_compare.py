@@ -95,7 +95,7 @@ def make_data(*, n_procedures: int, n_generators: int, n_judges: int) -> dict:
         judges.append(judge)
         run = JudgeRun.objects.create(
             judge=judge,
-            status=JudgeRun.Status.SUCCEEDED,
+            status=JudgeRun.Status.DONE,
             n_total=len(gens),
             started_at=now,
             finished_at=now,

@@ -144,10 +144,8 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
 
         call_command("migrate", verbosity=0)
         from benchmarks.models import Dataset, Generation, Generator, Procedure
-        from benchmarks.services.generation_runs import (
-            generation_run_create,
-            generation_run_execute_inline,
-        )
+        from benchmarks.services.generation_runs import generation_run_create
+        from core.runs import engine
         from tests.support.llm_server import LLMTestServer
 
         rng = random.Random(5)
@@ -180,11 +178,8 @@ def bench_e2e(n: int, latency: float, concurrency: int) -> None:
                 start=False,
                 backend_options={"timeout_s": 30},
             )
-            from benchmarks.services.generation_runs import generation_run_start
-
-            run = generation_run_start(run=run, enqueue=False)
             t0 = time.perf_counter()
-            run = generation_run_execute_inline(run=run)
+            run = engine.execute_inline(run)
             elapsed = time.perf_counter() - t0
         ideal = concurrency / latency
         rate = n / elapsed

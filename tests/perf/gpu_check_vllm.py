@@ -172,8 +172,10 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
 
     call_command("migrate", verbosity=0)
     from benchmarks.models import Dataset, Generation, Generator, Procedure
+    from core.runs import engine
     from judging.models import JudgeRun, Judgment
     from judging.services import runs as services
+    from judging.services.judges import judge_create
 
     ds = Dataset.objects.create(name="gpu-check")
     gen = Generator.objects.create(name="gpu-gen")
@@ -187,7 +189,7 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
         Generation.objects.create(
             procedure=p, generator=gen, predicted_steps=["Mix.", f"Wait {i}.", "Bake."]
         )
-    judge = services.judge_create(
+    judge = judge_create(
         name="tiny-vllm",
         backend="vllm",
         model=str(model_dir),
@@ -200,18 +202,16 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
         },
     )
     run = services.judge_run_create(judge=judge, selection={"dataset": ds.pk}, enqueue=False)
-    outcome = services.judge_run_execute_chunk(run_id=run.pk)
+    outcome = engine.execute(JudgeRun._meta.label, run.pk, chain=False)
     run.refresh_from_db()
     check(
         "4a. judge run with a vllm judge: every item judged (parse failures counted)",
-        run.status == JudgeRun.Status.SUCCEEDED
-        and run.n_done == 6
-        and Judgment.objects.count() == 6,
+        run.status == JudgeRun.Status.DONE and run.n_done == 6 and Judgment.objects.count() == 6,
         f"outcome {outcome.status}, status {run.status}, done {run.n_done}/6, parse failed {run.n_parse_failed}, "
         f"tokens {run.prompt_tokens}/{run.completion_tokens}, error {run.error[:200]!r}",
     )
     run2 = services.judge_run_create(judge=judge, selection={"dataset": ds.pk}, enqueue=False)
-    services.judge_run_execute_chunk(run_id=run2.pk)
+    engine.execute_inline(run2)
     run2.refresh_from_db()
     check(
         "4b. a second run reuses every judgment",

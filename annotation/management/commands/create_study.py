@@ -14,8 +14,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from annotation.known_items import KnownItemsError, parse_known_items
+from annotation.selectors.study import known_items_resolved, regular_generation_ids
 from annotation.services import study as study_services
-from benchmarks.models import Dataset, Generation, Generator
+from benchmarks.management.arguments import dataset_ref_argument, generator_argument
+from benchmarks.selectors.catalog import DatasetRefError, dataset_resolve
+from core.errors import validation_text
 
 
 class Command(BaseCommand):
@@ -37,44 +40,19 @@ class Command(BaseCommand):
         parser.add_argument("--prolific-study-id", default="")
 
     def handle(self, *args, **opts):
-        name, _, version = opts["dataset"].partition("@")
-        dataset = Dataset.objects.filter(name=name, version=version or "v1").first()
-        if dataset is None:
-            raise CommandError(f"--dataset {opts['dataset']}: no such dataset")
-        generator = Generator.objects.filter(name=opts["generator"]).first()
-        if generator is None:
-            raise CommandError(f"--generator {opts['generator']}: no such generator")
-        generations = Generation.objects.filter(procedure__dataset=dataset, generator=generator)
-        known = []
-        if opts["known_items"]:
-            try:
-                with open(opts["known_items"], encoding="utf-8") as fh:
-                    parsed = parse_known_items(fh, source=opts["known_items"])
-            except (OSError, KnownItemsError) as exc:
-                raise CommandError(str(exc)) from exc
-            by_source = dict(generations.values_list("procedure__source_example_id", "pk"))
-            for item in parsed:
-                gid = item.get("generation_id") or by_source.get(item.get("source_example_id"))
-                if gid is None:
-                    raise CommandError(
-                        f"{opts['known_items']} line {item['line']}: source_example_id "
-                        f"{item['source_example_id']!r} has no generation by {generator.name} on {dataset}"
-                    )
-                known.append(
-                    {
-                        "generation_id": gid,
-                        "kind": item["kind"],
-                        "expected_has_failure": item["expected_has_failure"],
-                        "explanation": item["explanation"],
-                    }
-                )
-        known_ids = {k["generation_id"] for k in known}
-        regular = [
-            g
-            for g in generations.order_by("procedure_id").values_list("pk", flat=True)
-            if g not in known_ids
-        ]
-        regular = regular[: opts["limit"]]
+        ref = dataset_ref_argument(opts["dataset"]).with_default("v1")
+        try:
+            dataset = dataset_resolve(ref)
+        except DatasetRefError as exc:  # with a version given, only "not found" is left
+            raise CommandError(f"--dataset {ref}: no such dataset") from exc
+        generator = generator_argument(opts["generator"])
+        known = self._known_items(opts["known_items"], dataset, generator)
+        regular = regular_generation_ids(
+            dataset=dataset,
+            generator=generator,
+            exclude=[k["generation_id"] for k in known],
+            limit=opts["limit"],
+        )
         if not regular:
             raise CommandError(f"{generator.name} has no generations on {dataset}")
         try:
@@ -90,10 +68,23 @@ class Command(BaseCommand):
                 prolific_study_id=opts["prolific_study_id"],
             )
         except ValidationError as exc:
-            raise CommandError("; ".join(exc.messages)) from exc
+            raise CommandError(validation_text(exc)) from exc
         self.stdout.write(
             self.style.SUCCESS(
                 f"Study {study.pk} “{study.name}”: {len(regular)} items, {len(known)} known items. "
                 f"Entry: {reverse('annotation:enter', args=[study.slug])} · completion code {study.completion_code}"
             )
         )
+
+    def _known_items(self, path: str | None, dataset, generator) -> list[dict]:
+        """The known items of ``--known-items`` with their generation ids (none without it)."""
+        if not path:
+            return []
+        try:
+            with open(path, encoding="utf-8") as fh:
+                parsed = parse_known_items(fh, source=path)
+            return known_items_resolved(
+                dataset=dataset, generator=generator, parsed=parsed, source=path
+            )
+        except (OSError, KnownItemsError) as exc:
+            raise CommandError(str(exc)) from exc

@@ -7,13 +7,11 @@ items that ``create_study --known-items`` reads back.
 
 from __future__ import annotations
 
-import os
-
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from annotation.selectors import report as rs
-from annotation.views.report import stream_rows
+from core.streaming import export_lines, write_lines
 
 
 class Command(BaseCommand):
@@ -37,23 +35,13 @@ class Command(BaseCommand):
         else:
             rows = rs.study_item_label_rows(study=study)
             fields = rs.ITEM_EXPORT_FIELDS
-        lines = stream_rows(rows, fields=fields, fmt=opts["format"])
-        if opts["output"]:
-            partial = f"{opts['output']}.part"
-            try:
-                with open(partial, "w", encoding="utf-8", newline="") as fh:
-                    n = 0
-                    for line in lines:
-                        fh.write(line)
-                        n += 1
-                os.replace(partial, opts["output"])  # never a half-written file
-            except OSError as exc:
-                raise CommandError(f"--output {opts['output']}: {exc.strerror}") from exc
-            finally:
-                if os.path.exists(partial):
-                    os.remove(partial)
-            n -= 1 if opts["format"] == "csv" else 0
-            self.stderr.write(f"{n} rows written to {opts['output']}")
-        else:
-            for line in lines:
-                self.stdout.write(line, ending="")
+        lines = export_lines(rows, fields=fields, fmt=opts["format"])
+        if not opts["output"]:
+            write_lines(lines, stdout=self.stdout)
+            return
+        try:
+            n = write_lines(lines, stdout=self.stdout, output=opts["output"])
+        except OSError as exc:
+            raise CommandError(f"--output {opts['output']}: {exc.strerror or exc}") from exc
+        n -= 1 if opts["format"] == "csv" else 0  # the header line
+        self.stderr.write(f"{n} rows written to {opts['output']}")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from benchmarks import formats
-from benchmarks.models import Dataset, Generator
-from benchmarks.selectors.exports import generation_records, write_output
-from benchmarks.services.imports import resolve_dataset
+from benchmarks.management.arguments import dataset_argument, generator_argument
+from benchmarks.selectors.exports import generation_records
+from core.streaming import jsonl_lines, write_lines
 
 
 class Command(BaseCommand):
@@ -21,19 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", default=None, help="file to write (default stdout)")
 
     def handle(self, *args, **opts):
-        generator = Generator.objects.filter(name=opts["generator"]).first()
-        if generator is None:
-            raise CommandError(f"--generator: no generator named {opts['generator']!r}")
-        dataset = None
-        if opts["dataset"]:
-            name, version = formats.split_dataset_spec(opts["dataset"])
-            try:
-                dataset = resolve_dataset(name=name, version=version)
-            except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
-                raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
-        n = write_output(
-            generation_records(generator=generator, dataset=dataset),
-            stdout=self.stdout,
-            output=opts["output"],
-        )
+        generator = generator_argument(opts["generator"])
+        dataset = dataset_argument(opts["dataset"]) if opts["dataset"] else None
+        records = generation_records(generator=generator, dataset=dataset)
+        n = write_lines(jsonl_lines(records), stdout=self.stdout, output=opts["output"])
         self.stderr.write(f"exported {n} generations of {generator.name}")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from benchmarks import formats
-from benchmarks.models import Dataset
-from benchmarks.selectors.exports import procedure_records, write_output
-from benchmarks.services.imports import resolve_dataset
+from benchmarks.management.arguments import dataset_argument, dataset_ref_argument
+from benchmarks.selectors.exports import procedure_records
+from core.streaming import jsonl_lines, write_lines
 
 
 class Command(BaseCommand):
@@ -26,12 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", default=None, help="file to write (default stdout)")
 
     def handle(self, *args, **opts):
-        name, version = formats.split_dataset_spec(opts["dataset"])
-        try:
-            dataset = resolve_dataset(name=name, version=opts["version"] or version)
-        except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
-            raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
-        n = write_output(
-            procedure_records(dataset=dataset), stdout=self.stdout, output=opts["output"]
-        )
+        dataset = dataset_argument(dataset_ref_argument(opts["dataset"], version=opts["version"]))
+        records = procedure_records(dataset=dataset)
+        n = write_lines(jsonl_lines(records), stdout=self.stdout, output=opts["output"])
         self.stderr.write(f"exported {n} procedures of {dataset}")

@@ -6,9 +6,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.models import Dataset, Generator, Procedure
-from benchmarks.services.generation_runs import generation_scores_summary
-from benchmarks.services.imports import resolve_dataset
+from benchmarks.management.arguments import dataset_argument, generator_argument
+from benchmarks.models import Procedure
+from benchmarks.services.scores import generation_scores_summary
+from core.formatting import fmt_value
 
 TEXT_ROWS = [
     ("n_examples", "examples", "{:.0f}"),
@@ -39,17 +40,10 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["json", "text"], default="text")
 
     def handle(self, *args, **opts):
-        generator = Generator.objects.filter(name=opts["generator"]).first()
-        if generator is None:
-            raise CommandError(f"--generator: no generator named {opts['generator']!r}")
+        generator = generator_argument(opts["generator"])
         procedures = None
         if opts["dataset"]:
-            name, _, version = opts["dataset"].partition("@")
-            try:
-                dataset = resolve_dataset(name=name, version=version or None)
-            except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
-                raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
-            procedures = Procedure.objects.filter(dataset=dataset)
+            procedures = Procedure.objects.filter(dataset=dataset_argument(opts["dataset"]))
         names = [s.strip() for s in opts["scorers"].split(",") if s.strip()] or None
         try:
             summary = generation_scores_summary(
@@ -69,6 +63,6 @@ class Command(BaseCommand):
             if key in summary:
                 shown.add(key)
                 value = summary[key]
-                self.stdout.write(f"  {label}: {'n/a' if value is None else fmt.format(value)}")
+                self.stdout.write(f"  {label}: {fmt_value(value, fmt, undefined='n/a')}")
         for key in sorted(set(summary) - shown - {"generator"}):
             self.stdout.write(f"  {key}: {summary[key]}")

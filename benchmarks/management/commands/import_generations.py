@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from benchmarks import formats
-from benchmarks.models import Dataset
-from benchmarks.services.imports import ImportRefused, generations_import
+from benchmarks.management.arguments import import_errors
+from benchmarks.services.imports import generations_import
 
 
 class Command(BaseCommand):
@@ -27,24 +27,12 @@ class Command(BaseCommand):
         parser.add_argument("--max-errors", type=int, default=formats.DEFAULT_MAX_ERRORS)
 
     def handle(self, *args, **opts):
-        name, version = (
-            formats.split_dataset_spec(opts["dataset"]) if opts["dataset"] else (None, None)
-        )
-        try:
+        with import_errors(file=opts["file"], dataset=opts["dataset"]):
             report = generations_import(
                 generator=opts["generator"],
-                dataset=name,
-                version=version,
+                dataset=opts["dataset"],
                 path=opts["file"],
                 update=opts["update"],
                 max_errors=opts["max_errors"],
             )
-        except ImportRefused as exc:
-            raise CommandError(str(exc)) from exc
-        except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
-            raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
-        except OSError as exc:
-            raise CommandError(f"cannot read {opts['file']}: {exc.strerror or exc}") from exc
         self.stdout.write(f"generations of {opts['generator']}: {report}")

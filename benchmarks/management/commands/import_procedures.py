@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from benchmarks import formats
-from benchmarks.services.imports import ImportRefused, procedures_import
+from benchmarks.management.arguments import dataset_ref_argument, import_errors
+from benchmarks.services.imports import procedures_import
 
 
 class Command(BaseCommand):
@@ -29,20 +30,14 @@ class Command(BaseCommand):
         parser.add_argument("--max-errors", type=int, default=formats.DEFAULT_MAX_ERRORS)
 
     def handle(self, *args, **opts):
-        name, version = formats.split_dataset_spec(opts["dataset"])
-        version = opts["version"] or version or "v1"
-        try:
+        ref = dataset_ref_argument(opts["dataset"], version=opts["version"])
+        version = ref.version or "v1"
+        with import_errors(file=opts["file"]):
             report = procedures_import(
-                dataset=name,
+                dataset=ref.name,
                 version=version,
                 path=opts["file"],
                 update=opts["update"],
                 max_errors=opts["max_errors"],
             )
-        except ImportRefused as exc:
-            raise CommandError(str(exc)) from exc
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
-        except OSError as exc:
-            raise CommandError(f"cannot read {opts['file']}: {exc.strerror or exc}") from exc
-        self.stdout.write(f"procedures into {name}@{version}: {report}")
+        self.stdout.write(f"procedures into {ref.name}@{version}: {report}")

@@ -9,15 +9,15 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from benchmarks.models import Dataset, GenerationRun, Generator, Topic
+from benchmarks.management.arguments import dataset_argument
+from benchmarks.models import GenerationRun, Generator, Topic
 from benchmarks.services.generation_runs import (
     GenerationRunError,
     generation_run_cancel,
     generation_run_create,
-    generation_run_execute_inline,
     generation_run_start,
 )
-from benchmarks.services.imports import resolve_dataset
+from core.runs import engine
 
 
 def _json_object(value: str, flag: str) -> dict:
@@ -80,7 +80,10 @@ class Command(BaseCommand):
             "--inline", action="store_true", help="run the chunks in this process, not in Celery"
         )
         parser.add_argument(
-            "--resume", type=int, metavar="RUN_ID", help="resume (or restart) a run"
+            "--resume",
+            type=int,
+            metavar="RUN_ID",
+            help="resume a failed, cancelled or stalled run (retries failures, fills gaps)",
         )
         parser.add_argument("--cancel", type=int, metavar="RUN_ID", help="cancel a run")
 
@@ -88,8 +91,10 @@ class Command(BaseCommand):
         try:
             if opts["cancel"]:
                 run = generation_run_cancel(run=self._run(opts["cancel"]))
+                stopping = run.status == GenerationRun.Status.CANCELLING
                 self.stdout.write(
-                    f"run {run.pk}: {run.status}{' (cancel requested)' if run.cancel_requested else ''}"
+                    f"run {run.pk}: {run.status}"
+                    + (" (its worker stops after storing what is in flight)" if stopping else "")
                 )
                 return
             if opts["resume"]:
@@ -107,8 +112,8 @@ class Command(BaseCommand):
         if not opts["inline"]:
             self.stdout.write("enqueued; a Celery worker runs the chunks (follow it in the admin)")
             return
-        run = generation_run_execute_inline(
-            run=run,
+        run = engine.execute_inline(
+            run,
             on_chunk=lambda r: self.stdout.write(
                 f"  {r.n_done}/{r.n_total} done, {r.n_failed} failed"
             ),
@@ -117,9 +122,9 @@ class Command(BaseCommand):
             f"run {run.pk}: {run.status} — {run.n_done}/{run.n_total} generated, {run.n_failed} failed, "
             f"{run.prompt_tokens}+{run.completion_tokens} tokens, cost {run.cost}"
         )
-        if run.message:
-            self.stdout.write(run.message)
-        if run.status != GenerationRun.Status.COMPLETED:
+        if run.error:
+            self.stdout.write(run.error)
+        if run.status != GenerationRun.Status.DONE:
             raise CommandError(f"run {run.pk} ended {run.status}")
 
     def _run(self, pk: int) -> GenerationRun:
@@ -133,11 +138,7 @@ class Command(BaseCommand):
             raise CommandError(
                 "--generator and --dataset are required (or --resume / --cancel RUN_ID)"
             )
-        name, _, version = opts["dataset"].partition("@")
-        try:
-            dataset = resolve_dataset(name=name, version=version or None)
-        except (Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
-            raise CommandError(f"--dataset {opts['dataset']}: {exc}") from exc
+        dataset = dataset_argument(opts["dataset"])
         topics = []
         for value in opts["topics"]:
             topic = Topic.objects.filter(Q(slug=value) | Q(name__iexact=value)).first()
@@ -172,6 +173,6 @@ class Command(BaseCommand):
             scorers=[s.strip() for s in opts["scorers"].split(",") if s.strip()],
             input_price_per_mtok=opts["input_price"],
             output_price_per_mtok=opts["output_price"],
-            start=False,
+            start=not opts["inline"],
         )
-        return generation_run_start(run=run, enqueue=not opts["inline"])
+        return run

@@ -1,15 +1,15 @@
-"""REST API for mining batches: researchers read, admins create, cancel, resume and promote."""
+"""REST API for mining batches: researchers read, admins create, cancel, resume and promote.
+
+A service's ``ValidationError`` is a 400 naming the fields (:func:`core.errors.exception_handler`).
+"""
 
 from __future__ import annotations
 
 import json
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, parsers, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from benchmarks.mining.models import MiningBatch, MiningDocument
@@ -18,12 +18,7 @@ from benchmarks.mining.services import batches as services
 from benchmarks.mining.services import promotion
 from benchmarks.models import Dataset
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
-
-
-def _drf_error(exc: DjangoValidationError) -> ValidationError:
-    return ValidationError(
-        exc.message_dict if hasattr(exc, "message_dict") else {"detail": exc.messages}
-    )
+from core.streaming import jsonl_lines, streaming_download
 
 
 class JSONField(serializers.JSONField):
@@ -54,6 +49,9 @@ class BatchCreateSerializer(serializers.Serializer):
 
 class BatchSerializer(serializers.ModelSerializer):
     progress_percent = serializers.IntegerField(read_only=True)
+    worker_gone = serializers.BooleanField(
+        read_only=True, help_text="active but nobody works it: resume with force to take over"
+    )
     yields = serializers.SerializerMethodField()
     usage = serializers.SerializerMethodField()
 
@@ -68,10 +66,15 @@ class BatchSerializer(serializers.ModelSerializer):
             "backends",
             "options",
             "status",
-            "cancel_requested",
-            "n_documents",
+            "n_total",
             "n_done",
+            "n_failed",
             "progress_percent",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "heartbeat_at",
+            "worker_gone",
             "error",
             "created_at",
             "started_at",
@@ -146,36 +149,27 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         ser = BatchCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = ser.validated_data
-        try:
-            batch = services.batch_create(
-                name=data.get("name") or "",
-                upload=data["file"],
-                stages=data.get("stages") or None,
-                backends=data["backends"],
-                options=data.get("options") or {},
-                created_by=request.user,
-            )
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        batch = services.batch_create(  # ValidationError → 400 (core.errors)
+            name=data.get("name") or "",
+            upload=data["file"],
+            stages=data.get("stages") or None,
+            backends=data["backends"],
+            options=data.get("options") or {},
+            created_by=request.user,
+        )
         return Response(
             BatchSerializer(batch, context={"detail": False}).data, status=status.HTTP_201_CREATED
         )
 
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        try:
-            batch = services.batch_cancel(batch=self.get_object())
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        batch = services.batch_cancel(batch=self.get_object())
         return Response(BatchSerializer(batch).data)
 
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         force = str(request.data.get("force", "")).lower() in ("1", "true", "yes")
-        try:
-            batch = services.batch_resume(batch=self.get_object(), force=force)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        batch = services.batch_resume(batch=self.get_object(), force=force)
         return Response(BatchSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
 
     @action(detail=True, methods=["get"])
@@ -192,22 +186,14 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @action(detail=True, methods=["get"], url_path="export")
     def export(self, request, pk=None):
         batch = self.get_object()
-        lines = (
-            json.dumps(rec, ensure_ascii=False) + "\n"
-            for rec in selectors.export_records(batch=batch)
-        )
-        resp = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-        resp["Content-Disposition"] = f'attachment; filename="how2mine-batch-{batch.pk}.jsonl"'
-        return resp
+        lines = jsonl_lines(selectors.export_records(batch=batch))
+        return streaming_download(lines, filename=f"how2mine-batch-{batch.pk}.jsonl")
 
     @action(detail=True, methods=["post"])
     def promote(self, request, pk=None):
         ser = PromoteSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        try:
-            report = promotion.batch_promote(batch=self.get_object(), **ser.validated_data)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        report = promotion.batch_promote(batch=self.get_object(), **ser.validated_data)
         return Response(
             {
                 "dataset": report.dataset.pk,

@@ -1,4 +1,8 @@
-"""Writes for How2Mine batches: create, ingest, run (resumable, cancellable), cancel, resume.
+"""Writes for How2Mine batches: create, ingest, the run engine's executor, cancel, resume.
+
+A batch is a run of the run engine (:mod:`core.runs.engine`): :class:`MiningBatchExecutor` reads
+the upload on the first execution and works one chunk of pending documents per chunk task;
+lease, status, enqueue, cancel and resume are the engine's.
 
 Dataset promotion (dedup + stratified sampling) is in :mod:`benchmarks.mining.promotion`.
 """
@@ -6,26 +10,29 @@ Dataset promotion (dedup + stratified sampling) is in :mod:`benchmarks.mining.pr
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Callable, Iterable
-from datetime import timedelta
+import time
+from collections.abc import Callable, Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
-from benchmarks.llm.registry import build_backend
+from benchmarks.llm.base import LLMBackend, LLMRequest, LLMResult
+from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.mining import inputs, readers
 from benchmarks.mining.costs import cost_usd
 from benchmarks.mining.heuristics import HeuristicsConfig
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.pipeline import DocState, Pipeline, StageUsage
 from benchmarks.mining.stages import LLM_STAGES, STAGE_NUMBERS, parse_stages
+from core.runs import engine
+from core.runs.engine import Lease, LeaseState, RunExecutor
+from core.runs.models import lease_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +45,11 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "max_tokens": None,
 }
 INGEST_BULK = 1000
-
-
-def _stale_after() -> timedelta:
-    return timedelta(seconds=int(getattr(settings, "MINING_STALE_SECONDS", 600)))
+BEAT_EVERY_S = 5.0  # at most this often while replies arrive (a quarter of the lease if shorter)
 
 
 # -- validation ------------------------------------------------------------------------------
-def _clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
+def clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     unknown = sorted(set(opts) - set(DEFAULT_OPTIONS))
     if unknown:
@@ -128,21 +132,14 @@ def batch_create(
         source_format=fmt,
         stages=stage_list,
         backends=_clean_backends(backends, stage_list),
-        options=_clean_options(options),
+        options=clean_options(options),
         created_by=created_by if getattr(created_by, "pk", None) else None,
     )
     batch.source_file.save(filename, upload, save=False)
     batch.save()
     if start:
-        batch_enqueue(batch=batch)
+        engine.launch(batch)  # the first chunk task, once the creating transaction commits
     return batch
-
-
-def batch_enqueue(*, batch: MiningBatch) -> None:
-    from benchmarks.mining.tasks import mining_batch_run
-
-    batch_id = batch.pk
-    transaction.on_commit(lambda: mining_batch_run.delay(batch_id))
 
 
 def _doc_from_input(batch: MiningBatch, doc: inputs.DocInput) -> MiningDocument:
@@ -180,8 +177,10 @@ def iter_documents(path: Path, *, fmt: str, options: dict[str, Any]) -> Iterable
         )
 
 
-def batch_ingest(*, batch: MiningBatch) -> int:
-    """Read the uploaded file into MiningDocument rows, all or nothing (re-run safe)."""
+def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None) -> int:
+    """Read the uploaded file into MiningDocument rows, all or nothing (re-run safe).
+    ``beat`` (the execution's lease) is called after each bulk insert: a long file keeps the
+    batch held."""
     with transaction.atomic():
         MiningDocument.objects.filter(batch=batch).delete()
         buf: list[MiningDocument] = []
@@ -195,37 +194,65 @@ def batch_ingest(*, batch: MiningBatch) -> int:
                 MiningDocument.objects.bulk_create(buf)
                 total += len(buf)
                 buf = []
+                if beat is not None:
+                    beat()
         if buf:
             MiningDocument.objects.bulk_create(buf)
             total += len(buf)
-        MiningBatch.objects.filter(pk=batch.pk).update(
-            ingested=True, n_documents=total, n_done=invalid, heartbeat_at=timezone.now()
-        )
+        MiningBatch.objects.filter(pk=batch.pk).update(ingested=True, n_total=total, n_done=invalid)
     batch.refresh_from_db()
     return total
 
 
-# -- run -------------------------------------------------------------------------------------
-def _claim(batch_id: int, runner: str) -> bool:
-    """Take the batch if nobody holds it, we already do, or its holder stopped beating."""
-    now = timezone.now()
-    free = (
-        Q(runner="")
-        | Q(runner=runner)
-        | Q(heartbeat_at__isnull=True)
-        | Q(heartbeat_at__lt=now - _stale_after())
-    )
-    claimable = MiningBatch.objects.filter(
-        pk=batch_id, status__in=MiningBatch.ACTIVE, cancel_requested=False
-    )
-    return bool(
-        claimable.filter(free).update(
-            runner=runner, heartbeat_at=now, status=MiningBatch.Status.RUNNING
-        )
-    )
+# -- run: the engine's executor ------------------------------------------------------------
+class _LeaseWatch:
+    """Beats the lease of one execution while replies arrive (at most every few seconds) and
+    remembers what the last beat said."""
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+        self.state = LeaseState.HELD
+        self.every = min(BEAT_EVERY_S, lease_seconds() / 4)
+        self.last = time.monotonic()
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last >= self.every:
+            self.state = self.lease.beat()
+            self.last = time.monotonic()
+
+    def lost(self) -> bool:
+        return self.state is LeaseState.LOST
 
 
-def _backends_for(batch: MiningBatch) -> dict[str, Any]:
+class _LeasedBackend(LLMBackend):
+    """A stage's backend seen through the lease: each arriving reply may beat the heartbeat, and
+    nothing new is sent once another execution holds the batch (its replies would be thrown
+    away). A cancel lets the chunk in flight finish, so the work paid for is stored."""
+
+    def __init__(self, inner: LLMBackend, watch: _LeaseWatch) -> None:
+        super().__init__(inner.config)
+        self.inner = inner
+        self.watch = watch
+
+    def complete_iter(
+        self,
+        requests: Iterable[LLMRequest],
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[tuple[int, LLMResult]]:
+        def stop() -> bool:
+            return self.watch.lost() or (should_stop is not None and should_stop())
+
+        for index, result in self.inner.complete_iter(requests, should_stop=stop):
+            self.watch.tick()
+            yield index, result
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def stage_backends(batch: MiningBatch) -> dict[str, LLMBackend]:
+    """One backend per selected LLM stage, built from the batch's configs."""
     return {key: build_backend(config) for key, config in (batch.backends or {}).items()}
 
 
@@ -272,20 +299,28 @@ def _update_documents(states: list[DocState], now) -> None:
             st.resources,
             now,
         )
-        rows.append([f.get_db_prep_save(v, connection) for f, v in zip(fields, values)] + [st.key])
+        rows.append(
+            [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
+            + [st.key]
+        )
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
 
 
 def _save_chunk(
-    batch: MiningBatch, runner: str, states: list[DocState], usage: dict[str, StageUsage]
-) -> int:
-    """Write one chunk's results, its usage and progress in one transaction. Returns docs written."""
+    batch: MiningBatch, lease: Lease, states: list[DocState], usage: dict[str, StageUsage]
+) -> bool:
+    """Write one chunk's documents and usage in one transaction, if this execution still holds
+    the batch (False otherwise: nothing written)."""
     now = timezone.now()
     with transaction.atomic():
-        held = MiningBatch.objects.select_for_update().filter(pk=batch.pk, runner=runner).first()
-        if held is None:
-            return -1  # another runner took the batch over: write nothing
+        held = (
+            MiningBatch.objects.select_for_update()
+            .filter(pk=batch.pk, lease_owner=lease.token)
+            .exists()
+        )
+        if not held:
+            return False
         by_id = {s.key: s for s in states}
         pending = set(
             MiningDocument.objects.select_for_update()
@@ -305,205 +340,104 @@ def _save_chunk(
                 cost_usd=F("cost_usd")
                 + cost_usd(batch.backends.get(stage), u.prompt_tokens, u.completion_tokens),
             )
-        MiningBatch.objects.filter(pk=batch.pk).update(
-            n_done=F("n_done") + len(pending), heartbeat_at=now
+        MiningBatch.objects.filter(pk=batch.pk).update(heartbeat_at=now)
+    return True
+
+
+def _pending(batch: MiningBatch) -> QuerySet[MiningDocument]:
+    return MiningDocument.objects.filter(batch=batch, outcome=MiningDocument.Outcome.PENDING)
+
+
+class MiningBatchExecutor(RunExecutor):
+    """A mining batch for the run engine: the upload is read on the first execution, then each
+    chunk runs ``options["chunk_size"]`` pending documents through the stages and stores them
+    (documents, usage) in one transaction. Documents with an outcome are never sent again, so a
+    chunk interrupted by a crash is redone by the next execution and nothing else is."""
+
+    def queue(self, run: MiningBatch) -> str | None:
+        """The gpu queue when a stage runs on vLLM offline, else the default queue."""
+        for config in (run.backends or {}).values():
+            if queue := queue_for(config):
+                return queue
+        return None
+
+    def prepare(self, run: MiningBatch, lease: Lease) -> None:
+        if not run.ingested:
+            batch_ingest(batch=run, beat=lease.beat)
+
+    def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
+        opts = run.options
+        docs = list(
+            _pending(run)
+            .order_by("pk")
+            .only("pk", "text", "input_goal", "input_steps", "input_resources")[
+                : int(opts.get("chunk_size") or DEFAULT_OPTIONS["chunk_size"])
+            ]
         )
-    return len(pending)
+        if not docs:
+            return False
+        watch = _LeaseWatch(lease)
+        backends = {key: _LeasedBackend(b, watch) for key, b in stage_backends(run).items()}
+        try:
+            states = [_state(d) for d in docs]
+            usage = Pipeline(
+                stages=list(run.stages),
+                backends=backends,
+                heuristics=HeuristicsConfig(
+                    min_steps=opts["min_steps"], max_steps=opts["max_steps"]
+                ),
+                max_tokens=opts.get("max_tokens"),
+            ).run(states)
+        finally:
+            for backend in backends.values():
+                backend.close()
+        if watch.lost() or not _save_chunk(run, lease, states, usage):
+            return True  # another execution holds the batch; the engine sees the lease lost
+        return _pending(run).exists()
+
+    def counters(self, run: MiningBatch) -> dict[str, Any]:
+        docs = MiningDocument.objects.filter(batch=run).aggregate(
+            n_total=Count("id"),
+            n_done=Count("id", filter=~Q(outcome=MiningDocument.Outcome.PENDING)),
+        )
+        usage = MiningStageUsage.objects.filter(batch=run).aggregate(
+            prompt_tokens=Sum("prompt_tokens"),
+            completion_tokens=Sum("completion_tokens"),
+            cost=Sum("cost_usd"),
+        )
+        return {
+            "n_total": docs["n_total"],
+            "n_done": docs["n_done"],
+            "prompt_tokens": usage["prompt_tokens"] or 0,
+            "completion_tokens": usage["completion_tokens"] or 0,
+            "cost": usage["cost"] or Decimal(0),
+        }
 
 
 def batch_run(
-    *,
-    batch_id: int,
-    runner: str | None = None,
-    backends: dict[str, Any] | None = None,
-    on_chunk: Callable[[list[DocState]], None] | None = None,
-) -> MiningBatch | None:
-    """Run (or resume) a batch to the end, chunk by chunk. Idempotent: documents already done are
-    never sent again; a chunk interrupted by a crash is redone by the next run. Returns None when
-    another runner holds the batch."""
-    runner = runner or uuid.uuid4().hex
-    if not _claim(batch_id, runner):
-        logger.info("mining batch %s is held by another runner or not active", batch_id)
-        return None
+    *, batch_id: int, on_chunk: Callable[[MiningBatch], None] | None = None
+) -> MiningBatch:
+    """Work a batch in this process, chunk by chunk, until it stops (``manage.py mine``; no
+    worker needed). A batch another execution holds is returned still active."""
     batch = MiningBatch.objects.get(pk=batch_id)
-    try:
-        if batch.started_at is None:
-            MiningBatch.objects.filter(pk=batch.pk).update(started_at=timezone.now())
-        if not batch.ingested:
-            batch_ingest(batch=batch)
-        opts = batch.options
-        pipeline = Pipeline(
-            stages=list(batch.stages),
-            backends=backends if backends is not None else _backends_for(batch),
-            heuristics=HeuristicsConfig(min_steps=opts["min_steps"], max_steps=opts["max_steps"]),
-            max_tokens=opts.get("max_tokens"),
-        )
-        chunk_size = int(opts.get("chunk_size") or 128)
-        last_pk = 0
-        while True:
-            if MiningBatch.objects.filter(pk=batch.pk, cancel_requested=True).exists():
-                MiningBatch.objects.filter(pk=batch.pk, runner=runner).update(
-                    status=MiningBatch.Status.CANCELLED, finished_at=timezone.now(), runner=""
-                )
-                break
-            docs = list(
-                MiningDocument.objects.filter(
-                    batch=batch, outcome=MiningDocument.Outcome.PENDING, pk__gt=last_pk
-                )
-                .order_by("pk")
-                .only("pk", "text", "input_goal", "input_steps", "input_resources")[:chunk_size]
-            )
-            if not docs:
-                MiningBatch.objects.filter(pk=batch.pk, runner=runner).update(
-                    status=MiningBatch.Status.COMPLETED, finished_at=timezone.now(), runner=""
-                )
-                break
-            last_pk = docs[-1].pk
-            states = [_state(d) for d in docs]
-            usage = pipeline.run(states)
-            if _save_chunk(batch, runner, states, usage) < 0:
-                return None
-            if on_chunk:
-                on_chunk(states)
-    except Exception as exc:
-        logger.exception("mining batch %s failed", batch_id)
-        MiningBatch.objects.filter(pk=batch_id, runner=runner).update(
-            status=MiningBatch.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:5000],
-            finished_at=timezone.now(),
-            runner="",
-        )
-        raise
-    batch.refresh_from_db()
-    return batch
+    return engine.execute_inline(batch, on_chunk=on_chunk)
 
 
 # -- cancel / resume -------------------------------------------------------------------------
-def _runner_alive(batch: MiningBatch, now) -> bool:
-    return bool(
-        batch.status == MiningBatch.Status.RUNNING
-        and batch.runner
-        and batch.heartbeat_at
-        and batch.heartbeat_at >= now - _stale_after()
-    )
-
-
 def batch_cancel(*, batch: MiningBatch) -> MiningBatch:
-    """Ask the runner to stop after its current chunk; with no live runner, cancel at once."""
-    batch.refresh_from_db()
-    if batch.status not in MiningBatch.ACTIVE:
-        raise ValidationError(
-            f"batch {batch.pk} is {batch.status}; only pending or running batches can be cancelled"
-        )
-    now = timezone.now()
-    updates: dict[str, Any] = {"cancel_requested": True}
-    if not _runner_alive(batch, now):
-        updates.update(status=MiningBatch.Status.CANCELLED, finished_at=now, runner="")
-    MiningBatch.objects.filter(pk=batch.pk).update(**updates)
-    batch.refresh_from_db()
-    return batch
+    """Cancel a queued batch at once; a running one stores the chunk in flight, then stops."""
+    try:
+        return engine.cancel(batch)
+    except engine.RunStateError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def batch_resume(*, batch: MiningBatch, force: bool = False) -> MiningBatch:
-    """Start a cancelled, failed or stalled batch again; done documents are kept.
+    """Queue a cancelled, failed or orphaned batch again; documents with an outcome are kept.
 
-    A running batch whose runner still beats its heart is refused unless ``force`` (use it when
-    you know the worker is gone, e.g. after killing it)."""
-    batch.refresh_from_db()
-    now = timezone.now()
-    if batch.status == MiningBatch.Status.COMPLETED:
-        raise ValidationError(f"batch {batch.pk} is completed; nothing to resume")
-    if not force and _runner_alive(batch, now):
-        raise ValidationError(
-            f"batch {batch.pk} is running (last progress {batch.heartbeat_at:%H:%M:%S}); "
-            "use force to take it over"
-        )
-    MiningBatch.objects.filter(pk=batch.pk).update(
-        status=MiningBatch.Status.PENDING,
-        cancel_requested=False,
-        runner="",
-        heartbeat_at=None,
-        error="",
-        finished_at=None,
-    )
-    batch.refresh_from_db()
-    batch_enqueue(batch=batch)
-    return batch
-
-
-# -- dry run (no database writes, no LLM calls) ----------------------------------------------
-def dry_run_file(
-    *, path: Path, stages: str | list[int] | None = None, options: dict[str, Any] | None = None
-) -> Iterable[dict[str, Any]]:
-    """Validate every record and run what needs no LLM (the heuristics filter on records that
-    already carry goal/steps); say for the rest which stage would be sent next and roughly how
-    many prompt tokens it would take (o200k)."""
-    from benchmarks.mining.stages import STAGES, render_prompt
-    from benchmarks.tokens import count_tokens
-
-    stage_list = parse_stages(stages)
-    opts = _clean_options(options)
-    fmt = readers.detect_format(path.name)
-    heur = HeuristicsConfig(min_steps=opts["min_steps"], max_steps=opts["max_steps"])
-    for doc in iter_documents(path, fmt=fmt, options=opts):
-        out: dict[str, Any] = {
-            "position": doc.line,
-            "id": doc.source_id,
-            "topic": doc.topic or doc.topic_raw,
-            "notes": doc.notes,
-        }
-        if doc.problem:
-            yield {**out, "outcome": "invalid", "stage": "input", "reason": f"input: {doc.problem}"}
-            continue
-        state = DocState(
-            key=doc.line, text=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources
-        )
-        leading: list[int] = []
-        for number, key, _label, prompt in STAGES:
-            if number not in stage_list or (number == 1 and doc.has_procedure):
-                continue
-            if prompt:
-                break
-            leading.append(number)
-        if 1 not in stage_list and not doc.has_procedure:
-            leading = [s for s in leading if s != 2]
-        Pipeline(stages=leading, backends={}, heuristics=heur).run([state]) if leading else None
-        if leading and state.outcome != "kept":
-            yield {
-                **out,
-                "outcome": state.outcome,
-                "stage": state.stage_reached,
-                "reason": state.reason,
-            }
-            continue
-        if 1 not in stage_list and not doc.has_procedure:
-            yield {
-                **out,
-                "outcome": "invalid",
-                "stage": "input",
-                "reason": "input: stage 1 (extraction) is not selected and the record has no goal/steps",
-            }
-            continue
-        nxt = next(
-            (
-                key
-                for number, key, _l, prompt in STAGES
-                if number in stage_list and prompt and not (number == 1 and doc.has_procedure)
-            ),
-            None,
-        )
-        if nxt is None:
-            yield {**out, "outcome": "kept", "stage": state.stage_reached, "reason": ""}
-            continue
-        prompt_tokens = count_tokens(
-            render_prompt(
-                nxt, document=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources
-            )
-        )
-        yield {
-            **out,
-            "outcome": "would_send",
-            "stage": nxt,
-            "reason": "",
-            "prompt_tokens": prompt_tokens,
-        }
+    A batch whose worker still beats its heart is refused unless ``force`` (use it when you
+    know the worker is gone, e.g. after killing it)."""
+    try:
+        return engine.resume(batch, force=force)
+    except engine.RunStateError as exc:
+        raise ValidationError(str(exc)) from None

@@ -2,49 +2,26 @@
 
 from __future__ import annotations
 
-import json
-from functools import wraps
+from collections.abc import Callable
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from benchmarks.mining.forms import BatchForm, PromoteForm
-from benchmarks.mining.models import MiningDocument
+from benchmarks.mining.models import MiningBatch, MiningDocument
 from benchmarks.mining.selectors import batches as selectors
 from benchmarks.mining.services import batches as services
 from benchmarks.mining.services import promotion
 from benchmarks.mining.stages import STAGES
 from benchmarks.topics import TOPICS
-from core.roles import is_admin, is_researcher
-
-
-def _role(check, message):
-    def deco(view):
-        @login_required
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            if not check(request.user):
-                raise PermissionDenied(message)
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return deco
-
-
-researcher_required = _role(is_researcher, "Mining batches are for researchers and admins.")
-admin_required = _role(is_admin, "Only admins can start or change mining batches.")
-
-
-def _errors(exc: ValidationError) -> str:
-    if hasattr(exc, "message_dict"):
-        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-    return " ".join(exc.messages)
+from core.access import admin_required, researcher_required
+from core.errors import validation_text
+from core.roles import is_admin
+from core.streaming import jsonl_lines, streaming_download
 
 
 @researcher_required
@@ -70,7 +47,7 @@ def batch_new(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
             )
         except ValidationError as exc:
-            form.add_error(None, _errors(exc))
+            form.add_error(None, validation_text(exc))
         else:
             messages.success(request, f"Batch {batch.pk} queued.")
             return redirect(batch)
@@ -100,30 +77,41 @@ def batch_progress(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "mining/_batch_live.html", _detail_context(request, batch))
 
 
+def _batch_change(
+    request: HttpRequest, pk: int, change: Callable[[MiningBatch], object], done: str
+) -> HttpResponse:
+    """Apply one service call to the batch, then back to its page with what happened."""
+    batch = selectors.batch_get(pk=pk)
+    try:
+        change(batch)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    else:
+        messages.success(request, done)
+    return redirect(batch)
+
+
 @require_POST
 @admin_required
 def batch_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = selectors.batch_get(pk=pk)
-    try:
-        services.batch_cancel(batch=batch)
-        messages.success(
-            request, "Cancellation requested; the batch stops after its current chunk."
-        )
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
-    return redirect(batch)
+    return _batch_change(
+        request,
+        pk,
+        lambda batch: services.batch_cancel(batch=batch),
+        "Cancellation requested; the batch stops after its current chunk.",
+    )
 
 
 @require_POST
 @admin_required
 def batch_resume(request: HttpRequest, pk: int) -> HttpResponse:
-    batch = selectors.batch_get(pk=pk)
-    try:
-        services.batch_resume(batch=batch, force=request.POST.get("force") == "1")
-        messages.success(request, "Batch resumed; documents already done are kept.")
-    except ValidationError as exc:
-        messages.error(request, _errors(exc))
-    return redirect(batch)
+    force = request.POST.get("force") == "1"
+    return _batch_change(
+        request,
+        pk,
+        lambda batch: services.batch_resume(batch=batch, force=force),
+        "Batch resumed; documents already done are kept.",
+    )
 
 
 @require_POST
@@ -135,7 +123,7 @@ def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             report = promotion.batch_promote(batch=batch, **form.cleaned_data)
         except ValidationError as exc:
-            messages.error(request, _errors(exc))
+            messages.error(request, validation_text(exc))
         else:
             messages.success(
                 request,
@@ -144,7 +132,7 @@ def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
             )
             return redirect(report.dataset)
     else:
-        messages.error(request, _errors(ValidationError(form.errors)))
+        messages.error(request, validation_text(ValidationError(form.errors)))
     return redirect(batch)
 
 
@@ -177,9 +165,5 @@ def batch_documents(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def batch_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     batch = selectors.batch_get(pk=pk)
-    lines = (
-        json.dumps(rec, ensure_ascii=False) + "\n" for rec in selectors.export_records(batch=batch)
-    )
-    resp = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-    resp["Content-Disposition"] = f'attachment; filename="how2mine-batch-{batch.pk}.jsonl"'
-    return resp
+    lines = jsonl_lines(selectors.export_records(batch=batch))
+    return streaming_download(lines, filename=f"how2mine-batch-{batch.pk}.jsonl")

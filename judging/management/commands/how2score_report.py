@@ -6,7 +6,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks.models import Generator
+from benchmarks.management.arguments import generator_argument
+from core.formatting import fmt_number
 from judging.models import Judge, JudgeRun
 from judging.selectors.judgments import how2score_report
 
@@ -24,11 +25,7 @@ class Command(BaseCommand):
         judge = Judge.objects.filter(name=opts["judge"]).first()
         if judge is None:
             raise CommandError(f"no judge named {opts['judge']!r}")
-        generator = None
-        if opts["generator"]:
-            generator = Generator.objects.filter(name=opts["generator"]).first()
-            if generator is None:
-                raise CommandError(f"no generator named {opts['generator']!r}")
+        generator = generator_argument(opts["generator"]) if opts["generator"] else None
         run = None
         if opts["run"] is not None:
             run = JudgeRun.objects.filter(pk=opts["run"], judge=judge).first()
@@ -42,9 +39,7 @@ class Command(BaseCommand):
         if not report["generators"]:
             self.stdout.write("  no judgments")
         for g in report["generators"]:
-            tokens = (
-                "-" if g["avg_generated_tokens"] is None else f"{g['avg_generated_tokens']:.1f}"
-            )
+            tokens = fmt_number(g["avg_generated_tokens"], 1, undefined="-")
             self.stdout.write(
                 f"\n{g['generator']}: How2Score {g['how2score_percent']:.1f}%  n={g['n_examples']}  "
                 f"with failures={g['n_with_failures']}  avg failures={g['avg_failures_per_example']:.3f}  "

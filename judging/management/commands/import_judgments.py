@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from benchmarks.models import Dataset
-from benchmarks.services.imports import ImportRefused
+from benchmarks.management.arguments import import_errors
 from judging.services.imports import judgments_import
 
 
@@ -19,15 +18,11 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", default=None)
 
     def handle(self, *args, **opts):
-        try:
+        with import_errors(file=opts["file"], dataset=opts["dataset"]):
             report = judgments_import(
                 judge=opts["judge"],
                 generator=opts["generator"],
                 dataset=opts["dataset"],
                 path=opts["file"],
             )
-        except ImportRefused as exc:
-            raise CommandError(str(exc)) from exc
-        except (ValueError, OSError, Dataset.DoesNotExist, Dataset.MultipleObjectsReturned) as exc:
-            raise CommandError(str(exc)) from exc
         self.stdout.write(f"{opts['file']}: {report}")

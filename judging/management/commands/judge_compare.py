@@ -8,19 +8,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
 from benchmarks.models import Dataset
+from core.formatting import fmt_percent, fmt_stat
 from judging.selectors import comparison as sel
 
 
 def _pct(stat: dict | None) -> str:
-    if not stat or stat.get("value") is None:
-        return "undefined"
-    return f"{100 * stat['value']:.1f}%"
-
-
-def _num(stat: dict | None) -> str:
-    if not stat or stat.get("value") is None:
-        return "undefined"
-    return f"{stat['value']:.3f}"
+    return fmt_stat(stat, percent=True)
 
 
 class Command(BaseCommand):
@@ -90,14 +83,14 @@ class Command(BaseCommand):
             )
             if h["leave_one_out_min"] is not None:
                 w(
-                    f"Leave-one-out human agreement: {100 * h['leave_one_out_min']:.1f}%–{100 * h['leave_one_out_max']:.1f}%"
+                    f"Leave-one-out human agreement: {fmt_percent(h['leave_one_out_min'])}–{fmt_percent(h['leave_one_out_max'])}"
                 )
             w(f"\n{'judge':<28} {'n':>5} {'agree':>8} {'has_fail':>9} {'no_fail':>9} {'kappa':>8}")
             for j in c["judges"]:
                 w(
                     f"{j['judge']:<28} {j['n_compared']:>5} {_pct(j['agreement']):>8} "
                     f"{_pct(j['per_class']['has_failure']['agreement']):>9} "
-                    f"{_pct(j['per_class']['no_failure']['agreement']):>9} {_num(j['kappa']):>8}"
+                    f"{_pct(j['per_class']['no_failure']['agreement']):>9} {fmt_stat(j['kappa']):>8}"
                 )
             pairs = c["pairs"]
         else:
@@ -106,7 +99,7 @@ class Command(BaseCommand):
             w(f"\n{'judge A':<24} {'judge B':<24} {'n':>6} {'agree':>8} {'kappa':>8}")
             for p in pairs:
                 w(
-                    f"{p['judge_a']:<24} {p['judge_b']:<24} {p['n_shared']:>6} {_pct(p['agreement']):>8} {_num(p['kappa']):>8}"
+                    f"{p['judge_a']:<24} {p['judge_b']:<24} {p['n_shared']:>6} {_pct(p['agreement']):>8} {fmt_stat(p['kappa']):>8}"
                 )
         if "rankings" in report:
             for j in report["rankings"]["judges"]:
@@ -117,7 +110,7 @@ class Command(BaseCommand):
                     )
             for t in report["rankings"]["kendall_tau"]:
                 w(
-                    f"Kendall tau-b {t['judge_a']} vs {t['judge_b']}: {_num(t['tau'])} over {t['n_common']} generators"
+                    f"Kendall tau-b {t['judge_a']} vs {t['judge_b']}: {fmt_stat(t['tau'])} over {t['n_common']} generators"
                 )
         w(
             f"\n{'leaderboard':<28} {'agree':>8} {'parse_fail':>10} {'fail_rate':>10} {'cost':>10} {'time_s':>9} {'gen/ref':>8}"
@@ -125,5 +118,5 @@ class Command(BaseCommand):
         for r in report["leaderboard"]["rows"]:
             w(
                 f"{r['judge']:<28} {_pct(r['agreement']):>8} {_pct(r['parse_failure_rate']):>10} "
-                f"{_pct(r['failure_rate']):>10} {r['cost']:>10.4f} {r['time_s']:>9.1f} {_num(r['verbosity']):>8}"
+                f"{_pct(r['failure_rate']):>10} {r['cost']:>10.4f} {r['time_s']:>9.1f} {fmt_stat(r['verbosity']):>8}"
             )

@@ -20,7 +20,7 @@ K2011_C = [
 
 def wide(observers):
     """Observers x units (the paper's layout) -> a LabelMatrix of items x annotators."""
-    return ag.LabelMatrix.from_rows([list(unit) for unit in zip(*observers)])
+    return ag.LabelMatrix.from_rows([list(unit) for unit in zip(*observers, strict=True)])
 
 
 def test_section_a_binary_two_observers():
@@ -48,7 +48,7 @@ def test_section_c_same_result_with_string_labels():
     m = wide(observers)
     assert round(ag.krippendorff_alpha(m), 3) == 0.743
     ordered = ag.LabelMatrix.from_rows(
-        [list(u) for u in zip(*observers)], categories=list(words.values())
+        [list(u) for u in zip(*observers, strict=True)], categories=list(words.values())
     )
     assert round(ag.krippendorff_alpha(ordered, level="ordinal"), 3) == 0.815
 

@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 from annotation import agreement as ag
+from annotation.agreement.alpha import _alpha_from_pattern_weights, _value_domain
+from annotation.agreement.matrix import pairable_counts
+from tests.support.purity import django_imports, source_files
 
 N = None
 
@@ -180,26 +183,26 @@ def random_study(n_items, n_annotators, n_categories, *, seed, agree=0.7, missin
 def test_vectorised_alpha_matches_the_package_on_arbitrary_resamples(level):
     """The bootstrap's vectorised α equals krippendorff.alpha on the explicitly resampled units."""
     m = random_study(60, 4, 4, seed=3, missing=0.2)
-    counts = ag._pairable_counts(m)
+    counts = pairable_counts(m)
     patterns, inverse = np.unique(counts, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     rng = np.random.default_rng(11)
     for _ in range(5):
         pick = rng.integers(0, len(counts), len(counts))
         weights = np.bincount(inverse[pick], minlength=len(patterns)).astype(float)
-        got = ag._alpha_from_pattern_weights(
-            patterns, weights[None], level=level, domain=ag._value_domain(m, level)
+        got = _alpha_from_pattern_weights(
+            patterns, weights[None], level=level, domain=_value_domain(m, level)
         )[0]
         want = krippendorff.alpha(
             value_counts=counts[pick],
-            value_domain=ag._value_domain(m, level),
+            value_domain=_value_domain(m, level),
             level_of_measurement=level,
         )
         assert got == pytest.approx(want, abs=1e-12)
 
 
 def naive_bootstrap(m, n, seed, level="nominal"):
-    counts = ag._pairable_counts(m)
+    counts = pairable_counts(m)
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
@@ -209,7 +212,7 @@ def naive_bootstrap(m, n, seed, level="nominal"):
         out.append(
             krippendorff.alpha(
                 value_counts=sample,
-                value_domain=ag._value_domain(m, level),
+                value_domain=_value_domain(m, level),
                 level_of_measurement=level,
             )
         )
@@ -220,7 +223,7 @@ def naive_bootstrap(m, n, seed, level="nominal"):
 def test_bootstrap_ci_agrees_with_a_naive_unit_bootstrap(shape):
     n_items, n_annotators, n_categories, agree = shape
     m = random_study(n_items, n_annotators, n_categories, seed=5, agree=agree)
-    n_patterns = len(np.unique(ag._pairable_counts(m), axis=0))
+    n_patterns = len(np.unique(pairable_counts(m), axis=0))
     # both sampling paths are exercised: multinomial over patterns, and unit indices
     assert (n_patterns > n_items // 2) == (n_categories > 2)
     ci = ag.alpha_bootstrap_ci(m, n_resamples=2000, seed=1)
@@ -244,3 +247,9 @@ def test_bootstrap_counts_degenerate_resamples():
     ci = ag.alpha_bootstrap_ci(m, n_resamples=500, seed=0)
     assert ci.n_degenerate > 0
     assert math.isfinite(ci.low) and math.isfinite(ci.high)
+
+
+def test_agreement_package_has_no_django_imports():
+    files = [p.name for p in source_files(ag)]
+    assert {"matrix.py", "alpha.py", "kappa.py", "majority.py"} <= set(files)
+    assert django_imports(ag) == {}

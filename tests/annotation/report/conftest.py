@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Assignment, Participant
-from annotation.services import flow as services
+from annotation.services.assignment import participant_current_assignment
+from annotation.services.submission import annotation_submit
 from benchmarks.models import Topic
 from tests.annotation.factories import full_label, make_study, working_participant
 
@@ -48,14 +49,14 @@ def label_study(study, labels: dict, annotators) -> dict[str, Participant]:
     out = {}
     for name in annotators:
         p = working_participant(study, name)
-        while (a := services.participant_current_assignment(participant=p)) is not None:
+        while (a := participant_current_assignment(participant=p)) is not None:
             Assignment.objects.filter(pk=a.pk).update(
                 served_at=timezone.now() - timedelta(seconds=60)
             )
             a.refresh_from_db()
             position = a.item.position
             assert position in labels, "the study served an item outside the plan"
-            services.annotation_submit(
+            annotation_submit(
                 assignment=a,
                 label=label_for(position, name, labels),
                 active_ms=1000 * (10 + position),

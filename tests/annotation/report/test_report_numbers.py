@@ -190,7 +190,8 @@ def test_first_failure_location_in_sql_matches_the_python_definition(db):
 
     from annotation.labels import first_failure_step
     from annotation.models import Annotation, Assignment
-    from annotation.services import flow as services
+    from annotation.services.assignment import participant_current_assignment
+    from annotation.services.submission import annotation_submit
     from tests.annotation.factories import full_label, working_participant
 
     study = make_study(n_items=3, overlap=1, items_per_participant=3, attention_rate=0.0)
@@ -204,10 +205,10 @@ def test_first_failure_location_in_sql_matches_the_python_definition(db):
     ]
     p = working_participant(study, "SQL")
     for failures in plans:
-        a = services.participant_current_assignment(participant=p)
+        a = participant_current_assignment(participant=p)
         Assignment.objects.filter(pk=a.pk).update(served_at=timezone.now() - timedelta(seconds=60))
         a.refresh_from_db()
-        services.annotation_submit(
+        annotation_submit(
             assignment=a, label=full_label(has_failure=failures is not None, failures=failures)
         )
         p.refresh_from_db()

@@ -5,11 +5,13 @@ it from benchmarks/admin.py)."""
 from __future__ import annotations
 
 import importlib
+from datetime import timedelta
 from unittest import mock
 
 import pytest
 from django.contrib import admin
 from django.urls import clear_url_caches, reverse
+from django.utils import timezone
 
 from benchmarks.models import GenerationRun
 
@@ -64,26 +66,56 @@ def test_admin_creates_launches_and_cancels(
     assert resp.status_code == 302, resp.content.decode()[:2000]
     run = GenerationRun.objects.get()
     assert (
-        run.status == "pending" and run.created_by == user and list(run.topics.all()) == [topics[0]]
+        run.status == "queued" and run.created_by == user and list(run.topics.all()) == [topics[0]]
     )
     assert run.decoding == {"temperature": 0.0, "max_tokens": 64, "stop": []} and run.n_total == 3
 
     changelist = reverse("admin:benchmarks_generationrun_changelist")
-    with mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay:
-        with django_capture_on_commit_callbacks(execute=True):
-            client.post(changelist, {"action": "launch_runs", "_selected_action": [run.pk]})
+    with (
+        mock.patch("core.tasks.run_chunk.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        client.post(changelist, {"action": "launch_runs", "_selected_action": [run.pk]})
     run.refresh_from_db()
-    assert run.status == "running" and run.epoch == 1
-    delay.assert_called_once_with(run.pk, 1)
+    assert run.status == "queued"
+    apply_async.assert_called_once_with(
+        ("benchmarks.GenerationRun", run.pk), countdown=None, queue=None
+    )
 
-    page = client.get(
-        reverse("admin:benchmarks_generationrun_change", args=[run.pk])
-    ).content.decode()
+    # a worker picks it up; launching again while it is alive does nothing
+    GenerationRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="worker", heartbeat_at=timezone.now()
+    )
+    with mock.patch("core.tasks.run_chunk.apply_async") as apply_async:
+        resp = client.post(
+            changelist, {"action": "launch_runs", "_selected_action": [run.pk]}, follow=True
+        )
+    apply_async.assert_not_called()
+    assert "its worker is alive" in resp.content.decode()
+
+    change_url = reverse("admin:benchmarks_generationrun_change", args=[run.pk])
+    page = client.get(change_url).content.decode()
     assert "<progress" in page and "m1" in page
+    assert "alive (last heartbeat" in page and "takes the run over" not in page
 
     client.post(changelist, {"action": "cancel_runs", "_selected_action": [run.pk]})
     run.refresh_from_db()
-    assert run.cancel_requested
+    assert run.status == "cancelling"
+
+    # the worker died: the page offers to take the run over, and Launch does
+    GenerationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert "“Launch” takes the run over" in client.get(change_url).content.decode()
+    with (
+        mock.patch("core.tasks.run_chunk.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        resp = client.post(
+            changelist, {"action": "launch_runs", "_selected_action": [run.pk]}, follow=True
+        )
+    assert f"Run {run.pk} taken over (3 to go)" in resp.content.decode()  # capfirst
+    run.refresh_from_db()
+    assert (run.status, run.lease_owner) == ("queued", "")
+    apply_async.assert_called_once()
 
 
 def test_researcher_sees_runs_but_cannot_launch(
@@ -99,5 +131,5 @@ def test_researcher_sees_runs_but_cannot_launch(
     assert page.status_code == 200 and "launch_runs" not in page.content.decode()
     client.post(changelist, {"action": "launch_runs", "_selected_action": [run.pk]})
     run.refresh_from_db()
-    assert run.status == "pending"
+    assert run.status == "queued"
     assert client.get(reverse("admin:benchmarks_generationrun_add")).status_code == 403

@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from benchmarks.models import Generation, GenerationRun, Generator
 from tests.benchmarks.generation.conftest import steps_responder
@@ -18,8 +19,8 @@ def run_cmd(*args) -> str:
     return out.getvalue()
 
 
-def test_run_generation_inline_then_scores(llm_server, small_dataset):
-    dataset, topics, procedures = small_dataset
+@pytest.mark.usefixtures("small_dataset")
+def test_run_generation_inline_then_scores(llm_server):
     llm_server.responder = steps_responder
     out = run_cmd(
         "run_generation",
@@ -41,7 +42,7 @@ def test_run_generation_inline_then_scores(llm_server, small_dataset):
         "--backend-options",
         '{"timeout_s": 5, "max_retries": 1}',
     )
-    assert "completed — 5/5 generated, 0 failed" in out
+    assert "done — 5/5 generated, 0 failed" in out
     run = GenerationRun.objects.get(generator__name="cli-gen")
     assert run.decoding == {"temperature": 0.0, "max_tokens": 256, "stop": ["\n\n"]}
     assert all(r.body["max_tokens"] == 256 for r in llm_server.requests)
@@ -61,22 +62,26 @@ def test_run_generation_enqueues_without_inline(
     llm_server.responder = steps_responder
     from unittest import mock
 
-    with mock.patch("benchmarks.tasks.generation_run_chunk.delay") as delay:
-        with django_capture_on_commit_callbacks(execute=True):
-            out = run_cmd(
-                "run_generation",
-                "--generator",
-                "q-gen",
-                "--dataset",
-                "gen-test",
-                "--model",
-                "m",
-                "--topics",
-                small_dataset[1][0].slug,
-            )
+    with (
+        mock.patch("core.tasks.run_chunk.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        out = run_cmd(
+            "run_generation",
+            "--generator",
+            "q-gen",
+            "--dataset",
+            "gen-test",
+            "--model",
+            "m",
+            "--topics",
+            small_dataset[1][0].slug,
+        )
     run = GenerationRun.objects.get(generator__name="q-gen")
-    delay.assert_called_once_with(run.pk, run.epoch)
-    assert "enqueued" in out and run.status == "running" and run.n_total == 3
+    apply_async.assert_called_once_with(
+        ("benchmarks.GenerationRun", run.pk), countdown=None, queue=None
+    )
+    assert "enqueued" in out and run.status == "queued" and run.n_total == 3
 
 
 def test_run_generation_errors_name_the_problem(small_dataset):
@@ -116,10 +121,21 @@ def test_run_generation_errors_name_the_problem(small_dataset):
     Generator.objects.get(name="g")  # created on the way, harmless
 
 
-def test_cancel_command(small_dataset):
+@pytest.mark.usefixtures("small_dataset")
+def test_cancel_command():
     run_cmd("run_generation", "--generator", "c-gen", "--dataset", "gen-test", "--model", "m")
     run = GenerationRun.objects.get(generator__name="c-gen")
+    # a worker holds the run: it is asked to stop
+    GenerationRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="worker", heartbeat_at=timezone.now()
+    )
     out = run_cmd("run_generation", "--cancel", str(run.pk))
-    assert "cancel requested" in out
+    assert "cancelling (its worker stops after storing what is in flight)" in out
     run.refresh_from_db()
-    assert run.cancel_requested
+    assert run.status == "cancelling"
+    # a run nobody holds stops at once; a finished one cannot be cancelled
+    run_cmd("run_generation", "--generator", "d-gen", "--dataset", "gen-test", "--model", "m")
+    queued = GenerationRun.objects.get(generator__name="d-gen")
+    assert run_cmd("run_generation", "--cancel", str(queued.pk)).strip().endswith(": cancelled")
+    with pytest.raises(CommandError, match="is cancelled; only queued or running"):
+        run_cmd("run_generation", "--cancel", str(queued.pk))

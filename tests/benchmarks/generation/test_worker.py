@@ -1,6 +1,6 @@
 """A generation run in a real Celery worker (Redis broker, PostgreSQL): the worker is killed
-mid-run, the run is resumed in a fresh worker, and every procedure ends with exactly one
-generation."""
+mid-run, the run shows its worker gone once the lease goes stale, it is resumed in a fresh
+worker, and every procedure ends with exactly one generation."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ N = 12
 
 @pytest.mark.worker
 def test_killed_worker_then_resume_leaves_no_duplicate_and_no_gap(
-    celery_worker_process, llm_server, tmp_path
+    celery_worker_process, llm_server, tmp_path, settings
 ):
     llm_server.responder = steps_responder
     llm_server.latency_s = 0.25
@@ -50,17 +50,25 @@ def test_killed_worker_then_resume_leaves_no_duplicate_and_no_gap(
     run.refresh_from_db()
     assert run.status == "running" and killed_at < N, "the kill must land mid-run"
 
+    # in this process a lease goes stale after 2 s: the console then shows the worker gone
+    settings.RUN_LEASE_SECONDS = 2
+    wait_for(
+        lambda: GenerationRun.objects.get(pk=run.pk).worker_gone,
+        timeout=30,
+        message="the dead worker's lease to go stale",
+    )
     with running_worker(tmp_path) as second:
-        generation_run_start(run=run)  # resume: a new epoch in the new worker
+        run = generation_run_start(run=run)  # resume: a new attempt in the new worker
+        assert run.status == "queued"
         wait_for(
-            lambda: GenerationRun.objects.get(pk=run.pk).status != "running",
+            lambda: not GenerationRun.objects.get(pk=run.pk).is_active,
             timeout=90,
             message=f"run to finish\n{second.log()[-3000:]}",
         )
 
     run.refresh_from_db()
-    assert run.status == "completed", run.message
-    assert run.n_done == N and run.epoch == 2
+    assert run.status == "done", run.error
+    assert (run.n_done, run.n_failed, run.errors, run.lease_owner) == (N, 0, [], "")
     per_procedure = (
         Generation.objects.filter(generator=generator).values("procedure").annotate(c=Count("id"))
     )

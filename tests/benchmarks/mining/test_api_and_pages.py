@@ -52,7 +52,7 @@ def test_admin_creates_batch_over_api_and_it_runs(
     )
     assert resp.status_code == 201, resp.content
     batch = MiningBatch.objects.get(pk=resp.json()["id"])
-    assert batch.status == "completed" and batch.created_by == admin  # eager: ran on commit
+    assert batch.status == "done" and batch.created_by == admin  # eager: ran on commit
     detail = _client(admin).get(f"/api/mining/batches/{batch.pk}/").json()
     assert detail["yields"]["total"]["kept"] == 1
     assert (
@@ -133,7 +133,7 @@ def test_cancel_then_resume_pending_batch(make_user, media_root, mining_backends
     r = c.post(f"/api/mining/batches/{batch.pk}/resume/")
     assert r.status_code == 202
     batch.refresh_from_db()
-    assert batch.status == "completed" and batch.n_done == 2
+    assert batch.status == "done" and batch.n_done == 2
     again = c.post(f"/api/mining/batches/{batch.pk}/resume/")
     assert again.status_code == 400 and "nothing to resume" in again.json()["detail"][0]
 
@@ -165,7 +165,7 @@ def test_console_new_batch_form_and_live_partial(
     assert resp["Location"] == f"/mining/batches/{batch.pk}/"
     live = web.get(f"/mining/batches/{batch.pk}/live/")
     html = live.content.decode()
-    assert 'max="2" value="2"' in html and "Completed" in html
+    assert 'max="2" value="2"' in html and ">Done</span>" in html
     assert "hx-trigger" not in html  # finished batches stop polling
     assert "Food &amp; Dining" in html and '1 <span class="muted">(50.0%)</span>' in html
     # gpt-4.1 list prices: 2 USD / 8 USD per million tokens

@@ -100,7 +100,7 @@ def test_mine_stages_2_3_refilters_mined_procedures(tmp_path, media_root, llm_se
     )
     assert script.calls == {"filter": 2}  # only the LLM filter was asked, only for s1 and s2
     batch = MiningBatch.objects.get()
-    assert batch.status == "completed" and batch.stages == [2, 3]
+    assert batch.status == "done" and batch.stages == [2, 3]
 
 
 def test_bad_arguments_are_command_errors(tmp_path):

@@ -25,7 +25,7 @@ def _login(page, live_server, user):
     )
 
 
-def test_batch_page_updates_live_until_completed(
+def test_batch_page_updates_live_until_done(
     page,
     shots,
     live_server,
@@ -48,7 +48,7 @@ def test_batch_page_updates_live_until_completed(
     )
     _login(page, live_server, admin)
     page.goto(f"{live_server.url}/mining/batches/{batch.pk}/")
-    assert page.locator("#batch-status").inner_text() == "Pending"
+    assert page.locator("#batch-status").inner_text() == "Queued"
     assert page.get_by_role("button", name="Cancel batch").is_visible()
 
     def run() -> None:
@@ -67,7 +67,7 @@ def test_batch_page_updates_live_until_completed(
     )
     mid = int(page.locator("#batch-done").inner_text())
     assert 0 < mid <= 25
-    page.locator("#batch-status", has_text="Completed").wait_for(timeout=60_000)
+    page.locator("#batch-status", has_text="Done").wait_for(timeout=60_000)
     runner.join(timeout=30)
     assert page.locator("#batch-progress").get_attribute("value") == "25"
     assert page.get_by_role("button", name="Cancel batch").count() == 0  # the live part re-rendered
@@ -83,7 +83,7 @@ def test_batch_page_updates_live_until_completed(
         .startswith("1. Procedure extraction")
     )
     page.screenshot(path=str(shots / "mining_batch_detail.png"), full_page=True)
-    assert MiningBatch.objects.get(pk=batch.pk).status == "completed"
+    assert MiningBatch.objects.get(pk=batch.pk).status == "done"
     # Export link downloads the how2mine records.
     with page.expect_download() as dl:
         page.get_by_role("link", name="Export JSONL").click()

@@ -107,7 +107,8 @@ def test_thresholds_are_inclusive():
     assert not apply_heuristics(steps).passed
     # Exactly 0.30 fourgram rate rejects even with the 2/3-gram rates below their thresholds.
     base = ["one two three four five six seven eight nine ten"]
-    steps = base + [
+    steps = [
+        *base,
         "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
         "one two three four x1 x2 x3 x4 x5 x6",
         "y1 y2 y3 y4 y5 y6 y7 y8 y9 y10",

@@ -44,8 +44,8 @@ def test_six_stages_record_every_path_and_usage(tmp_path, media_root, mining_bac
         name="t", upload=_upload(tmp_path, records), backends=mining_backends, start=False
     )
     batch = services.batch_run(batch_id=batch.pk)
-    assert batch.status == MiningBatch.Status.COMPLETED
-    assert batch.n_documents == 12 and batch.n_done == 12
+    assert batch.status == MiningBatch.Status.DONE
+    assert batch.n_total == 12 and batch.n_done == 12
     d = _outcomes(batch)
     assert d["d1"].outcome == "kept" and d["d9"].outcome == "kept"
     assert d["d1"].goal.startswith("Rewritten: Recipe 1")
@@ -163,4 +163,4 @@ def test_csv_and_parquet_uploads_with_truncation_and_failed_requests(
     )
     usage = MiningStageUsage.objects.get(batch=batch, stage="procedures")
     assert (usage.requests, usage.failed_requests) == (3, 1)
-    assert batch.status == MiningBatch.Status.COMPLETED and batch.n_done == 3
+    assert batch.status == MiningBatch.Status.DONE and batch.n_done == 3

@@ -53,9 +53,9 @@ def test_worker_killed_mid_batch_then_resumed(
     with running_worker(tmp_path, concurrency=1, extra_env=_env(tmp_path)):
         services.batch_resume(batch=MiningBatch.objects.get(pk=batch.pk), force=True)
         wait_for(
-            lambda: MiningBatch.objects.get(pk=batch.pk).status == "completed",
+            lambda: MiningBatch.objects.get(pk=batch.pk).status == "done",
             timeout=120,
-            message="batch completed after resume",
+            message="batch done after resume",
         )
     batch.refresh_from_db()
     assert batch.n_done == N == MiningDocument.objects.filter(batch=batch, outcome="kept").count()

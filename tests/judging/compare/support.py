@@ -10,13 +10,14 @@ from django.utils import timezone
 from annotation.models import Annotation, Assignment, Participant, StudyItem
 from benchmarks.models import Generation
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
-from judging.services import runs as services
+from judging.services.items import item_content_hash
+from judging.services.judges import judge_create
 
 
 def make_judge(name: str, **fields) -> Judge:
     fields.setdefault("model", "teacher-model")
     fields.setdefault("decoding", {"temperature": 1.0})
-    return services.judge_create(name=name, **fields)
+    return judge_create(name=name, **fields)
 
 
 def judged_run(
@@ -33,7 +34,7 @@ def judged_run(
     now = timezone.now()
     run = JudgeRun.objects.create(
         judge=judge,
-        status=JudgeRun.Status.SUCCEEDED,
+        status=JudgeRun.Status.DONE,
         n_total=len(generations),
         cost=Decimal(cost),
         started_at=now - timedelta(seconds=seconds),
@@ -42,7 +43,7 @@ def judged_run(
     for g, v in zip(generations, verdicts, strict=True):
         if v == "skip":
             continue
-        h = services.item_content_hash(g)
+        h = item_content_hash(g)
         failures = (
             [
                 {

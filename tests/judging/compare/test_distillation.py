@@ -75,7 +75,7 @@ def test_rules_and_counts(distill, tmp_path):
 
 def test_prompt_is_the_judges_exact_prompt(distill, tmp_path):
     """The same text judging's item builder sends to the teacher."""
-    from judging.services.runs import item_content_hash, item_input
+    from judging.services.items import item_content_hash, item_input
 
     run1, run2 = distill["runs"]
     out = tmp_path / "sft.jsonl"

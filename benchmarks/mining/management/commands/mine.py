@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from benchmarks.mining.readers import UnsupportedFormat
 from benchmarks.mining.selectors import batches as selectors
 from benchmarks.mining.services import batches as services
+from benchmarks.mining.services.dry_run import dry_run_file
 
 
 class Command(BaseCommand):
@@ -75,9 +76,7 @@ class Command(BaseCommand):
         try:
             if opts["dry_run"]:
                 counts: dict[str, int] = {}
-                for line in services.dry_run_file(
-                    path=path, stages=opts["stages"], options=options
-                ):
+                for line in dry_run_file(path=path, stages=opts["stages"], options=options):
                     counts[line["outcome"]] = counts.get(line["outcome"], 0) + 1
                     out.write(json.dumps(line, ensure_ascii=False))
                 sys.stderr.write(f"dry run: {json.dumps(counts)}\n")
@@ -94,9 +93,12 @@ class Command(BaseCommand):
                 )
         except (ValidationError, UnsupportedFormat, ValueError) as exc:
             raise CommandError(_message(exc)) from None
-        batch = services.batch_run(batch_id=batch.pk)
-        if batch is None:
-            raise CommandError("the batch is held by another runner")
+        batch = services.batch_run(batch_id=batch.pk)  # in this process (engine.execute_inline)
+        if batch.is_active:
+            raise CommandError(
+                f"batch {batch.pk} is held by another execution (a worker took it over); "
+                f"follow it at {batch.get_absolute_url()}"
+            )
         for doc in selectors.document_list(batch=batch).iterator(chunk_size=500):
             out.write(json.dumps(selectors.document_outcome(doc), ensure_ascii=False))
         y = selectors.batch_yields(batch=batch)["total"]

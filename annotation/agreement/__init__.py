@@ -1,0 +1,85 @@
+"""Agreement statistics over label matrices: pure numpy, no Django, no ORM.
+
+The input everywhere is a :class:`LabelMatrix` (:mod:`annotation.agreement.matrix`): items
+(rows) × annotators (columns) of integer category codes, ``-1`` where an annotator did not
+label an item. Labels are nominal categories of any kind (``"has_failure"``, ``"3"``,
+``True``); the matrix keeps the mapping.
+
+Every statistic returns a ``float`` or an :class:`Undefined` carrying the reason (a single
+annotator, every label identical, no item labelled twice, no labels at all) — never ``nan``
+and never an exception for such data.
+
+Statistics (each function's docstring says what it measures and how to read it):
+
+- :func:`krippendorff_alpha` and :func:`alpha_bootstrap_ci` — chance-corrected reliability
+  (through the ``krippendorff`` package), with a unit-resampling bootstrap interval
+  (:mod:`~annotation.agreement.alpha`).
+- :func:`percent_agreement` — raw share of agreeing annotator pairs.
+- :func:`cohen_kappa` / :func:`pairwise_cohen_kappa` — chance-corrected agreement of two annotators.
+- :func:`fleiss_kappa` — chance-corrected agreement of many annotators
+  (these three in :mod:`~annotation.agreement.kappa`).
+- :func:`majority_labels` — the majority label per item, with ties reported.
+- :func:`leave_one_out` — each annotator against the majority of the others
+  (both in :mod:`~annotation.agreement.majority`).
+"""
+
+from annotation.agreement.alpha import (
+    LEVELS,
+    BootstrapCI,
+    Level,
+    alpha_bootstrap_ci,
+    krippendorff_alpha,
+)
+from annotation.agreement.kappa import (
+    PairAgreement,
+    cohen_kappa,
+    cohen_kappa_from_confusion,
+    confusion_matrix,
+    fleiss_kappa,
+    fleiss_kappa_from_counts,
+    pairwise_cohen_kappa,
+    percent_agreement,
+)
+from annotation.agreement.majority import LeaveOneOut, Majority, leave_one_out, majority_labels
+from annotation.agreement.matrix import (
+    MISSING,
+    NO_ITEM_TWICE,
+    NO_LABELS,
+    ONE_ANNOTATOR,
+    ONE_CATEGORY,
+    LabelMatrix,
+    Stat,
+    Undefined,
+    label_distribution,
+    stat_json,
+)
+
+__all__ = [
+    "LEVELS",
+    "MISSING",
+    "NO_ITEM_TWICE",
+    "NO_LABELS",
+    "ONE_ANNOTATOR",
+    "ONE_CATEGORY",
+    "BootstrapCI",
+    "LabelMatrix",
+    "LeaveOneOut",
+    "Level",
+    "Majority",
+    "PairAgreement",
+    "Stat",
+    "Undefined",
+    "alpha_bootstrap_ci",
+    "cohen_kappa",
+    "cohen_kappa_from_confusion",
+    "confusion_matrix",
+    "fleiss_kappa",
+    "fleiss_kappa_from_counts",
+    "krippendorff_alpha",
+    "label_distribution",
+    "leave_one_out",
+    "majority_labels",
+    "pairwise_cohen_kappa",
+    "percent_agreement",
+    "stat_json",
+]

@@ -1,0 +1,141 @@
+"""Raw and chance-corrected pairwise agreement: percent agreement, Fleiss' κ, Cohen's κ.
+
+Percent agreement and Fleiss' κ share the per-item pairwise agreement (the share of annotator
+pairs on an item that agree); Cohen's κ compares two annotators through their confusion table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotation.agreement.matrix import (
+    NO_ITEM_TWICE,
+    ONE_CATEGORY,
+    LabelMatrix,
+    Stat,
+    Undefined,
+    check_pairable,
+    pairable_counts,
+)
+
+
+def _per_item_pair_agreement(counts: np.ndarray) -> np.ndarray:
+    m = counts.sum(axis=1)
+    return (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))
+
+
+def percent_agreement(matrix: LabelMatrix) -> Stat:
+    """Pairwise percent agreement: the share of annotator pairs on an item that gave the same label.
+
+    Per item labelled by m ≥ 2 annotators: agreeing pairs / (m·(m−1)/2); then the mean over
+    those items (each item weighs the same). Not corrected for chance: with a skewed label
+    distribution, high agreement can come from everyone giving the common label. Items
+    labelled once are left out.
+    """
+    undefined = check_pairable(matrix)
+    if undefined:
+        return undefined
+    return float(_per_item_pair_agreement(pairable_counts(matrix)).mean())
+
+
+def fleiss_kappa(matrix: LabelMatrix) -> Stat:
+    """Fleiss' κ (1971): chance-corrected agreement for many annotators.
+
+    κ = (P̄ − P̄e) / (1 − P̄e), where P̄ is the mean per-item pairwise agreement (as in
+    :func:`percent_agreement`) and P̄e = Σ p_j², p_j the share of all labels in category j.
+    Fleiss assumed every item has the same number of raters; here items labelled by
+    different numbers of annotators are handled by the usual generalisation (each item's
+    agreement uses its own m; p_j pools all labels), which equals Fleiss' formula when m is
+    constant. Items labelled once are left out. Read like α: 1 perfect, 0 chance level.
+    """
+    undefined = check_pairable(matrix)
+    if undefined:
+        return undefined
+    return fleiss_kappa_from_counts(pairable_counts(matrix))
+
+
+def fleiss_kappa_from_counts(counts: np.ndarray) -> Stat:
+    """Fleiss' κ from an items × categories table of rater counts (rows with < 2 raters ignored)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    counts = counts[counts.sum(axis=1) >= 2] if counts.size else counts
+    if not len(counts):
+        return Undefined(NO_ITEM_TWICE)
+    p_bar = _per_item_pair_agreement(counts).mean()
+    p_j = counts.sum(axis=0) / counts.sum()
+    p_e = float((p_j**2).sum())
+    if p_e >= 1:
+        return Undefined(ONE_CATEGORY)
+    return float((p_bar - p_e) / (1 - p_e))
+
+
+def confusion_matrix(a: np.ndarray, b: np.ndarray, n_categories: int) -> np.ndarray:
+    """Categories × categories counts of (a's label, b's label) over items both labelled."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    both = (a >= 0) & (b >= 0)
+    flat = a[both] * n_categories + b[both]
+    return np.bincount(flat, minlength=n_categories * n_categories).reshape(
+        n_categories, n_categories
+    )
+
+
+def cohen_kappa_from_confusion(table: np.ndarray) -> Stat:
+    """Cohen's κ from a square table of counts (rows: annotator A's label, columns: B's)."""
+    table = np.asarray(table, dtype=np.float64)
+    total = table.sum()
+    if total == 0:
+        return Undefined("the two annotators labelled no item in common")
+    p_o = np.trace(table) / total
+    p_e = float((table.sum(axis=1) / total) @ (table.sum(axis=0) / total))
+    if p_e >= 1:
+        return Undefined(ONE_CATEGORY)
+    return float((p_o - p_e) / (1 - p_e))
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray, n_categories: int) -> Stat:
+    """Cohen's κ of two annotators over the items both labelled.
+
+    κ = (p_o − p_e) / (1 − p_e): p_o the share of items where they agree, p_e the agreement
+    expected if each labelled at random with their own label frequencies. 1 perfect, 0 chance
+    level; unlike α it credits annotators for differing marginals (each has their own p).
+    """
+    return cohen_kappa_from_confusion(confusion_matrix(a, b, n_categories))
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    annotator_a: Hashable
+    annotator_b: Hashable
+    n_items: int
+    percent_agreement: Stat
+    kappa: Stat
+    confusion: np.ndarray  # rows: a's label, columns: b's label
+
+
+def pairwise_cohen_kappa(matrix: LabelMatrix) -> list[PairAgreement]:
+    """Cohen's κ and raw agreement for every pair of annotators that share at least one item."""
+    out: list[PairAgreement] = []
+    codes = matrix.codes
+    k = matrix.n_categories
+    labelled = codes >= 0
+    for i in range(codes.shape[1]):
+        for j in range(i + 1, codes.shape[1]):
+            shared = labelled[:, i] & labelled[:, j]
+            n = int(shared.sum())
+            if not n:
+                continue
+            table = confusion_matrix(codes[shared, i], codes[shared, j], k)
+            out.append(
+                PairAgreement(
+                    annotator_a=matrix.annotators[i],
+                    annotator_b=matrix.annotators[j],
+                    n_items=n,
+                    percent_agreement=float(np.trace(table) / n),
+                    kappa=cohen_kappa_from_confusion(table),
+                    confusion=table,
+                )
+            )
+    return out

@@ -1,0 +1,161 @@
+"""The annotator rules, one home each (pure Python, no Django: plain counts, thresholds,
+timestamps and seconds in, plain values out). Services enforce them, selectors and views show
+them, templates and the item page's script receive their results; nobody recomputes them.
+
+Minimum time per item
+    :func:`seconds_left` is the one rounding: the whole seconds still to wait, rounded **up**.
+    It is 0 exactly when the item may be submitted and at least 1 while it may not, so no page
+    or message ever says "0 s left" while still refusing (89.2 s waited of 90 → 1 s left;
+    90.0 s → 0). :func:`elapsed_seconds` is the time spent, rounded down, for the clock.
+
+Attention checks
+    :func:`attention_state`: after ``warn_after`` missed planted checks the participant is
+    warned, after ``screen_after`` they are screened out (0 turns either off; screening out
+    wins when both apply). :func:`attention_due` says when the next item is a planted check.
+
+Qualification
+    :func:`qualification_score` is the share of qualification items answered as expected (1.0
+    when none was answered); :func:`qualification_state` says whether it passes the study's
+    threshold, with a tolerance of 1e-9 for float error (2 of 3 right passes a threshold
+    written as 0.6666666667). :func:`screened_out_reason` tells the two ways out apart.
+
+Active time
+    :func:`active_ms_after_beat`: a page's report of active time is capped at two heartbeat
+    intervals and the total never exceeds the wall-clock time since the item was served.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+# --- minimum time per item ---------------------------------------------------------------
+
+
+def waited_seconds(*, served_at: datetime, now: datetime) -> float:
+    """Seconds since the item was served (negative clock skew counts as 0)."""
+    return max(0.0, (now - served_at).total_seconds())
+
+
+def seconds_left(*, min_seconds: int, waited: float) -> int:
+    """Whole seconds before the item may be submitted, rounded up: 0 only once ``waited``
+    reaches ``min_seconds``, else at least 1."""
+    if waited >= min_seconds:
+        return 0
+    return math.ceil(min_seconds - waited)
+
+
+def submission_open(*, min_seconds: int, waited: float) -> bool:
+    """Whether the minimum time is over (the same test as ``seconds_left(...) == 0``)."""
+    return seconds_left(min_seconds=min_seconds, waited=waited) == 0
+
+
+def elapsed_seconds(*, waited: float) -> int:
+    """The time spent on the item in whole seconds, rounded down (the page's clock)."""
+    return max(0, math.floor(waited))
+
+
+def too_early_message(*, min_seconds: int, left: int) -> str:
+    return (
+        f"Too early: please spend at least {min_seconds} s on each item "
+        f"({left} s left). Your answers are kept."
+    )
+
+
+# --- attention checks ----------------------------------------------------------------------
+
+ATTENTION_OK = "ok"
+ATTENTION_WARN = "warn"
+ATTENTION_SCREEN_OUT = "screen_out"
+
+
+def attention_state(*, failures: int, warn_after: int, screen_after: int) -> str:
+    """:data:`ATTENTION_SCREEN_OUT` once ``failures`` reaches ``screen_after``, else
+    :data:`ATTENTION_WARN` once it reaches ``warn_after``, else :data:`ATTENTION_OK`
+    (a threshold of 0 is off)."""
+    if screen_after and failures >= screen_after:
+        return ATTENTION_SCREEN_OUT
+    if warn_after and failures >= warn_after:
+        return ATTENTION_WARN
+    return ATTENTION_OK
+
+
+def attention_warning(*, failures: int, warn_after: int, screen_after: int) -> str:
+    """The warning shown to a participant past a threshold; empty when none is reached."""
+    if attention_state(failures=failures, warn_after=warn_after, screen_after=screen_after) == (
+        ATTENTION_OK
+    ):
+        return ""
+    text = (
+        f"Heads up: you have missed {failures} attention check"
+        f"{'s' if failures != 1 else ''}. Please read every item carefully."
+    )
+    if screen_after:
+        text += f" After {screen_after} missed checks the session ends."
+    return text
+
+
+def attention_interval(rate: float) -> int:
+    """Regular items between two planted attention items (0 = none planted)."""
+    if rate <= 0:
+        return 0
+    return max(1, round(1 / rate))
+
+
+def attention_due(*, rate: float, regular_done: int, attention_served: int) -> bool:
+    """Whether the next item should be a planted attention check."""
+    interval = attention_interval(rate)
+    if interval == 0 or regular_done == 0:
+        return False
+    return attention_served < regular_done // interval
+
+
+# --- qualification -------------------------------------------------------------------------
+
+QUALIFICATION_NOT_TAKEN = "not_taken"
+QUALIFICATION_PASSED = "passed"
+QUALIFICATION_FAILED = "failed"
+QUALIFICATION_TOLERANCE = 1e-9
+
+SCREENED_BY_QUALIFICATION = "qualification"
+SCREENED_BY_ATTENTION = "attention"
+
+
+def qualification_score(*, n_correct: int, n_answered: int) -> float:
+    """The share of qualification items answered as expected; 1.0 when none was answered."""
+    return n_correct / n_answered if n_answered else 1.0
+
+
+def qualification_state(*, score: float | None, threshold: float) -> str:
+    """:data:`QUALIFICATION_NOT_TAKEN` (no score yet), :data:`QUALIFICATION_PASSED` or
+    :data:`QUALIFICATION_FAILED`."""
+    if score is None:
+        return QUALIFICATION_NOT_TAKEN
+    if score + QUALIFICATION_TOLERANCE >= threshold:
+        return QUALIFICATION_PASSED
+    return QUALIFICATION_FAILED
+
+
+def screened_out_reason(*, qualification_score: float | None, attention_failures: int) -> str:
+    """Why a screened-out participant was screened out: a failed qualification (a score and
+    no missed attention check, since those come only after qualifying) or missed checks."""
+    if qualification_score is not None and attention_failures == 0:
+        return SCREENED_BY_QUALIFICATION
+    return SCREENED_BY_ATTENTION
+
+
+# --- active time ---------------------------------------------------------------------------
+
+
+def wall_ms(*, served_at: datetime, now: datetime) -> int:
+    """Milliseconds since the item was served, truncated."""
+    return int((now - served_at).total_seconds() * 1000)
+
+
+def active_ms_after_beat(
+    *, active_ms: int, delta_ms: int, wall_ms: int, heartbeat_seconds: int
+) -> int:
+    """The item's active time after a page reports ``delta_ms`` more: the report is capped at
+    two heartbeat intervals (and at 0 below), the total at the wall-clock time."""
+    delta = max(0, min(int(delta_ms or 0), heartbeat_seconds * 2_000))
+    return max(0, min(active_ms + delta, wall_ms))

@@ -1,0 +1,131 @@
+"""What the annotator's pages show: the template context of the consent, codebook, item and
+final pages, built from the participant, their assignment and :mod:`annotation.rules` (the
+minimum time, the attention warning, why a session ended), so templates compute nothing."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from annotation import conf, rules
+from annotation.codebook import CODEBOOK
+from annotation.models import Assignment, Participant, Study
+from annotation.selectors.flow import study_has_qualification, training_items
+
+
+def consent_context(*, study: Study, participant: Participant) -> dict:
+    return {
+        "study": study,
+        "participant": participant,
+        "has_qualification": study_has_qualification(study=study),
+    }
+
+
+def training_context(*, study: Study, participant: Participant, review: bool) -> dict:
+    return {
+        "study": study,
+        "participant": participant,
+        "codebook": CODEBOOK,
+        "review": review,
+        "examples": training_items(study=study),
+        "has_qualification": study_has_qualification(study=study),
+    }
+
+
+def final_context(*, study: Study, participant: Participant, code: str, redirect_url: str) -> dict:
+    """The done and screened-out pages: the completion code, where to go, and why it ended."""
+    return {
+        "study": study,
+        "participant": participant,
+        "code": code,
+        "redirect_url": redirect_url,
+        "screened_by_qualification": rules.screened_out_reason(
+            qualification_score=participant.qualification_score,
+            attention_failures=participant.attention_failures,
+        )
+        == rules.SCREENED_BY_QUALIFICATION,
+    }
+
+
+def _failure_entry(i: str, n: str, failure: dict, n_l1: int, n_l2: int) -> dict:
+    """One failure fieldset, its step numbers already strings (the template engine localizes
+    every integer it prints, which costs more than the rest of the page's loops)."""
+    l1_on, l2_on = set(failure.get("l1_steps") or ()), set(failure.get("l2_steps") or ())
+    return {
+        "i": i,
+        "n": n,
+        "description": failure.get("description", ""),
+        "l1": [(str(k), k in l1_on) for k in range(1, n_l1 + 1)],
+        "l2": [(str(k), k in l2_on) for k in range(1, n_l2 + 1)],
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _blank_failure_html(n_l1: int, n_l2: int) -> str:
+    """The empty failure fieldset the page clones (the same for every item of this shape)."""
+    return render_to_string(
+        "annotation/_failure.html", {"f": _failure_entry("__i__", "__n__", {}, n_l1, n_l2)}
+    )
+
+
+def item_timing(*, study: Study, served_at: datetime, now: datetime) -> dict:
+    """The item page's clock: seconds spent (rounded down) and seconds left before submission
+    opens (rounded up, :func:`annotation.rules.seconds_left`), which the page's countdown
+    starts from."""
+    waited = rules.waited_seconds(served_at=served_at, now=now)
+    return {
+        "elapsed": rules.elapsed_seconds(waited=waited),
+        "min_seconds": study.min_seconds_per_item,
+        "remaining": rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited),
+    }
+
+
+def item_page_context(
+    *,
+    study: Study,
+    participant: Participant,
+    assignment: Assignment,
+    state: dict,
+    errors: Iterable[str] = (),
+) -> dict:
+    """The item page: the goal, both step lists, the saved answers, the clock and warnings."""
+    generation = assignment.item.generation
+    procedure = generation.procedure
+    l1, l2 = list(procedure.steps), list(generation.predicted_steps)
+    failures = state.get("failures") or []
+    if state.get("choice") == "failure" and not failures:
+        failures = [{"description": "", "l1_steps": [], "l2_steps": []}]
+    read = set(state.get("read_steps") or [])
+    return {
+        "study": study,
+        "participant": participant,
+        "assignment": assignment,
+        "qualification": assignment.item.kind == "qualification",
+        "goal": procedure.goal,
+        "resources": procedure.resources,
+        "l1": [(str(n), text) for n, text in enumerate(l1, 1)],
+        "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
+        "n_read": len(read),
+        "read_percent": round(100 * len(read) / len(l2)) if l2 else 100,
+        "state": state,
+        "failures": [
+            _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
+        ],
+        "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),
+        "errors": list(errors),
+        **item_timing(study=study, served_at=assignment.served_at, now=timezone.now()),
+        "heartbeat_seconds": conf.heartbeat_seconds(),
+        "idle_seconds": conf.idle_timeout_seconds(),
+        "codebook": {"question": CODEBOOK["question"]},
+        "position": participant.n_done + 1,
+        "warning": rules.attention_warning(
+            failures=participant.attention_failures,
+            warn_after=study.attention_warn_after,
+            screen_after=study.attention_screen_after,
+        ),
+    }

@@ -1,0 +1,184 @@
+"""What the researcher's report, adjudication queue and adjudication pages show: the template
+contexts of :mod:`annotation.views.report`, built from :mod:`annotation.selectors.report`
+(the numbers are formatted here once, the cached report stays untouched)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import partial
+
+from django.conf import settings
+from django.core.paginator import Paginator
+
+from annotation.models import Adjudication, Study, StudyItem
+from annotation.plots import report_plots
+from annotation.selectors import report as rs
+from core.formatting import UNDEFINED_WITH_REASON, fmt_interval, fmt_stat
+
+QUEUE_PAGE_SIZE = 50
+BLANK_FAILURE_ROWS = 3
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+# A statistic as text: ``0.593``, ``84.7%``, or ``undefined — <reason>`` (never NaN).
+stat_text = partial(fmt_stat, undefined=UNDEFINED_WITH_REASON)
+
+
+def ci_text(stat: Mapping | None) -> str:
+    interval = fmt_interval(stat)
+    if interval is not None:
+        return interval
+    reason = ((stat or {}).get("ci") or {}).get("undefined")
+    return f"no interval — {reason}" if reason else ""
+
+
+def report_display(report: dict) -> dict:
+    """The report's numbers as text for the templates (the cached report stays untouched)."""
+    ff = report.get("first_failure") or {}
+    return {
+        "alpha": stat_text(report["alpha"]),
+        "alpha_ci": ci_text(report["alpha"]),
+        "location_alpha": stat_text(ff.get("alpha")),
+        "location_alpha_ci": ci_text(ff.get("alpha")),
+        "location_percent": stat_text(ff.get("percent_agreement"), percent=True),
+        "percent_agreement": stat_text(report["percent_agreement"], percent=True),
+        "fleiss": stat_text(report["fleiss_kappa"]),
+        "cohen_mean": stat_text(report["cohen_kappa"]["mean"]),
+        "loo_min": stat_text(report["leave_one_out"]["min"], percent=True),
+        "loo_max": stat_text(report["leave_one_out"]["max"], percent=True),
+        "pairs": [
+            {
+                "a": p["annotator_a"],
+                "b": p["annotator_b"],
+                "n_items": p["n_items"],
+                "kappa": stat_text(p["kappa"]),
+                "percent": stat_text(p["percent_agreement"], percent=True),
+            }
+            for p in report["cohen_kappa"]["pairs"]
+        ],
+        "groups": [
+            {
+                "column": column,
+                "rows": [
+                    {
+                        "group": g["group"],
+                        "n_items": g["n_items"],
+                        "n_labels": g["n_labels"],
+                        "alpha": stat_text(g["alpha"]),
+                        "alpha_ci": ci_text(g["alpha"]),
+                        "percent": stat_text(g["percent_agreement"], percent=True),
+                    }
+                    for g in groups
+                ],
+            }
+            for column, groups in report["groups"].items()
+        ],
+        "annotators": [
+            {
+                **a,
+                "median_active": (
+                    f"{a['median_active_seconds']['value']:.0f} s"
+                    if a["median_active_seconds"]["value"] is not None
+                    else f"undefined — {a['median_active_seconds']['undefined']}"
+                ),
+                "attention_text": (
+                    f"{a['attention']['value']:.0%} ({a['attention']['passed']}/{a['attention']['total']})"
+                    if a["attention"]["value"] is not None
+                    else f"undefined — {a['attention']['undefined']}"
+                ),
+                "agreement_text": stat_text(a["agreement_with_others"], percent=True),
+            }
+            for a in report["annotators"]
+        ],
+    }
+
+
+def report_page_context(*, study: Study) -> dict:
+    """The report page and its polled body."""
+    report = rs.study_report(study=study)
+    plots = report_plots(report)
+    return {
+        "study": study,
+        "report": report,
+        "shown": report_display(report),
+        "plots": [(key, svg) for key, svg in plots.items()],
+        "distribution": list(report["label_distribution"]["overall"].items()),
+        "majority": report["majority"],
+        "poll_seconds": getattr(settings, "ANNOTATION_REPORT_POLL_SECONDS", 10),
+    }
+
+
+# --- adjudication ----------------------------------------------------------------------------
+
+
+def queue_page_context(*, study: Study, include_location: bool, page_number: str | None) -> dict:
+    """The adjudication queue, a page of it at a time, with its open and total counts."""
+    items = rs.adjudication_queue(study=study, include_location=include_location)
+    return {
+        "study": study,
+        "page": Paginator(items, QUEUE_PAGE_SIZE).get_page(page_number),
+        "include_location": include_location,
+        "n_total": len(items),
+        "n_open": sum(1 for q in items if not q["adjudicated"]),
+    }
+
+
+def next_in_queue(*, study: Study, after_item: int, include_location: bool) -> int | None:
+    """The next item still to adjudicate, other than ``after_item``."""
+    for entry in rs.adjudication_queue(study=study, include_location=include_location):
+        if not entry["adjudicated"] and entry["item_id"] != after_item:
+            return entry["item_id"]
+    return None
+
+
+def _steps_text(steps: Iterable[int]) -> str:
+    return ", ".join(str(s) for s in steps)
+
+
+def adjudication_form_initial(*, current: Adjudication | None) -> dict:
+    """The adjudication form filled from the item's current adjudicated label, if any."""
+    return {
+        "has_failure": "" if current is None else ("1" if current.has_failure else "0"),
+        "failures": [
+            {
+                "description": f["description"],
+                "l1_steps": _steps_text(f["l1_steps"]),
+                "l2_steps": _steps_text(f["l2_steps"]),
+            }
+            for f in (current.failures if current else [])
+        ],
+        "note": current.note if current else "",
+    }
+
+
+def adjudication_page_context(
+    *,
+    study: Study,
+    item: StudyItem,
+    include_location: bool,
+    form: Mapping | None = None,
+    error: str = "",
+) -> dict:
+    """The adjudication page: the item, every annotator's label, the current adjudicated
+    label, and the form (as posted, or filled from the current label), with blank rows."""
+    current = rs.item_adjudication(item=item)
+    form = dict(form) if form is not None else adjudication_form_initial(current=current)
+    blank_rows = max(0, BLANK_FAILURE_ROWS - len(form["failures"]))
+    form["rows"] = list(enumerate([*form["failures"], *([{}] * blank_rows)]))
+    annotations = rs.item_annotations(item=item)
+    procedure = item.generation.procedure
+    return {
+        "study": study,
+        "item": item,
+        "procedure": procedure,
+        "l1": list(enumerate(procedure.steps, start=1)),
+        "l2": list(enumerate(item.generation.predicted_steps, start=1)),
+        "annotations": annotations,
+        "majority": rs.majority_of([a.has_failure for a in annotations])[0],
+        "current": current,
+        "form": form,
+        "error": error,
+        "include_location": include_location,
+    }

@@ -1,0 +1,225 @@
+"""Writes of assignment: which item a participant works on now, claiming items (k slots per
+item, least annotated first, never twice), and returning idle assignments to the pool.
+
+The claim runs on every item page load; its hot reads and the slot update are prepared
+statements (:mod:`annotation.prepared`)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation import conf, prepared, rules
+from annotation.models import Assignment, Participant, Study, StudyItem
+from annotation.selectors.flow import (
+    next_known_item,
+    participant_open_assignment,
+    participant_unfinished_assignments,
+    study_item_for_page,
+)
+from annotation.services.flow import participant_finish, participant_finish_qualification
+
+Kind = StudyItem.Kind
+Stage = Participant.Stage
+
+
+# --- returning idle assignments to the pool ---------------------------------------------------
+
+_last_sweep: dict[int, float] = {}
+
+
+def _maybe_release_stale(study: Study, now: datetime) -> None:
+    """Sweep idle assignments at most every few seconds per process (the sweep is idempotent)."""
+    stamp = now.timestamp()
+    if stamp - _last_sweep.get(study.pk, 0.0) >= conf.sweep_seconds():
+        _last_sweep[study.pk] = stamp
+        assignments_release_stale(study=study, now=now)
+
+
+def assignments_release_stale(*, study: Study, now: datetime | None = None) -> int:
+    """Return assignments not seen for the study's timeout to the pool; returns how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=study.assignment_timeout_minutes)
+    released = 0
+    with transaction.atomic():
+        stale = list(
+            Assignment.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(item__study=study, state=Assignment.State.ACTIVE, last_seen_at__lt=cutoff)
+            .values_list("pk", "item_id")
+        )
+        if stale:
+            released = Assignment.objects.filter(pk__in=[pk for pk, _ in stale]).update(
+                state=Assignment.State.EXPIRED
+            )
+            for _, item_id in stale:
+                StudyItem.objects.filter(pk=item_id, n_assigned__gt=0).update(
+                    n_assigned=F("n_assigned") - 1
+                )
+    return released
+
+
+# --- slots and claims -------------------------------------------------------------------------
+
+
+def item_take_slot(*, item_id: int, overlap: int) -> bool:
+    """Atomically count one more live assignment on an item, never past k."""
+    return prepared.TAKE_SLOT.run(item_id=item_id, overlap=overlap) == 1
+
+
+def _new_assignment(participant: Participant, item: StudyItem, now: datetime) -> Assignment:
+    assignment = Assignment.objects.create(
+        participant=participant, item=item, served_at=now, last_seen_at=now
+    )
+    assignment.is_new = True  # no draft to look up
+    return assignment
+
+
+def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
+    study = participant.study
+    pool = {"study_id": study.pk, "overlap": study.overlap, "participant_id": participant.pk}
+    # When every candidate is momentarily locked by other claims, look again shortly (bounded)
+    # before calling the pool empty; claims never wait on each other, so they cannot deadlock.
+    for attempt in range(40):
+        head = prepared.POOL_HEAD.rows(**pool)
+        if head:
+            item_id = head[0][0]
+            if item_take_slot(item_id=item_id, overlap=study.overlap):
+                item = study_item_for_page(item_id=item_id)
+                return _new_assignment(participant, item, now)
+            continue
+        if not prepared.regular_pool(**pool).exists():
+            return None
+        time.sleep(min(0.002 * (attempt + 1), 0.05))
+    return None
+
+
+def _resume_expired(
+    participant: Participant, expired: list[Assignment], now: datetime
+) -> Assignment | None:
+    """A participant back after their assignment timed out gets it again if it still has room."""
+    for assignment in expired:
+        if assignment.item.kind == Kind.REGULAR and not item_take_slot(
+            item_id=assignment.item_id, overlap=participant.study.overlap
+        ):
+            continue
+        assignment.state = Assignment.State.ACTIVE
+        assignment.last_seen_at = now
+        assignment.save(update_fields=["state", "last_seen_at"])
+        return assignment
+    return None
+
+
+def _plain_claim_due(participant: Participant) -> bool:
+    """Whether the next item is simply the next regular item (the steady state of a session)."""
+    study = participant.study
+    return (
+        study.status == Study.Status.OPEN
+        and participant.n_done < study.items_per_participant
+        and not rules.attention_due(
+            rate=study.attention_rate,
+            regular_done=participant.n_done,
+            attention_served=participant.n_attention_served,
+        )
+    )
+
+
+def _claim_regular_optimistic(participant: Participant, now: datetime) -> Assignment | None:
+    """Claim the next regular item without locking the participant row.
+
+    Safe because the database itself refuses a second active assignment for a participant
+    (and the same item twice): if another tab of this participant claimed meanwhile, the insert
+    fails, the whole claim (its slot on the item included) rolls back, and the caller takes the
+    locked path, which finds that tab's assignment. None also when the pool looks empty: the
+    locked path decides whether the participant is done.
+    """
+    try:
+        with transaction.atomic():
+            return _claim_regular(participant, now)
+    except IntegrityError:
+        return None
+
+
+def _next_qualification(participant: Participant, unfinished: list, now: datetime):
+    """The next qualification item, or None once all are answered (the participant is then
+    scored: on to the items, or screened out)."""
+    resumed = _resume_expired(participant, unfinished, now)
+    if resumed is not None:
+        return resumed
+    item = next_known_item(
+        study=participant.study, participant=participant, kind=Kind.QUALIFICATION
+    )
+    if item is not None:
+        return _new_assignment(participant, item, now)
+    participant_finish_qualification(participant=participant)
+    return None
+
+
+def _next_working(participant: Participant, unfinished: list, now: datetime):
+    """The next item of a working participant: one returned to the pool, a planted attention
+    check when one is due, else the least annotated regular item; None when done."""
+    study = participant.study
+    resumed = _resume_expired(participant, unfinished, now)
+    if resumed is not None:
+        return resumed
+    if participant.n_done >= study.items_per_participant:
+        participant_finish(participant=participant, stage=Stage.DONE)
+        return None
+    if rules.attention_due(
+        rate=study.attention_rate,
+        regular_done=participant.n_done,
+        attention_served=participant.n_attention_served,
+    ):
+        item = next_known_item(study=study, participant=participant, kind=Kind.ATTENTION)
+        if item is not None:
+            participant.n_attention_served += 1
+            participant.save(update_fields=["n_attention_served"])
+            return _new_assignment(participant, item, now)
+    assignment = _claim_regular(participant, now)
+    if assignment is None:
+        participant_finish(participant=participant, stage=Stage.DONE)
+    return assignment
+
+
+def participant_current_assignment(
+    *, participant: Participant, now: datetime | None = None
+) -> Assignment | None:
+    """The item this participant works on now: the open one, or a newly claimed one.
+
+    Returns None when the participant has no item to do; their ``stage`` then says why
+    (done, screened out). Called on every item page load, so a refresh or a second device
+    lands on exactly the same assignment.
+    """
+    now = now or timezone.now()
+    # The participant may come with its assignment state read in the same query
+    # (selectors.participant_for_slug(with_assignment_state=True)); else read it here.
+    known = hasattr(participant, "open_assignment_id")
+    if not known or participant.open_assignment_id is not None:
+        current = participant_open_assignment(participant_id=participant.pk)
+        if current is not None:  # a refresh, a second tab: no lock needed
+            return current
+    if participant.stage == Stage.WORKING:
+        _maybe_release_stale(participant.study, now)
+        if known and not participant.has_expired and _plain_claim_due(participant):
+            claimed = _claim_regular_optimistic(participant, now)
+            if claimed is not None:
+                return claimed
+    with transaction.atomic():
+        participant = (
+            Participant.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=participant.pk)
+        )
+        unfinished = participant_unfinished_assignments(participant_id=participant.pk)
+        if unfinished and unfinished[0].state == Assignment.State.ACTIVE:
+            return unfinished[0]
+        if participant.stage == Stage.QUALIFICATION:
+            assignment = _next_qualification(participant, unfinished, now)
+            if assignment is not None:
+                return assignment
+        if participant.stage != Stage.WORKING or participant.study.status != Study.Status.OPEN:
+            return None
+        return _next_working(participant, unfinished, now)

@@ -1,0 +1,225 @@
+"""Writes of an item's answer: drafts (autosave), heartbeats (active time) and the submission,
+stored once, with the attention and qualification results it implies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import router, transaction
+from django.utils import timezone
+
+from annotation import conf, prepared, rules
+from annotation.labels import ParsedLabel, cleaned_failures, submission_errors
+from annotation.models import (
+    Annotation,
+    Assignment,
+    AttentionCheckResult,
+    Draft,
+    Participant,
+    Study,
+    StudyItem,
+)
+from annotation.services.assignment import item_take_slot
+from annotation.services.flow import participant_finish
+
+Kind = StudyItem.Kind
+Stage = Participant.Stage
+
+
+class SubmissionRefused(Exception):
+    def __init__(self, messages: list[str], *, item_gone: bool = False) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+        self.item_gone = item_gone
+
+
+def _active_ms(assignment: Assignment, delta_ms: int, now: datetime) -> int:
+    return rules.active_ms_after_beat(
+        active_ms=assignment.active_ms,
+        delta_ms=delta_ms,
+        wall_ms=rules.wall_ms(served_at=assignment.served_at, now=now),
+        heartbeat_seconds=conf.heartbeat_seconds(),
+    )
+
+
+def assignment_heartbeat(
+    *, assignment: Assignment, active_ms: int, now: datetime | None = None
+) -> Assignment:
+    """Record that the page is open; ``active_ms``: active time since the page's last beat."""
+    now = now or timezone.now()
+    if assignment.state != Assignment.State.ACTIVE:
+        return assignment
+    assignment.active_ms = _active_ms(assignment, active_ms, now)
+    assignment.last_seen_at = now
+    Assignment.objects.filter(pk=assignment.pk, state=Assignment.State.ACTIVE).update(
+        active_ms=assignment.active_ms, last_seen_at=now
+    )
+    return assignment
+
+
+def draft_save(
+    *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
+) -> bool:
+    """Autosave; ignored (returns False) once the assignment is submitted."""
+    now = now or timezone.now()
+    if assignment.state == Assignment.State.SUBMITTED:
+        return False
+    with transaction.atomic():
+        Draft.objects.update_or_create(
+            assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now}
+        )
+        assignment_heartbeat(assignment=assignment, active_ms=active_ms, now=now)
+    return True
+
+
+@dataclass
+class SubmitResult:
+    annotation: Annotation
+    created: bool
+    notices: list[str] = field(default_factory=list)
+
+
+def _assignment_locked(pk: int) -> Assignment:
+    """The assignment's row, locked until the transaction ends (a prepared read)."""
+    rows = prepared.ASSIGNMENT_LOCKED.rows(pk=pk)
+    if not rows:
+        raise Assignment.DoesNotExist(f"assignment {pk}")
+    alias = router.db_for_write(Assignment)
+    return Assignment.from_db(alias, prepared.ASSIGNMENT_FIELDS, rows[0])
+
+
+def _refuse_unready(
+    assignment: Assignment, study: Study, label: ParsedLabel, active_ms: int, now: datetime
+) -> None:
+    """Refuse (SubmissionRefused) an early or incomplete submission, keeping the answers as a
+    draft and recording a skipped goal or unread steps as a failed interface check."""
+    n_l2 = len(assignment.item.generation.predicted_steps)
+    problems: list[str] = []
+    waited = rules.waited_seconds(served_at=assignment.served_at, now=now)
+    left = rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited)
+    if left:
+        problems.append(rules.too_early_message(min_seconds=study.min_seconds_per_item, left=left))
+    problems.extend(submission_errors(label, n_l2=n_l2))
+    if not problems:
+        return
+    if not (label.goal_ack and len(label.read_steps) == n_l2):
+        AttentionCheckResult.objects.create(
+            participant_id=assignment.participant_id,
+            assignment=assignment,
+            kind=AttentionCheckResult.Kind.INTERFACE,
+            passed=False,
+            detail=f"goal_ack={label.goal_ack}, steps read {len(label.read_steps)}/{n_l2}",
+        )
+    draft_save(assignment=assignment, label=label, active_ms=active_ms, now=now)
+    raise SubmissionRefused(problems)
+
+
+def _store(
+    locked: Assignment, item: StudyItem, label: ParsedLabel, active_ms: int, now: datetime
+) -> Annotation:
+    """The annotation row, and the assignment marked submitted with its times."""
+    n_l2 = len(item.generation.predicted_steps)
+    active = _active_ms(locked, active_ms, now)
+    wall_ms = rules.wall_ms(served_at=locked.served_at, now=now)
+    annotation = Annotation.objects.create(
+        assignment=locked,
+        participant_id=locked.participant_id,
+        item=item,
+        has_failure=bool(label.has_failure),
+        failures=cleaned_failures(label),
+        comments=label.comments.strip(),
+        wall_ms=wall_ms,
+        active_ms=min(active, wall_ms),
+        interface_checks={
+            "goal_ack": label.goal_ack,
+            "steps_read": len(label.read_steps),
+            "n_steps": n_l2,
+        },
+        submitted_at=now,
+    )
+    Assignment.objects.filter(pk=locked.pk).update(
+        state=Assignment.State.SUBMITTED, submitted_at=now, last_seen_at=now, active_ms=active
+    )
+    return annotation
+
+
+def _record_known_answer(
+    locked: Assignment, item: StudyItem, study: Study, annotation: Annotation
+) -> list[str]:
+    """An attention or qualification item's result; a missed attention check counts towards
+    a warning (returned as a notice) or screening out."""
+    participant = (
+        Participant.objects.select_for_update(of=("self",))
+        .select_related("study")
+        .get(pk=locked.participant_id)
+    )
+    passed = annotation.has_failure == item.expected_has_failure
+    kind = (
+        AttentionCheckResult.Kind.PLANTED
+        if item.kind == Kind.ATTENTION
+        else AttentionCheckResult.Kind.QUALIFICATION
+    )
+    AttentionCheckResult.objects.create(
+        participant=participant,
+        assignment=locked,
+        kind=kind,
+        passed=passed,
+        detail=f"answered has_failure={annotation.has_failure}, expected {item.expected_has_failure}",
+    )
+    if item.kind != Kind.ATTENTION or passed:
+        return []
+    participant.attention_failures += 1
+    participant.save(update_fields=["attention_failures"])
+    thresholds = {
+        "failures": participant.attention_failures,
+        "warn_after": study.attention_warn_after,
+        "screen_after": study.attention_screen_after,
+    }
+    state = rules.attention_state(**thresholds)
+    if state == rules.ATTENTION_SCREEN_OUT:
+        participant_finish(participant=participant, stage=Stage.SCREENED_OUT)
+    elif state == rules.ATTENTION_WARN:
+        return [rules.attention_warning(**thresholds)]
+    return []
+
+
+def annotation_submit(
+    *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
+) -> SubmitResult:
+    """Store the label once. Refuses (SubmissionRefused) an early or incomplete submission;
+    a repeated submit returns the stored annotation unchanged."""
+    now = now or timezone.now()
+    item = assignment.item
+    study = assignment.participant.study
+    if assignment.state == Assignment.State.SUBMITTED:
+        existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
+        if existing is not None:
+            return SubmitResult(existing, False)
+    _refuse_unready(assignment, study, label, active_ms, now)
+
+    with transaction.atomic():
+        locked = _assignment_locked(assignment.pk)
+        if locked.state == Assignment.State.SUBMITTED:  # a double submit: the first one won
+            return SubmitResult(Annotation.objects.get(assignment_id=locked.pk), False)
+        if (
+            locked.state == Assignment.State.EXPIRED
+            and item.kind == Kind.REGULAR
+            and not item_take_slot(item_id=item.pk, overlap=study.overlap)
+        ):
+            raise SubmissionRefused(
+                [
+                    "This item was returned to the pool after a long pause and others have "
+                    "since completed it. Please continue with the next item."
+                ],
+                item_gone=True,
+            )
+        annotation = _store(locked, item, label, active_ms, now)
+        if getattr(assignment, "has_draft", True):  # read with the assignment when known
+            Draft.objects.filter(assignment_id=locked.pk).delete()
+        notices: list[str] = []
+        if item.kind == Kind.REGULAR:
+            prepared.COUNT_DONE.run(pk=locked.participant_id)
+        elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
+            notices = _record_known_answer(locked, item, study, annotation)
+    return SubmitResult(annotation, True, notices)

@@ -1,0 +1,319 @@
+"""The work of a generation run, one chunk at a time, for the run engine (:mod:`core.runs`).
+
+:class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) takes the next
+``chunk_size`` procedures of the selection after the run's ``cursor`` that have no generation
+by the run's generator, sends their H.2 requests concurrently, parses and scores each reply as
+it arrives and stores the replies in small batches (:data:`FLUSH_EVERY` replies or
+:data:`FLUSH_INTERVAL_S` seconds), renewing the lease after each batch and stopping early when
+the run is cancelled or the lease is lost. ``cursor`` advances over the answered prefix of the
+chunk, so the procedures up to it without a generation are this attempt's failures
+(``n_failed``).
+
+A whole chunk refused with 401/403/404 (bad key, model or URL) fails the run with that reason;
+a backend that cannot be built fails it naming the backend; a backend that crashes fails it
+(the engine records the exception) keeping every reply stored before the crash.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from benchmarks import generation as gen
+from benchmarks import scorers as sc
+from benchmarks.llm.base import LLMBackend, LLMError, LLMRequest, LLMResponse, LLMResult
+from benchmarks.llm.registry import build_backend, queue_for
+from benchmarks.models import Generation, GenerationRun, Procedure
+from benchmarks.services.generation_runs import generation_run_counts, generation_run_selection
+from benchmarks.services.scores import generation_scores_summary
+from benchmarks.tokens import count_steps_tokens
+from core.runs.engine import Lease, LeaseState, RunExecutor
+from core.runs.models import RunStatus
+
+MTOK = Decimal(1_000_000)
+FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the run
+FLUSH_EVERY = 32  # replies per stored batch
+FLUSH_INTERVAL_S = 2.0  # …or this long since the last batch
+
+
+# --- requests and replies -------------------------------------------------------------------
+def generation_run_backend_config(*, run: GenerationRun) -> dict[str, Any]:
+    return {
+        **run.backend_options,
+        "backend": run.backend,
+        "base_url": run.base_url,
+        "model": run.model,
+        "api_key_env": run.api_key_env,
+        "endpoint": "completions" if run.variant == "base" else "chat",
+        "concurrency": run.concurrency,
+    }
+
+
+_BACKENDS: dict[str, LLMBackend] = {}  # per process: connections, rate limits, vLLM engines
+_BACKENDS_MAX = 8
+
+
+def _backend_for(run: GenerationRun) -> LLMBackend:
+    config = generation_run_backend_config(run=run)
+    key = json.dumps(config, sort_keys=True, default=str)
+    backend = _BACKENDS.get(key)
+    if backend is None:
+        backend = build_backend(config)
+        if len(_BACKENDS) >= _BACKENDS_MAX:
+            _BACKENDS.pop(next(iter(_BACKENDS))).close()
+        _BACKENDS[key] = backend
+    return backend
+
+
+def generation_request(*, run: GenerationRun, procedure: Procedure) -> LLMRequest:
+    prompt = gen.build_prompt(
+        variant=run.variant,
+        goal=procedure.goal,
+        resources=procedure.resources or [],
+        n_steps=max(1, len(procedure.steps)),
+    )
+    d = run.decoding
+    common = {
+        "temperature": float(d.get("temperature", 0.0)),
+        "max_tokens": d.get("max_tokens"),
+        "top_p": d.get("top_p"),
+        "stop": list(d.get("stop") or []) or None,
+        "extra": dict(d.get("extra") or {}),
+    }
+    if run.variant == "base":
+        return LLMRequest(prompt=prompt, **common)
+    return LLMRequest(messages=[{"role": "user", "content": prompt}], **common)
+
+
+def generation_build(
+    *, run: GenerationRun, procedure: Procedure, response: LLMResponse, scorers: Sequence[sc.Scorer]
+) -> Generation:
+    """An unsaved Generation from a response: stop applied, steps parsed, tokens counted, scored."""
+    completion = gen.apply_stop(response.text or "", run.decoding.get("stop"))
+    steps = gen.parse_steps(completion).steps
+    gen_tokens = count_steps_tokens(steps)
+    item = sc.ScoreInput(
+        predicted_steps=steps,
+        reference_steps=procedure.steps,
+        completion=completion,
+        gen_tokens=gen_tokens,
+    )
+    return Generation(
+        procedure=procedure,
+        generator_id=run.generator_id,
+        model_completion=completion,
+        predicted_steps=steps,
+        token_count=gen_tokens,
+        scores=sc.score_example(item, scorers),
+    )
+
+
+# --- storing ----------------------------------------------------------------------------------
+@dataclass
+class _Reply:
+    procedure: Procedure
+    generation: Generation | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str = ""
+
+
+def _store(*, run: GenerationRun, lease: Lease, replies: list[_Reply], cursor: int | None) -> None:
+    """One batch in one transaction: new generations (never a second one for a procedure),
+    their tokens and cost; and, while this execution holds the run, the cursor and the recent
+    failures."""
+    with transaction.atomic():
+        locked = (
+            GenerationRun.objects.select_for_update().only("errors", "lease_owner").get(pk=run.pk)
+        )
+        answered = [r for r in replies if r.generation is not None]
+        have = set(
+            Generation.objects.filter(
+                generator_id=run.generator_id, procedure_id__in=[r.procedure.pk for r in answered]
+            ).values_list("procedure_id", flat=True)
+        )
+        new = [r for r in answered if r.procedure.pk not in have]
+        Generation.objects.bulk_create([r.generation for r in new], ignore_conflicts=True)
+        prompt_tokens = sum(r.prompt_tokens for r in new)
+        completion_tokens = sum(r.completion_tokens for r in new)
+        updates: dict[str, Any] = {"updated_at": timezone.now()}
+        if prompt_tokens or completion_tokens:
+            spent = (
+                Decimal(prompt_tokens) * run.input_price_per_mtok
+                + Decimal(completion_tokens) * run.output_price_per_mtok
+            ) / MTOK
+            updates.update(
+                prompt_tokens=F("prompt_tokens") + prompt_tokens,
+                completion_tokens=F("completion_tokens") + completion_tokens,
+                cost=F("cost") + spent,
+            )
+        if locked.lease_owner == lease.token:
+            if cursor is not None:
+                updates["cursor"] = cursor
+            failed = [
+                {
+                    "source_example_id": r.procedure.source_example_id,
+                    "procedure_id": r.procedure.pk,
+                    "error": r.error,
+                }
+                for r in sorted(replies, key=lambda r: r.procedure.pk)
+                if r.generation is None
+            ]
+            if failed:
+                updates["errors"] = (list(locked.errors) + failed)[-GenerationRun.MAX_ERRORS_KEPT :]
+        GenerationRun.objects.filter(pk=run.pk).update(**updates)
+    if cursor is not None:
+        run.cursor = cursor
+
+
+class _Chunk:
+    """One chunk's replies on their way to the database, and what they say about the run."""
+
+    def __init__(self, *, run: GenerationRun, lease: Lease, procedures: list[Procedure]) -> None:
+        self.run, self.lease, self.procedures = run, lease, procedures
+        self.scorers = sc.get_scorers(run.scorers or None)
+        self.answered = [False] * len(procedures)
+        self.frontier = 0  # procedures[:frontier] all have a reply
+        self.buffer: list[_Reply] = []
+        self.last_flush = time.monotonic()
+        self.n_replies = 0
+        self.refusals: list[LLMError] = []
+        self.stopped = False
+
+    def should_stop(self) -> bool:
+        return self.stopped
+
+    def requests(self) -> Iterator[LLMRequest]:
+        for procedure in self.procedures:
+            yield generation_request(run=self.run, procedure=procedure)
+
+    def add(self, index: int, result: LLMResult) -> None:
+        procedure = self.procedures[index]
+        if isinstance(result, LLMResponse):
+            generation = generation_build(
+                run=self.run, procedure=procedure, response=result, scorers=self.scorers
+            )
+            reply = _Reply(procedure, generation, result.prompt_tokens, result.completion_tokens)
+        else:
+            if isinstance(result, LLMError) and result.status in FATAL_STATUSES:
+                self.refusals.append(result)
+            message = (
+                str(result)
+                if isinstance(result, LLMError)
+                else f"unexpected result {type(result).__name__}"
+            )
+            reply = _Reply(procedure, None, error=message[:500])
+        self.answered[index] = True
+        self.n_replies += 1
+        self.buffer.append(reply)
+        if (
+            len(self.buffer) >= FLUSH_EVERY
+            or time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Store the buffered replies, advance the cursor over the answered prefix, renew the
+        lease (stop sending when the run is being cancelled or the lease is lost)."""
+        start = self.frontier
+        while self.frontier < len(self.procedures) and self.answered[self.frontier]:
+            self.frontier += 1
+        cursor = self.procedures[self.frontier - 1].pk if self.frontier > start else None
+        if self.buffer or cursor is not None:
+            _store(run=self.run, lease=self.lease, replies=self.buffer, cursor=cursor)
+        self.buffer = []
+        self.last_flush = time.monotonic()
+        self.stopped = self.lease.beat() is not LeaseState.HELD
+
+    @property
+    def refused_entirely(self) -> bool:
+        return bool(self.refusals) and len(self.refusals) == self.n_replies == len(self.procedures)
+
+
+# --- the executor ------------------------------------------------------------------------------
+class GenerationRunExecutor(RunExecutor):
+    def queue(self, run: GenerationRun) -> str | None:
+        try:
+            return queue_for(generation_run_backend_config(run=run))
+        except ValueError:  # an unknown backend: the chunk fails the run naming it
+            return None
+
+    def work_chunk(self, run: GenerationRun, lease: Lease) -> bool:
+        run.error = ""  # set below when this chunk stops the run; outcome() reports it
+        procedures = list(
+            self._unvisited(run).defer("source_text").order_by("pk")[: run.chunk_size]
+        )
+        if not procedures:
+            self._summarize(run, lease)
+            return False
+        try:
+            backend = _backend_for(run)
+        except (ValueError, LLMError) as exc:  # bad config: nothing can succeed
+            run.error = f"backend: {exc}"
+            return False
+        chunk = _Chunk(run=run, lease=lease, procedures=procedures)
+        try:
+            for index, result in backend.complete_iter(
+                chunk.requests(), should_stop=chunk.should_stop
+            ):
+                chunk.add(index, result)
+        finally:
+            chunk.flush()  # what finished is kept, even when the backend crashed
+        if chunk.stopped:
+            return True  # cancelling or lost: the engine ends or leaves the run
+        if chunk.refused_entirely:  # bad key, model or URL: every request will be refused
+            run.error = f"the backend refused every request of a chunk: {chunk.refusals[0]}"
+            return False
+        if self._unvisited(run).exists():
+            return True
+        self._summarize(run, lease)
+        return False
+
+    def counters(self, run: GenerationRun) -> dict[str, Any]:
+        cursor = GenerationRun.objects.filter(pk=run.pk).values_list("cursor", flat=True).first()
+        return generation_run_counts(run=run, cursor=cursor or 0)
+
+    def outcome(self, run: GenerationRun) -> tuple[str, str]:
+        if run.error:  # set by work_chunk when it stopped the run
+            return RunStatus.FAILED, run.error
+        counts = self.counters(run)
+        missing = counts["n_total"] - counts["n_done"]
+        if missing > 0:
+            return (
+                RunStatus.FAILED,
+                f"{missing} procedure(s) have no generation ({counts['n_failed']} request(s) "
+                "failed); resume to retry",
+            )
+        return RunStatus.DONE, ""
+
+    def on_resume(self, run: GenerationRun) -> None:
+        """A new attempt walks the selection from the start: what failed is asked again."""
+        GenerationRun.objects.filter(pk=run.pk).update(
+            cursor=0, errors=[], **generation_run_counts(run=run, cursor=0)
+        )
+
+    @staticmethod
+    def _unvisited(run: GenerationRun):
+        return (
+            generation_run_selection(run=run)
+            .filter(pk__gt=run.cursor)
+            .exclude(generations__generator_id=run.generator_id)
+        )
+
+    @staticmethod
+    def _summarize(run: GenerationRun, lease: Lease) -> None:
+        """The end of the selection: the scorer summary over its generations."""
+        summary = generation_scores_summary(
+            generator=run.generator,
+            procedures=generation_run_selection(run=run),
+            scorer_names=run.scorers or None,
+        )
+        GenerationRun.objects.filter(pk=run.pk, lease_owner=lease.token).update(scores=summary)

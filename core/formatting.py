@@ -1,0 +1,71 @@
+"""Numbers, shares and statistics as text, one home (pages, plots, text reports, commands).
+
+- :func:`fmt_number`: ``0.5934`` → ``"0.593"`` (``digits`` decimals, 3 by default).
+- :func:`fmt_percent`: a share ``0.8467`` → ``"84.7%"`` (``digits`` decimals, 1 by default).
+- :func:`fmt_value`: a value through any ``str.format`` template (``"{:.1f}"``).
+- :func:`fmt_stat`: a statistic dict ``{"value": float | None, "undefined": reason}``.
+- :func:`fmt_interval`: its confidence interval ``{"confidence", "low", "high"}``.
+
+A missing value (``None``) is never NaN or an exception: it is the text ``undefined``, or
+whatever the caller's ``undefined`` says (``"—"`` in tables, ``"n/a"``). For a statistic,
+``undefined`` may name the reason: ``"undefined — {reason}"``. Rounding is Python's (round
+half to even on the binary value), the same for every caller. Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+UNDEFINED = "undefined"
+UNDEFINED_WITH_REASON = "undefined — {reason}"
+DASH = "—"
+
+
+def fmt_value(value: float | None, template: str = "{:.3f}", *, undefined: str = UNDEFINED) -> str:
+    """``template.format(value)``, or ``undefined`` when ``value`` is ``None``."""
+    return undefined if value is None else template.format(value)
+
+
+def fmt_number(value: float | None, digits: int = 3, *, undefined: str = UNDEFINED) -> str:
+    """``value`` with ``digits`` decimals: ``fmt_number(0.5934)`` → ``"0.593"``."""
+    return fmt_value(value, f"{{:.{digits}f}}", undefined=undefined)
+
+
+def fmt_percent(value: float | None, digits: int = 1, *, undefined: str = UNDEFINED) -> str:
+    """A share as a percentage: ``fmt_percent(0.8467)`` → ``"84.7%"``."""
+    return fmt_value(value, f"{{:.{digits}%}}", undefined=undefined)
+
+
+def stat_value(stat: Mapping[str, Any] | None) -> float | None:
+    """The value of a statistic dict (``None`` for a missing or undefined statistic)."""
+    return (stat or {}).get("value")
+
+
+def fmt_stat(
+    stat: Mapping[str, Any] | None,
+    *,
+    percent: bool = False,
+    digits: int | None = None,
+    undefined: str = UNDEFINED,
+) -> str:
+    """A statistic as text: its value by :func:`fmt_percent` (``percent``) or
+    :func:`fmt_number`; undefined, ``undefined`` with ``{reason}`` filled in from the
+    statistic's ``"undefined"`` (``"no value"`` when it gives none)."""
+    value = stat_value(stat)
+    if value is None:
+        reason = (stat or {}).get("undefined") or "no value"
+        return undefined.format(reason=reason)
+    if percent:
+        return fmt_percent(value, 1 if digits is None else digits)
+    return fmt_number(value, 3 if digits is None else digits)
+
+
+def fmt_interval(stat: Mapping[str, Any] | None, digits: int = 3) -> str | None:
+    """A statistic's confidence interval: ``"95% CI 0.300 – 0.700"``; ``None`` when it has no
+    interval (the reason, if any, is in ``stat["ci"]["undefined"]``)."""
+    ci = (stat or {}).get("ci") or {}
+    if ci.get("low") is None:
+        return None
+    low, high = fmt_number(ci["low"], digits), fmt_number(ci["high"], digits)
+    return f"{fmt_percent(ci['confidence'], 0)} CI {low} – {high}"

@@ -1,0 +1,380 @@
+"""Prepared statements: a QuerySet compiled to SQL by the ORM once per process and database,
+then run again and again with new values.
+
+Building a QuerySet and compiling it costs 10-30 times more CPU than running a small indexed
+query, so the few reads and updates a hot path runs thousands of times an hour are compiled
+once. ``build(**values)`` returns the QuerySet (for an update: the QuerySet and the values to
+set); it is called once with *sentinel* values, which mark where each keyword's value goes
+among the compiled parameters (pick values no constant of the query has, inside the 32-bit
+integer range, else the ORM may compile the lookup away). Rows come back as the ORM gives them:
+the same columns in the same order, through the same converters.
+
+This leans on ORM internals (``Query.get_compiler``, ``SQLCompiler.select``/``col_count``,
+``UpdateQuery``). Every statement is kept in :data:`registry` under a unique name, and the
+system check :func:`check_prepared_statements` (run by ``manage.py check`` and at server start)
+compiles each one with its sentinels, binds its *sample* values, and compares SQL, parameters
+(types included) and result columns with what the ORM itself makes of the QuerySet built with
+those samples, so a Django upgrade that compiles differently fails loudly:
+
+- ``core.E001``: the SQL or the parameters differ from the ORM's;
+- ``core.E002``: the rows' columns are not the ones, in the order, the QuerySet names;
+- ``core.E003``: the statement cannot be prepared (a sentinel is not among the parameters, or
+  building or compiling it fails).
+
+The check compiles only: it needs no database connection.
+
+Apps define their statements in a ``prepared`` module (``<app>/prepared.py``), which the check
+imports. Column order: since Django 5.2 ``values_list(*names)`` selects the columns in the
+order the names are given, annotations included, and the ORM returns them as selected; so does
+:class:`PreparedRead` (it never reorders), and ``core.E002`` catches a Django that does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from django.core import checks
+from django.core.exceptions import EmptyResultSet, FieldError
+from django.db import DatabaseError, connections, router
+from django.db.models import Model, QuerySet
+from django.db.models.sql import UpdateQuery
+from django.utils.module_loading import autodiscover_modules
+
+CHECK_TAG = "prepared_statements"
+_CONSTANT = object()
+
+
+class PreparedStatementError(RuntimeError):
+    """A statement that cannot be prepared (a sentinel not found among the parameters)."""
+
+
+class ColumnOrderError(PreparedStatementError):
+    """The compiled columns are not the ones the QuerySet names, in its order."""
+
+
+# What building or compiling a statement may raise when the ORM changed under it: reported by
+# the check as core.E003 instead of ending it with a traceback.
+_COMPILE_ERRORS = (
+    PreparedStatementError,
+    FieldError,
+    EmptyResultSet,
+    DatabaseError,
+    AttributeError,
+    KeyError,
+    TypeError,
+    ValueError,
+)
+
+
+def _param_key(value: object) -> tuple:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (int, int(value))
+    return (type(value), value)
+
+
+def bind_plan(params, sentinels: Mapping[str, object]) -> list:
+    """Where each keyword goes among compiled parameters: (name, type) per slot, the type being
+    the one the backend wrapped the sentinel in (psycopg's Int4) so new values are bound alike;
+    a constant marker for the query's own constants."""
+    by_value = {_param_key(v): name for name, v in sentinels.items()}
+    slots = [
+        (by_value[_param_key(p)], type(p)) if _param_key(p) in by_value else _CONSTANT
+        for p in params
+    ]
+    missing = set(sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
+    if missing:
+        raise PreparedStatementError(
+            f"prepared query: parameters {sorted(missing)} not found in the SQL"
+        )
+    return slots
+
+
+def bind(params, slots: list, values: Mapping[str, object]) -> list:
+    """The compiled parameters with each keyword's slot filled from ``values``."""
+    return [
+        p if slot is _CONSTANT else slot[1](values[slot[0]])
+        for p, slot in zip(params, slots, strict=True)
+    ]
+
+
+def _default_samples(sentinels: Mapping[str, object]) -> dict[str, object]:
+    samples: dict[str, object] = {}
+    for n, (name, value) in enumerate(sentinels.items(), start=1):
+        if isinstance(value, int) and not isinstance(value, bool):
+            samples[name] = 100 + n
+        elif isinstance(value, str):
+            samples[name] = f"sample-{name}"
+        else:
+            raise ValueError(f"prepared statement: give a sample value for {name!r}")
+    return samples
+
+
+class PreparedStatement:
+    """What reads and updates share: the name, model, builder, sentinels and sample values,
+    the compiled entry per database alias, and the comparison the system check makes."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        model: type[Model],
+        build: Callable[..., Any],
+        sentinels: Mapping[str, object],
+        samples: Mapping[str, object] | None = None,
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.sentinels = dict(sentinels)
+        self.samples = dict(samples) if samples is not None else _default_samples(sentinels)
+        if set(self.samples) != set(self.sentinels):
+            raise ValueError(f"prepared statement {name}: samples must name the sentinels")
+        self._build = build
+        self._compiled: dict[str, tuple] = {}
+        registry.add(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+    # What each kind compiles: (sql, params, what else the kind needs to run it).
+    def _orm_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, tuple, Any]:
+        raise NotImplementedError
+
+    @property
+    def locking(self) -> bool:
+        """Whether it locks rows (compiled and run inside a transaction only)."""
+        return False
+
+    def alias(self) -> str:
+        return router.db_for_write(self.model)
+
+    def _compile(self, alias: str) -> tuple:
+        sql, params, extra = self._orm_sql(alias, self.sentinels)
+        entry = (sql, params, bind_plan(params, self.sentinels), extra)
+        self._compiled[alias] = entry
+        return entry
+
+    def prepared_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, list]:
+        """The statement's SQL and bound parameters for ``values`` (compiled once)."""
+        sql, params, slots, _ = self._compiled.get(alias) or self._compile(alias)
+        return sql, bind(params, slots, values)
+
+    def orm_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, list]:
+        """What the ORM compiles for the QuerySet built with ``values`` (for comparison)."""
+        sql, params, _ = self._orm_sql(alias, values)
+        return sql, list(params)
+
+
+class PreparedRead(PreparedStatement):
+    """A ``values_list`` read; :meth:`rows` returns its rows as tuples, as the ORM would. A
+    locking read (``select_for_update``) runs on the write database."""
+
+    def __init__(self, name: str, **kwargs) -> None:
+        super().__init__(name, **kwargs)
+        self._locking: bool | None = None
+
+    @property
+    def locking(self) -> bool:
+        if self._locking is None:
+            self._locking = bool(self._build(**self.sentinels).query.select_for_update)
+        return self._locking
+
+    def alias(self) -> str:
+        return router.db_for_write(self.model) if self.locking else router.db_for_read(self.model)
+
+    def _orm_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, tuple, Any]:
+        qs: QuerySet = self._build(**values)
+        compiler = qs.query.get_compiler(alias)
+        sql, params = compiler.as_sql()
+        selected = compiler.select[: compiler.col_count]
+        columns = [name for _, _, name in selected]
+        if qs._fields and list(qs._fields) != columns:
+            raise ColumnOrderError(
+                f"prepared read {self.name}: the SQL selects {columns}, "
+                f"the QuerySet names {list(qs._fields)}"
+            )
+        converters = compiler.get_converters([col for col, _, _ in selected])
+        trim = compiler.col_count if compiler.has_extra_select else None
+        return sql, params, (converters, trim)
+
+    def rows(self, **values: object) -> list[tuple]:
+        locking = self._locking if self._locking is not None else self.locking
+        alias = router.db_for_write(self.model) if locking else router.db_for_read(self.model)
+        sql, params, slots, (converters, trim) = self._compiled.get(alias) or self._compile(alias)
+        connection = connections[alias]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, bind(params, slots, values))
+            rows = cursor.fetchall()
+        if trim is not None:
+            rows = [row[:trim] for row in rows]
+        if not converters:
+            return [tuple(row) for row in rows]
+        out = []
+        for row in rows:
+            row = list(row)
+            for pos, (convs, expression) in converters.items():
+                value = row[pos]
+                for convert in convs:
+                    value = convert(value, expression, connection)
+                row[pos] = value
+            out.append(tuple(row))
+        return out
+
+
+class PreparedUpdate(PreparedStatement):
+    """An UPDATE; ``build(**values)`` returns the QuerySet to update and the values to set;
+    :meth:`run` returns the number of rows updated. Runs on the write database."""
+
+    def _orm_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, tuple, Any]:
+        qs, updates = self._build(**values)
+        query = qs.query.chain(UpdateQuery)
+        query.add_update_values(updates)
+        sql, params = query.get_compiler(alias).as_sql()
+        return sql, params, None
+
+    def run(self, **values: object) -> int:
+        alias = router.db_for_write(self.model)
+        sql, params, slots, _ = self._compiled.get(alias) or self._compile(alias)
+        with connections[alias].cursor() as cursor:
+            cursor.execute(sql, bind(params, slots, values))
+            return cursor.rowcount
+
+
+def model_columns(
+    model: type[Model], prefix: str = "", leave_out: tuple[str, ...] = ()
+) -> list[tuple[Any, str]]:
+    """A model's loaded fields (in model order), each with its ``values_list`` path under
+    ``prefix`` (``"item__"``): the columns a read selects to rebuild instances of it."""
+    fields = [f for f in model._meta.concrete_fields if f.name not in leave_out]
+    return [(f, prefix + f.attname) for f in fields]
+
+
+def model_instances(
+    alias: str, row: tuple, parts: list[tuple[type[Model], list[tuple[Any, str]]]]
+) -> list[Model]:
+    """Model instances from consecutive slices of ``row`` (one slice per ``(model, columns)``
+    part, as :func:`model_columns` lists them), made by ``from_db`` as the ORM makes them."""
+    out, start = [], 0
+    for model, columns in parts:
+        values = row[start : start + len(columns)]
+        out.append(model.from_db(alias, [f.attname for f, _ in columns], values))
+        start += len(columns)
+    return out
+
+
+class Registry(Mapping[str, PreparedStatement]):
+    """Every prepared statement of the project, by name (a name is taken once)."""
+
+    def __init__(self) -> None:
+        self._statements: dict[str, PreparedStatement] = {}
+
+    def add(self, statement: PreparedStatement) -> None:
+        if statement.name in self._statements:
+            raise ValueError(f"a prepared statement named {statement.name!r} already exists")
+        self._statements[statement.name] = statement
+
+    def remove(self, name: str) -> None:
+        del self._statements[name]
+
+    def __getitem__(self, name: str) -> PreparedStatement:
+        return self._statements[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._statements)
+
+    def __len__(self) -> int:
+        return len(self._statements)
+
+
+registry = Registry()
+
+
+# --- the system check ------------------------------------------------------------------------
+
+
+def _typed(params) -> list[tuple[type, object]]:
+    return [(type(p), p) for p in params]
+
+
+def _cannot_prepare(statement: PreparedStatement, what: str, exc: Exception) -> checks.Error:
+    return checks.Error(
+        f"{what}: {type(exc).__name__}: {exc}",
+        hint="Choose sentinels that appear as parameters of the compiled SQL, and samples "
+        "the QuerySet accepts.",
+        obj=statement,
+        id="core.E003",
+    )
+
+
+def statement_errors(statement: PreparedStatement, alias: str | None = None) -> list[checks.Error]:
+    """Compile ``statement`` with its sentinels, bind its samples and compare with the ORM's
+    SQL for the QuerySet built with the samples; one Error per problem found."""
+    alias = alias or statement.alias()
+    where = f"prepared statement {statement.name} on database {alias!r}"
+    try:
+        sql, params = statement.prepared_sql(alias, statement.samples)
+    except ColumnOrderError as exc:
+        return [
+            checks.Error(
+                f"{where}: its rows' columns differ from the QuerySet's: {exc}",
+                hint="Django's values_list column order changed; adapt core.prepared.",
+                obj=statement,
+                id="core.E002",
+            )
+        ]
+    except _COMPILE_ERRORS as exc:
+        return [_cannot_prepare(statement, f"{where} cannot be prepared", exc)]
+    try:
+        want_sql, want_params = statement.orm_sql(alias, statement.samples)
+    except _COMPILE_ERRORS as exc:
+        return [_cannot_prepare(statement, f"{where}: the ORM cannot compile its samples", exc)]
+    if sql != want_sql or _typed(params) != _typed(want_params):
+        return [
+            checks.Error(
+                f"{where} differs from the ORM's compilation.\n"
+                f"  prepared: {sql} {params!r}\n  ORM:      {want_sql} {want_params!r}",
+                hint="The ORM compiles this QuerySet differently from when it was prepared "
+                "(a Django upgrade?): the prepared statement would run wrong SQL or values.",
+                obj=statement,
+                id="core.E001",
+            )
+        ]
+    return []
+
+
+@contextmanager
+def _as_in_a_transaction(alias: str) -> Iterator[None]:
+    """Compiling SELECT ... FOR UPDATE, the ORM asks the connection whether it is inside a
+    transaction (and refuses outside one), which opens a connection. The check only compiles,
+    never runs anything, so the connection answers "inside one" without being opened."""
+    connection = connections[alias]
+    connection.get_autocommit = lambda: False
+    try:
+        yield
+    finally:
+        del connection.get_autocommit
+
+
+def _checked(statement: PreparedStatement) -> list[checks.CheckMessage]:
+    """:func:`statement_errors`, with no database connection needed (locking reads too)."""
+    try:
+        locking = statement.locking
+    except _COMPILE_ERRORS as exc:
+        return [_cannot_prepare(statement, f"prepared statement {statement.name}", exc)]
+    if not locking:
+        return statement_errors(statement)
+    alias = statement.alias()
+    with _as_in_a_transaction(alias):
+        return statement_errors(statement, alias)
+
+
+def check_prepared_statements(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """The system check: every registered prepared statement compiles as the ORM does."""
+    autodiscover_modules("prepared")
+    messages: list[checks.CheckMessage] = []
+    for statement in registry.values():
+        if app_configs is not None and statement.model._meta.app_config not in app_configs:
+            continue
+        messages.extend(_checked(statement))
+    return messages

@@ -1,0 +1,68 @@
+"""Judge runs and their items: one run of the engine (:mod:`core.runs`) per judged selection,
+one item per selected generation. Status, counters, tokens, cost, lease and error text are the
+engine's (:class:`core.runs.models.Run`); what is a judge run's own is here."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from core.runs.models import Run
+from judging.models.judges import Judge
+
+
+class JudgeRun(Run):
+    """``n_done``: items with a judgment (new or reused); ``n_failed``: items whose request
+    failed for good (:data:`judging.services.execution.MAX_ITEM_ATTEMPTS` tries); tokens and
+    cost: of the judgments this run asked for (reused ones are free)."""
+
+    executor_path = "judging.services.execution.JudgeRunExecutor"
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    selection = models.JSONField(
+        default=dict, blank=True, help_text="dataset/topics/generators/generation ids"
+    )
+    n_reused = models.PositiveIntegerField(
+        default=0, help_text="items linked to a judgment made before (free)"
+    )
+    n_parse_failed = models.PositiveIntegerField(default=0)
+    estimated_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.judge.name} ({self.status})"
+
+
+class JudgeRunItem(models.Model):
+    """One generation in a run; ``judgment`` is set once judged (or reused: ``reused``)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
+    generation = models.ForeignKey(
+        "benchmarks.Generation", on_delete=models.CASCADE, related_name="judge_run_items"
+    )
+    content_hash = models.CharField(max_length=64)
+    judgment = models.ForeignKey(
+        "Judgment", null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
+    reused = models.BooleanField(
+        default=False,
+        help_text="linked to a judgment this run did not ask for (made before, or a duplicate)",
+    )
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "generation"], name="judgerunitem_one_per_generation"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["run", "judgment"], name="judgerunitem_pending_idx"),
+            models.Index(fields=["generation"], name="judgerunitem_generation_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} of run {self.run_id} (generation {self.generation_id})"

@@ -1,0 +1,335 @@
+"""The work of a judge run, one chunk at a time, for the run engine (:mod:`core.runs.engine`).
+
+One chunk judges up to :data:`CHUNK_ITEMS` pending items: one thread feeds the judge's backend
+(keeping ``concurrency`` requests in flight) while a writer thread stores the replies in batches
+(every :data:`FLUSH_EVERY` replies or :data:`FLUSH_INTERVAL_S` s: judgments, item links and the
+run's live counters in one transaction), then beats the run's lease; the feed stops as soon as
+the run is being cancelled or the lease is lost. Content this judge already judged is linked,
+never asked again. The run's counters are counted from its items (:func:`run_counters`).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
+
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.registry import build_backend, queue_for
+from core.runs.engine import Lease, LeaseState, RunExecutor
+from core.runs.models import RunStatus, lease_seconds
+from judging import prompting
+from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+from judging.services.items import (
+    ItemInput,
+    cost_of,
+    item_input,
+    judge_request,
+    judgment_from_response,
+)
+
+CHUNK_ITEMS = int(
+    os.environ.get("H2R_JUDGE_CHUNK_ITEMS", "20000")
+)  # items per chunk task (~1 min at 320/s)
+FLUSH_EVERY = 256  # results per write
+FLUSH_INTERVAL_S = 0.5
+PAGE = 1000
+MAX_ITEM_ATTEMPTS = 3
+
+
+def heartbeat_s() -> float:
+    """How often the writer beats when no reply arrives (a slow backend, a vLLM batch)."""
+    return max(0.5, min(5.0, lease_seconds() / 4))
+
+
+# --- counting -------------------------------------------------------------------------------
+
+
+def run_counters(run: JudgeRun) -> dict[str, Any]:
+    """The run's counters from its items (one query): items, judged (new or reused), failed for
+    good, reused, parse failures; tokens and cost of the judgments it asked for."""
+    asked = Q(reused=False)
+    agg = JudgeRunItem.objects.filter(run=run).aggregate(
+        n_total=Count("id"),
+        n_done=Count("judgment"),
+        n_failed=Count("id", filter=Q(judgment__isnull=True, attempts__gte=MAX_ITEM_ATTEMPTS)),
+        n_reused=Count("id", filter=Q(reused=True, judgment__isnull=False)),
+        n_parse_failed=Count("id", filter=Q(judgment__parse_failed=True)),
+        prompt_tokens=Sum("judgment__prompt_tokens", filter=asked),
+        completion_tokens=Sum("judgment__completion_tokens", filter=asked),
+    )
+    agg["prompt_tokens"] = agg["prompt_tokens"] or 0
+    agg["completion_tokens"] = agg["completion_tokens"] or 0
+    agg["cost"] = cost_of(
+        judge=run.judge,
+        prompt_tokens=agg["prompt_tokens"],
+        completion_tokens=agg["completion_tokens"],
+    )
+    return agg
+
+
+@dataclass
+class _Progress:
+    """The run's counters while a chunk runs: counted from the items when the chunk started,
+    plus what this execution stored since (written with each batch, only while it holds the
+    lease; the chunk's end writes them counted from the items again)."""
+
+    run: JudgeRun
+    token: str
+    base: dict[str, Any]
+    added: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("n_done", "n_failed", "n_parse_failed", "prompt_tokens", "completion_tokens"), 0
+        )
+    )
+
+    def add(self, **counts: int) -> None:
+        for key, value in counts.items():
+            self.added[key] += value
+
+    def write(self) -> None:
+        values = {key: self.base[key] + value for key, value in self.added.items()}
+        values["cost"] = self.base["cost"] + cost_of(
+            judge=self.run.judge,
+            prompt_tokens=self.added["prompt_tokens"],
+            completion_tokens=self.added["completion_tokens"],
+        )
+        JudgeRun.objects.filter(pk=self.run.pk, lease_owner=self.token).update(**values)
+
+
+# --- items ----------------------------------------------------------------------------------
+
+
+def _judgment_of_item(judge: Judge):
+    return Judgment.objects.filter(
+        judge_key=judge.judge_id, content_hash=OuterRef("content_hash")
+    ).values("id")[:1]
+
+
+def _pending(run: JudgeRun):
+    return JudgeRunItem.objects.filter(
+        run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS
+    )
+
+
+def link_known(run: JudgeRun) -> int:
+    """Point pending items at judgments this judge already made for the same content."""
+    pending = JudgeRunItem.objects.filter(run=run, judgment__isnull=True)
+    linked = 0
+    while True:
+        batch = list(pending.values_list("id", "content_hash")[:5000])
+        if not batch:
+            break
+        known = set(
+            Judgment.objects.filter(
+                judge_key=run.judge.judge_id, content_hash__in={h for _, h in batch}
+            ).values_list("content_hash", flat=True)
+        )
+        matched = [i for i, h in batch if h in known]
+        if matched:
+            JudgeRunItem.objects.filter(id__in=matched).update(
+                judgment_id=Subquery(_judgment_of_item(run.judge)), error="", reused=True
+            )
+            linked += len(matched)
+        if len(matched) < len(batch):
+            break  # the rest are genuinely pending
+    return linked
+
+
+def _pending_inputs(run: JudgeRun, *, limit: int, template: str) -> Iterator[ItemInput]:
+    """Pending items, one per distinct content (duplicates get linked afterwards)."""
+    last_id = 0
+    yielded = 0
+    seen: set[str] = set()
+    while yielded < limit:
+        page = list(
+            _pending(run)
+            .filter(id__gt=last_id)
+            .select_related("generation__procedure")
+            .only(
+                "id",
+                "content_hash",
+                "attempts",
+                "generation__predicted_steps",
+                "generation__procedure__goal",
+                "generation__procedure__steps",
+                "generation__procedure__source_example_id",
+            )
+            .order_by("id")[:PAGE]
+        )
+        if not page:
+            return
+        for item in page:
+            last_id = item.id
+            if item.content_hash in seen:
+                continue
+            seen.add(item.content_hash)
+            yield item_input(
+                item_id=item.id,
+                content_hash=item.content_hash,
+                generation=item.generation,
+                template=template,
+                attempts=item.attempts,
+            )
+            yielded += 1
+            if yielded >= limit:
+                return
+
+
+def judgments_store(
+    *,
+    run: JudgeRun,
+    judge: Judge,
+    results: list[tuple[ItemInput, LLMResponse | LLMError]],
+    progress: _Progress | None = None,
+) -> None:
+    """Store one batch of results in one transaction: judgments, item links (an item whose
+    request failed counts one more attempt), and the run's live counters (``progress``)."""
+    new = [
+        judgment_from_response(judge=judge, inp=inp, response=res)
+        for inp, res in results
+        if isinstance(res, LLMResponse)
+    ]
+    failed = [(inp, res) for inp, res in results if not isinstance(res, LLMResponse)]
+    with transaction.atomic():
+        if new:
+            Judgment.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+            # one UPDATE linking each item to the judgment of its content (unique index lookup)
+            JudgeRunItem.objects.filter(
+                id__in=[inp.item_id for inp, res in results if isinstance(res, LLMResponse)]
+            ).update(judgment_id=Subquery(_judgment_of_item(judge)), error="", reused=False)
+        for inp, err in failed:
+            JudgeRunItem.objects.filter(pk=inp.item_id).update(
+                attempts=F("attempts") + 1, error=str(err)[:2000]
+            )
+        if progress is not None:
+            progress.add(
+                n_done=len(new),
+                n_failed=sum(1 for inp, _ in failed if inp.attempts + 1 >= MAX_ITEM_ATTEMPTS),
+                n_parse_failed=sum(1 for j in new if j.parse_failed),
+                prompt_tokens=sum(j.prompt_tokens for j in new),
+                completion_tokens=sum(j.completion_tokens for j in new),
+            )
+            progress.write()
+
+
+class _Writer(threading.Thread):
+    """Stores batches of results on its own thread (and DB connection), so the thread that
+    feeds the backend keeps every request slot busy while a batch is written. Beats the lease
+    after each batch (and every :func:`heartbeat_s` while no reply comes) and tells the feed to
+    stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
+
+    def __init__(self, *, run: JudgeRun, judge: Judge, lease: Lease, progress: _Progress):
+        super().__init__(name=f"judge-run-{run.pk}-writer", daemon=True)
+        self.run_obj, self.judge, self.lease, self.progress = run, judge, lease, progress
+        self.batches: queue.Queue = queue.Queue(maxsize=8)
+        self.state = LeaseState.HELD
+        self.error: BaseException | None = None
+
+    def should_stop(self) -> bool:
+        return self.state is not LeaseState.HELD or self.error is not None
+
+    def submit(self, batch: list) -> None:
+        self.batches.put(batch)
+
+    def close(self) -> None:
+        self.batches.put(None)
+        self.join()
+
+    def run(self) -> None:
+        idle = heartbeat_s()
+        try:
+            while True:
+                try:
+                    batch = self.batches.get(timeout=idle)
+                except queue.Empty:
+                    batch = []  # no reply for a while: still alive
+                if batch is None:
+                    return
+                if self.error is not None:
+                    continue
+                try:
+                    if batch:
+                        judgments_store(
+                            run=self.run_obj,
+                            judge=self.judge,
+                            results=batch,
+                            progress=self.progress,
+                        )
+                    self.state = self.lease.beat()
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the feeding thread
+                    self.error = exc
+        finally:
+            connection.close()
+
+
+class JudgeRunExecutor(RunExecutor):
+    """Judge runs for the engine: link what is known, judge a chunk, count from the items."""
+
+    def queue(self, run: JudgeRun) -> str | None:
+        return queue_for(run.judge.backend_config())
+
+    def prepare(self, run: JudgeRun, lease: Lease) -> None:
+        link_known(run)
+
+    def work_chunk(self, run: JudgeRun, lease: Lease) -> bool:
+        judge = run.judge
+        template = prompting.load_template(judge.prompt_template)
+        progress = _Progress(run=run, token=lease.token, base=run_counters(run))
+        backend = build_backend(judge.backend_config())
+        order: list[ItemInput | None] = []
+
+        def tracked() -> Iterator[LLMRequest]:
+            for inp in _pending_inputs(run, limit=CHUNK_ITEMS, template=template):
+                order.append(inp)
+                yield judge_request(judge=judge, prompt=inp.prompt)
+
+        writer = _Writer(run=run, judge=judge, lease=lease, progress=progress)
+        writer.start()
+        buffer: list[tuple[ItemInput, LLMResponse | LLMError]] = []
+        last_flush = time.monotonic()
+        try:
+            for index, result in backend.complete_iter(tracked(), should_stop=writer.should_stop):
+                buffer.append((order[index], result))
+                order[index] = None
+                if len(buffer) >= FLUSH_EVERY or time.monotonic() - last_flush >= FLUSH_INTERVAL_S:
+                    writer.submit(buffer)
+                    buffer = []
+                    last_flush = time.monotonic()
+            writer.submit(buffer)
+        finally:
+            writer.close()
+            backend.close()
+        if writer.error is not None:
+            raise writer.error
+        if writer.state is not LeaseState.HELD:
+            return True  # the engine ends a cancelled run and leaves a lost one alone
+        link_known(run)  # duplicates of what this chunk judged
+        return _pending(run).exists()
+
+    def counters(self, run: JudgeRun) -> dict[str, Any]:
+        return run_counters(run)
+
+    def outcome(self, run: JudgeRun) -> tuple[str, str]:
+        failed = JudgeRunItem.objects.filter(run=run, judgment__isnull=True)
+        n_failed = failed.count()
+        if not n_failed:
+            return RunStatus.DONE, ""
+        sample = failed.exclude(error="").values_list("error", flat=True).first() or ""
+        return (
+            RunStatus.FAILED,
+            f"{n_failed} item(s) failed after {MAX_ITEM_ATTEMPTS} attempts; first error: {sample}",
+        )
+
+    def on_resume(self, run: JudgeRun) -> None:
+        """Items that failed for good get their tries back."""
+        JudgeRunItem.objects.filter(
+            run=run, judgment__isnull=True, attempts__gte=MAX_ITEM_ATTEMPTS
+        ).update(attempts=0)

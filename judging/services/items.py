@@ -1,0 +1,101 @@
+"""One item of a judge run: its content hash, its H.3 prompt, the request sent for it, the
+judgment made from the reply, and what the reply cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from benchmarks.llm.base import LLMRequest, LLMResponse
+from judging import prompting
+from judging.models import Judge, Judgment
+from judging.parsing import parse_judge_output
+
+MTOK = Decimal(1_000_000)
+
+
+@dataclass(frozen=True)
+class ItemInput:
+    item_id: int
+    content_hash: str
+    source_example_id: str
+    prompt: str
+    n_l1: int
+    n_l2: int
+    attempts: int = 0  # tries before this one
+
+
+def item_content_hash(generation) -> str:
+    p = generation.procedure
+    return prompting.content_hash(
+        goal=p.goal, reference_steps=p.steps, steps=generation.predicted_steps
+    )
+
+
+def item_input(
+    *, item_id: int, content_hash: str, generation, template: str, attempts: int = 0
+) -> ItemInput:
+    p = generation.procedure
+    ref = prompting.clean_steps(p.steps)
+    cand = prompting.clean_steps(generation.predicted_steps)
+    return ItemInput(
+        item_id=item_id,
+        content_hash=content_hash,
+        source_example_id=p.source_example_id,
+        prompt=prompting.render_judge_prompt(
+            template=template, goal=p.goal, reference_steps=ref, steps=cand
+        ),
+        n_l1=len(ref),
+        n_l2=len(cand),
+        attempts=attempts,
+    )
+
+
+def judge_request(*, judge: Judge, prompt: str) -> LLMRequest:
+    decoding = dict(judge.decoding or {})
+    extra = {
+        k: v
+        for k, v in decoding.items()
+        if k not in ("temperature", "max_tokens", "top_p", "stop") and not k.startswith("vllm_")
+    }
+    return LLMRequest(
+        messages=[{"role": "user", "content": prompt}]
+        if judge.endpoint == Judge.Endpoint.CHAT
+        else None,
+        prompt=prompt if judge.endpoint == Judge.Endpoint.COMPLETIONS else None,
+        max_tokens=decoding.get("max_tokens"),
+        temperature=float(decoding.get("temperature", 0.0)),
+        top_p=decoding.get("top_p"),
+        stop=decoding.get("stop"),
+        json_schema=prompting.JUDGE_SCHEMA if judge.structured_output else None,
+        json_schema_name=prompting.JUDGE_SCHEMA_NAME,
+        extra=extra,
+    )
+
+
+def judgment_from_response(*, judge: Judge, inp: ItemInput, response: LLMResponse) -> Judgment:
+    parsed = parse_judge_output(response.text, n_l1=inp.n_l1, n_l2=inp.n_l2)
+    return Judgment(
+        judge=judge,
+        judge_key=judge.judge_id,
+        content_hash=inp.content_hash,
+        source_example_id=inp.source_example_id,
+        reasoning=parsed.reasoning,
+        critical_failures=parsed.critical_failures,
+        has_failure=parsed.has_failure,
+        n_failures=parsed.n_failures,
+        parse_failed=parsed.parse_failed,
+        parse_error=parsed.error[:500],
+        parse_warnings=parsed.warnings,
+        raw_output=response.text,
+        prompt_tokens=response.prompt_tokens,
+        completion_tokens=response.completion_tokens,
+        latency_s=response.latency_s,
+    )
+
+
+def cost_of(*, judge: Judge, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    return (
+        Decimal(prompt_tokens) * judge.price_input_per_mtok
+        + Decimal(completion_tokens) * judge.price_output_per_mtok
+    ) / MTOK

@@ -1,0 +1,223 @@
+"""Prepared statements (core/prepared.py): the system check passes on the project's registry and
+fails loudly on a statement that the ORM compiles differently; rows come back in the column
+order the QuerySet names, annotations included (Django 5.2's values_list order)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core import checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.db.models import Count, Exists, F, OuterRef
+
+from annotation.models import Assignment, Participant
+from core.prepared import (
+    CHECK_TAG,
+    PreparedRead,
+    PreparedUpdate,
+    check_prepared_statements,
+    registry,
+    statement_errors,
+)
+from tests.annotation.factories import make_study, working_participant
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def temporary():
+    """Make statements that leave the registry again after the test."""
+    made = []
+
+    def make(cls, name, **kwargs):
+        statement = cls(name, **kwargs)
+        made.append(name)
+        return statement
+
+    yield make
+    for name in made:
+        registry.remove(name)
+
+
+def _ids(messages) -> list[str]:
+    return [m.id for m in messages]
+
+
+# --- the check on the real registry ------------------------------------------------------------
+
+
+def test_the_check_passes_on_every_registered_statement():
+    assert check_prepared_statements() == []
+    names = set(registry)
+    assert {
+        "annotation.participant_state",
+        "annotation.assignment_full",
+        "annotation.item_full",
+        "annotation.pool_head",
+        "annotation.take_slot",
+        "annotation.assignment_locked",
+        "annotation.count_done",
+    } <= names
+    for statement in registry.values():  # inside the test's transaction: locking reads too
+        assert statement_errors(statement) == []
+
+
+def test_the_check_is_registered_and_runs_with_manage_py_check():
+    assert check_prepared_statements in checks.registry.registry.get_checks()
+    assert [m for m in checks.run_checks(tags=[CHECK_TAG]) if m.is_serious()] == []
+    out = io.StringIO()
+    call_command("check", stdout=out)
+    assert "no issues" in out.getvalue()
+
+
+# --- broken statements are errors ---------------------------------------------------------------
+
+
+def test_a_sentinel_that_is_also_a_constant_of_the_query_is_an_error(temporary):
+    # The sentinel equals a constant of the query: the plan binds the constant to `pk` as well,
+    # so the prepared statement would run with the wrong value.
+    broken = temporary(
+        PreparedRead,
+        "tests.constant_collision",
+        model=Participant,
+        build=lambda *, pk: Participant.objects.filter(pk=pk, n_done__lt=2_073_000_055).values_list(
+            "pk"
+        ),
+        sentinels={"pk": 2_073_000_055},
+    )
+    errors = statement_errors(broken)
+    assert _ids(errors) == ["core.E001"]
+    assert errors[0].obj is broken and "differs from the ORM" in errors[0].msg
+    found = [m for m in checks.run_checks(tags=[CHECK_TAG]) if m.obj is broken]
+    assert _ids(found) == ["core.E001"] and found[0].level == checks.ERROR
+    with pytest.raises(SystemCheckError, match=r"core\.E001"):
+        call_command("check")
+
+
+def test_a_broken_locking_read_is_an_error_too(temporary):
+    broken = temporary(
+        PreparedRead,
+        "tests.locking_collision",
+        model=Participant,
+        build=lambda *, pk: (
+            Participant.objects.filter(pk=pk, n_done__lt=2_073_000_054)
+            .select_for_update()
+            .values_list("pk")
+        ),
+        sentinels={"pk": 2_073_000_054},
+    )
+    assert broken.locking
+    found = [m for m in check_prepared_statements() if m.obj is broken]
+    assert _ids(found) == ["core.E001"]
+    assert "FOR UPDATE" in found[0].msg
+
+
+def test_sql_that_depends_on_the_value_is_an_error(temporary):
+    # A value that the ORM writes into the SQL text (here a LIMIT) is not a parameter at all.
+    broken = temporary(
+        PreparedRead,
+        "tests.value_in_sql",
+        model=Participant,
+        build=lambda *, n: Participant.objects.values_list("pk")[:n],
+        sentinels={"n": 2_073_000_056},
+    )
+    assert _ids(statement_errors(broken)) == ["core.E003"]
+
+
+def test_an_update_that_compiles_differently_is_an_error(temporary):
+    broken = temporary(
+        PreparedUpdate,
+        "tests.update_collision",
+        model=Participant,
+        build=lambda *, pk: (
+            Participant.objects.filter(pk=pk),
+            {"n_done": F("n_done") + 2_073_000_057},
+        ),
+        sentinels={"pk": 2_073_000_057},
+    )
+    assert _ids(statement_errors(broken)) == ["core.E001"]
+
+
+def test_columns_that_differ_from_the_names_asked_for_are_an_error(temporary):
+    # As a Django would that selects model columns before annotations whatever the order given.
+    def build(*, pk):
+        qs = Participant.objects.filter(pk=pk).values_list("pk", "prolific_pid")
+        qs._fields = ("prolific_pid", "pk")
+        return qs
+
+    broken = temporary(
+        PreparedRead,
+        "tests.column_order",
+        model=Participant,
+        build=build,
+        sentinels={"pk": 2_073_000_058},
+    )
+    assert _ids(statement_errors(broken)) == ["core.E002"]
+
+
+def test_a_correct_statement_passes(temporary):
+    ok = temporary(
+        PreparedUpdate,
+        "tests.update_ok",
+        model=Participant,
+        build=lambda *, pk: (Participant.objects.filter(pk=pk), {"n_done": F("n_done") + 1}),
+        sentinels={"pk": 2_073_000_059},
+    )
+    assert statement_errors(ok) == []
+
+
+def test_a_name_is_registered_once(temporary):
+    temporary(
+        PreparedRead,
+        "tests.twice",
+        model=Participant,
+        build=lambda *, pk: Participant.objects.filter(pk=pk).values_list("pk"),
+        sentinels={"pk": 2_073_000_060},
+    )
+    with pytest.raises(ValueError, match="already exists"):
+        PreparedRead(
+            "tests.twice",
+            model=Participant,
+            build=lambda *, pk: Participant.objects.filter(pk=pk).values_list("pk"),
+            sentinels={"pk": 2_073_000_061},
+        )
+
+
+# --- column order: values_list with annotations ---------------------------------------------------
+
+
+def _with_annotations(*, pk, order):
+    mine = Assignment.objects.filter(participant_id=OuterRef("pk"))
+    return (
+        Participant.objects.filter(pk=pk)
+        .annotate(has_any=Exists(mine), n_assignments=Count("assignments"))
+        .values_list(*order)
+    )
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ("has_any", "pk", "prolific_pid"),  # an annotation before the model fields
+        ("pk", "n_assignments", "prolific_pid", "has_any"),  # annotations between them
+        ("n_assignments", "has_any", "pk"),
+        ("pk", "prolific_pid", "has_any"),  # annotations last
+    ],
+)
+def test_rows_come_back_in_the_order_the_names_are_given(temporary, order):
+    study = make_study(n_items=2)
+    p = working_participant(study, "PID_COLS")
+    read = temporary(
+        PreparedRead,
+        f"tests.columns.{'.'.join(order)}",
+        model=Participant,
+        build=lambda *, pk: _with_annotations(pk=pk, order=order),
+        sentinels={"pk": 2_073_000_070},
+    )
+    want = list(_with_annotations(pk=p.pk, order=order))
+    values = {"has_any": False, "pk": p.pk, "prolific_pid": "PID_COLS", "n_assignments": 0}
+    assert want == [tuple(values[name] for name in order)]
+    assert read.rows(pk=p.pk) == want
+    assert statement_errors(read) == []
