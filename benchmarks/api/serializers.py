@@ -79,12 +79,19 @@ class ProcedureSerializer(serializers.ModelSerializer):
         )
 
 
-class GenerationCompactSerializer(serializers.ModelSerializer):
-    """A generation inside a procedure: who generated it and what."""
+class _GeneratedBy(serializers.ModelSerializer):
+    """The generator's name and model and the step count, shared by both generation shapes."""
 
     generator_name = serializers.CharField(source="generator.name", read_only=True)
     model = serializers.CharField(source="generator.model", read_only=True)
     n_steps = serializers.SerializerMethodField()
+
+    def get_n_steps(self, obj: Generation) -> int:
+        return len(obj.predicted_steps or [])
+
+
+class GenerationCompactSerializer(_GeneratedBy):
+    """A generation inside a procedure: who generated it and what."""
 
     class Meta:
         model = Generation
@@ -99,9 +106,6 @@ class GenerationCompactSerializer(serializers.ModelSerializer):
             "scores",
         )
 
-    def get_n_steps(self, obj: Generation) -> int:
-        return len(obj.predicted_steps or [])
-
 
 class ProcedureDetailSerializer(ProcedureSerializer):
     """A procedure with its source document and every generation."""
@@ -112,7 +116,7 @@ class ProcedureDetailSerializer(ProcedureSerializer):
         fields = (*ProcedureSerializer.Meta.fields, "source_text", "generations")
 
 
-class GenerationSerializer(serializers.ModelSerializer):
+class GenerationSerializer(_GeneratedBy):
     """A generation with the procedure's identity (source id, dataset, topic) and the generator's name."""
 
     source_example_id = serializers.CharField(source="procedure.source_example_id", read_only=True)
@@ -120,9 +124,6 @@ class GenerationSerializer(serializers.ModelSerializer):
     dataset_name = serializers.CharField(source="procedure.dataset.name", read_only=True)
     topic = serializers.CharField(source="procedure.topic.slug", read_only=True, default=None)
     goal = serializers.CharField(source="procedure.goal", read_only=True)
-    generator_name = serializers.CharField(source="generator.name", read_only=True)
-    model = serializers.CharField(source="generator.model", read_only=True)
-    n_steps = serializers.SerializerMethodField()
 
     class Meta:
         model = Generation
@@ -143,9 +144,6 @@ class GenerationSerializer(serializers.ModelSerializer):
             "scores",
             "created_at",
         )
-
-    def get_n_steps(self, obj: Generation) -> int:
-        return len(obj.predicted_steps or [])
 
 
 class GenerationDetailSerializer(GenerationSerializer):
