@@ -193,11 +193,6 @@ def training_items(*, study: Study) -> list[StudyItem]:
     )
 
 
-def participant_progress(*, participant: Participant) -> dict:
-    study = participant.study
-    return {"done": participant.n_done, "total": study.items_per_participant}
-
-
 def study_progress(*, study: Study) -> dict:
     """Items by number of completed annotations (0..k), participants by stage, attention results."""
     regular = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).annotate(

@@ -80,7 +80,6 @@ def item_timing(*, study: Study, served_at: datetime, now: datetime) -> dict:
     waited = rules.waited_seconds(served_at=served_at, now=now)
     return {
         "elapsed": rules.elapsed_seconds(waited=waited),
-        "min_seconds": study.min_seconds_per_item,
         "remaining": rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited),
     }
 

@@ -336,7 +336,24 @@ def test_missed_attention_check_warns_then_screens_out(client):
     assert seen == ["regular", "attention", "regular", "attention"]
     r = client.get(url("item", study))
     assert r.status_code == 302 and r.url == url("screened_out", study)
-    assert study.screened_out_code in client.get(r.url).content.decode()
+    page = client.get(r.url).content.decode()
+    assert study.screened_out_code in page
+    assert "Too many attention checks were missed" in page
+    assert "did not match the codebook" not in page
+
+
+def test_failed_qualification_says_so_on_the_screened_out_page(client):
+    study = make_study(n_qualification=2, qualification_pass_threshold=1.0)
+    to_items(client, study)
+    for _ in range(2):
+        r = client.get(url("item", study))
+        assert r.status_code == 200 and "This is a qualification item" in r.content.decode()
+        client.post(url("submit", study, current().pk), answer(choice="none"))  # expects failure
+    r = client.get(url("item", study))
+    assert r.status_code == 302 and r.url == url("screened_out", study)
+    page = client.get(r.url).content.decode()
+    assert "did not match the codebook closely enough" in page
+    assert "Too many attention checks" not in page
 
 
 def test_late_submit_of_an_item_given_to_someone_else_moves_on(client, settings):

@@ -127,7 +127,15 @@ def test_the_suite_refuses_to_run_off_postgresql_when_required(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update(HOW2REVIEW_REQUIRE_POSTGRES="1", HOW2REVIEW_VAR_DIR=str(tmp_path))
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/core/test_roles.py"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/core/test_roles.py",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

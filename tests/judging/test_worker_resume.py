@@ -15,7 +15,9 @@ from tests.support.worker import running_worker, start_worker, wait_for
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 N = 240
-ENV = {"RUN_LEASE_SECONDS": "2", "H2R_JUDGE_CHUNK_ITEMS": "100"}
+# replies are stored every 0.5 s (~50 at 100/s): with 150 items a chunk, the kill after the
+# first 60 lands inside a chunk, not at its boundary (where no execution holds the lease)
+ENV = {"RUN_LEASE_SECONDS": "2", "H2R_JUDGE_CHUNK_ITEMS": "150"}
 
 
 def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
@@ -35,7 +37,14 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
     try:
         with transaction.atomic():
             run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
-        wait_for(lambda: Judgment.objects.count() >= 60, timeout=60, message="first judgments")
+        wait_for(
+            lambda: (
+                Judgment.objects.count() >= 60
+                and JudgeRun.objects.filter(pk=run.pk).exclude(lease_owner="").exists()
+            ),
+            timeout=60,
+            message="first judgments, inside a chunk",
+        )
     finally:
         first.kill()  # SIGKILL mid-run: requests in flight are lost, the lease stays behind
     stored_at_kill = Judgment.objects.count()
