@@ -1,3 +1,5 @@
+"""The annotation console: studies, items, participants, assignments, annotations, adjudications."""
+
 from django.contrib import admin
 
 from annotation.models import (

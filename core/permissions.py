@@ -1,4 +1,4 @@
-"""DRF permission classes built on the roles of :mod:`config.roles`."""
+"""DRF permission classes built on the roles of :mod:`core.roles` (the page-view side of the same rule is :mod:`core.access`)."""
 
 from rest_framework.permissions import BasePermission
 

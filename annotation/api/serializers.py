@@ -1,3 +1,5 @@
+"""Serializers of the study API (settings from the one list of study settings)."""
+
 from __future__ import annotations
 
 from rest_framework import serializers

@@ -1,3 +1,5 @@
+"""The mining console: batches (cancel, resume), their documents and usage per stage."""
+
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 

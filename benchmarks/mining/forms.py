@@ -1,3 +1,5 @@
+"""Forms of the mining pages: a new batch (upload, stages, one backend per LLM stage) and promotion."""
+
 from __future__ import annotations
 
 from django import forms

@@ -1,3 +1,5 @@
+"""Serializers of the judging API: judges, judge runs (with progress), judgments."""
+
 from __future__ import annotations
 
 from rest_framework import serializers

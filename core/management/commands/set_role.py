@@ -1,3 +1,5 @@
+"""``manage.py set_role USER ROLE``: give a user one of the three roles (researchers and admins get the console)."""
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
