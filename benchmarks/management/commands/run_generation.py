@@ -85,6 +85,11 @@ class Command(BaseCommand):
             metavar="RUN_ID",
             help="resume a failed, cancelled or stalled run (retries failures, fills gaps)",
         )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="with --resume: take over a run whose worker is known to be gone",
+        )
         parser.add_argument("--cancel", type=int, metavar="RUN_ID", help="cancel a run")
 
     def handle(self, *args, **opts):
@@ -99,7 +104,9 @@ class Command(BaseCommand):
                 return
             if opts["resume"]:
                 run = generation_run_start(
-                    run=self._run(opts["resume"]), enqueue=not opts["inline"]
+                    run=self._run(opts["resume"]),
+                    enqueue=not opts["inline"],
+                    force=opts["force"],
                 )
             else:
                 run = self._create(opts)

@@ -139,3 +139,18 @@ def test_cancel_command():
     assert run_cmd("run_generation", "--cancel", str(queued.pk)).strip().endswith(": cancelled")
     with pytest.raises(CommandError, match="is cancelled; only queued or running"):
         run_cmd("run_generation", "--cancel", str(queued.pk))
+
+
+@pytest.mark.usefixtures("small_dataset")
+def test_resume_command_takes_over_only_with_force():
+    run_cmd("run_generation", "--generator", "r-gen", "--dataset", "gen-test", "--model", "m")
+    run = GenerationRun.objects.get(generator__name="r-gen")
+    GenerationRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="worker", heartbeat_at=timezone.now()
+    )
+    with pytest.raises(CommandError, match="worker is alive"):
+        run_cmd("run_generation", "--resume", str(run.pk))
+    out = run_cmd("run_generation", "--resume", str(run.pk), "--force")
+    assert out.startswith(f"run {run.pk}: r-gen")
+    run.refresh_from_db()
+    assert run.status == "queued" and run.lease_owner == ""
