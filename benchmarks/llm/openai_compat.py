@@ -28,18 +28,28 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-import openai
-
-try:  # the HTTP library of the installed openai client: httpx2 (openai 3.x) or httpx (1.x, 2.x)
-    import httpx2 as httpx
-except ImportError:  # pragma: no cover - depends on the openai version
-    import httpx  # type: ignore[no-redef]
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.ratelimit import RateLimiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
+
+if TYPE_CHECKING:
+    import openai
+
+
+def _client_libs():
+    """The ``openai`` client and its HTTP library (httpx2 with openai 3.x, httpx with 1.x/2.x),
+    imported on first use: importing ``openai`` costs ~0.5 s, and routing a run to its queue
+    (``registry.queue_for``) needs only this module's class, not the client."""
+    import openai
+
+    try:
+        import httpx2 as httpx
+    except ImportError:  # pragma: no cover - depends on the openai version
+        import httpx  # type: ignore[no-redef]
+    return openai, httpx
+
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +107,7 @@ class OpenAICompatBackend(LLMBackend):
             return self._client
 
     def _new_client(self) -> openai.OpenAI:
+        openai, httpx = _client_libs()
         # TCP_NODELAY: the client writes headers and body separately; with Nagle on, the body
         # waits for the server's delayed ACK (~40 ms a request on Linux).
         size = max(20, self.limits.concurrency * 2)
@@ -169,7 +180,7 @@ class OpenAICompatBackend(LLMBackend):
                 prompt = "\n\n".join(m.get("content", "") for m in request.messages)
             body["prompt"] = prompt
             path = "/completions"
-        raw = self.client.post(path, body=body, cast_to=httpx.Response)
+        raw = self.client.post(path, body=body, cast_to=_client_libs()[1].Response)
         data = json.loads(raw.content)  # ValueError on a malformed body: retried
         try:
             choice = data["choices"][0]
@@ -212,6 +223,7 @@ class OpenAICompatBackend(LLMBackend):
     @staticmethod
     def _classify(exc: Exception) -> tuple[bool, int | None]:
         """(retryable, status) for an exception from the client."""
+        openai, _ = _client_libs()
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             return (status == 429 or status == 408 or status >= 500), status

@@ -367,3 +367,25 @@ def judge_leaderboard(
         "study": None if study is None else {"id": study.pk, "name": study.name},
         "rows": cmp.leaderboard_rows(totals.values()),
     }
+
+
+def comparison_report(
+    *, study: Study | None, judges: list[Judge] | None, dataset: Dataset | None = None
+) -> dict[str, Any]:
+    """What ``judge_compare`` prints: with a study, its judges-vs-majority comparison and the
+    leaderboard on it (judges default to those with verdicts on its items); without, judge-judge
+    pairs, generator rankings (optionally on one dataset) and the leaderboard."""
+    if study is not None:
+        leaderboard_judges = judges
+        if leaderboard_judges is None:
+            generations = study_item_generations(study=study).values()
+            leaderboard_judges = judges_with_verdicts(generation_ids=generations)
+        return {
+            "comparison": study_comparison(study=study, judges=judges),
+            "leaderboard": judge_leaderboard(judges=leaderboard_judges, study=study),
+        }
+    return {
+        "judge_pairs": judge_pair_comparison(judges=judges),
+        "rankings": generator_rankings(judges=judges, dataset=dataset),
+        "leaderboard": judge_leaderboard(judges=judges),
+    }

@@ -16,6 +16,7 @@ from benchmarks.mining.readers import UnsupportedFormat
 from benchmarks.mining.selectors import batches as selectors
 from benchmarks.mining.services import batches as services
 from benchmarks.mining.services.dry_run import dry_run_file
+from core.errors import validation_text
 
 
 class Command(BaseCommand):
@@ -72,22 +73,16 @@ class Command(BaseCommand):
         }
         if opts["max_doc_chars"]:
             options["max_doc_chars"] = opts["max_doc_chars"]
-        out = self.stdout
         try:
             if opts["dry_run"]:
-                counts: dict[str, int] = {}
-                for line in dry_run_file(path=path, stages=opts["stages"], options=options):
-                    counts[line["outcome"]] = counts.get(line["outcome"], 0) + 1
-                    out.write(json.dumps(line, ensure_ascii=False))
-                sys.stderr.write(f"dry run: {json.dumps(counts)}\n")
+                self._dry_run(path, stages=opts["stages"], options=options)
                 return
-            backends = self._backends(opts)
             with path.open("rb") as fh:
                 batch = services.batch_create(
                     name=opts["name"] or path.name,
                     upload=File(fh, name=path.name),
                     stages=opts["stages"],
-                    backends=backends,
+                    backends=self._backends(opts),
                     options=options,
                     start=False,
                 )
@@ -99,8 +94,19 @@ class Command(BaseCommand):
                 f"batch {batch.pk} is held by another execution (a worker took it over); "
                 f"follow it at {batch.get_absolute_url()}"
             )
+        self._report(batch)
+
+    def _dry_run(self, path: Path, *, stages: str, options: dict) -> None:
+        counts: dict[str, int] = {}
+        for line in dry_run_file(path=path, stages=stages, options=options):
+            counts[line["outcome"]] = counts.get(line["outcome"], 0) + 1
+            self.stdout.write(json.dumps(line, ensure_ascii=False))
+        sys.stderr.write(f"dry run: {json.dumps(counts)}\n")
+
+    def _report(self, batch) -> None:
+        """One JSON line per document on stdout; the totals on stderr."""
         for doc in selectors.document_list(batch=batch).iterator(chunk_size=500):
-            out.write(json.dumps(selectors.document_outcome(doc), ensure_ascii=False))
+            self.stdout.write(json.dumps(selectors.document_outcome(doc), ensure_ascii=False))
         y = selectors.batch_yields(batch=batch)["total"]
         usage = selectors.batch_usage(batch=batch)["total"]
         sys.stderr.write(
@@ -122,8 +128,4 @@ class Command(BaseCommand):
 
 
 def _message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError) and hasattr(exc, "message_dict"):
-        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-    if isinstance(exc, ValidationError):
-        return " ".join(exc.messages)
-    return str(exc)
+    return validation_text(exc) if isinstance(exc, ValidationError) else str(exc)
