@@ -82,21 +82,7 @@ def _bench_fields(check: Checker, value: dict[str, Any], limits: Limits) -> dict
         "source_text": check.text(
             value.get("source_text"), "source_text", limit=limits.source_text
         ),
-        "goal": check.text(value.get("goal"), "goal", limit=limits.goal, required=True),
-        "steps": check.string_list(
-            value.get("steps"),
-            "steps",
-            item_limit=limits.step,
-            count_limit=limits.steps,
-            required=True,
-        ),
-        "resources": check.string_list(
-            value.get("resources"),
-            "resources",
-            item_limit=limits.resource,
-            count_limit=limits.resources,
-            required=False,
-        ),
+        **_procedure_fields(check, value, "", limits),
     }
 
 
@@ -118,19 +104,27 @@ def _how2mine_fields(
         "topic_slug": check.topic(src.get("topic") or value.get("topic"), "source_example.topic"),
         "url": check.text(src.get("url"), "source_example.url", limit=limits.url),
         "source_text": check.text(src.get("text"), "source_example.text", limit=limits.source_text),
-        "goal": check.text(
-            proc.get("goal"), "final_procedure.goal", limit=limits.goal, required=True
-        ),
+        **_procedure_fields(check, proc, "final_procedure.", limits),
+    }
+
+
+def _procedure_fields(
+    check: Checker, value: dict[str, Any], prefix: str, limits: Limits
+) -> dict[str, Any]:
+    """Goal, steps and resources, checked the same way in both record kinds; ``prefix`` names
+    where they sit in the record (error messages say ``final_procedure.steps`` etc.)."""
+    return {
+        "goal": check.text(value.get("goal"), f"{prefix}goal", limit=limits.goal, required=True),
         "steps": check.string_list(
-            proc.get("steps"),
-            "final_procedure.steps",
+            value.get("steps"),
+            f"{prefix}steps",
             item_limit=limits.step,
             count_limit=limits.steps,
             required=True,
         ),
         "resources": check.string_list(
-            proc.get("resources"),
-            "final_procedure.resources",
+            value.get("resources"),
+            f"{prefix}resources",
             item_limit=limits.resource,
             count_limit=limits.resources,
             required=False,

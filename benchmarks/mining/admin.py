@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.services import batches as services
 from core.errors import validation_text
+from core.runs.models import RUN_STATE_FIELDS
 
 
 class UsageInline(admin.TabularInline):
@@ -27,22 +28,7 @@ class MiningBatchAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "status", "n_total", "n_done", "created_at"]
     list_filter = ["status"]
     search_fields = ["name", "source_name"]
-    readonly_fields = [
-        "status",
-        "ingested",
-        "n_total",
-        "n_done",
-        "n_failed",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost",
-        "error",
-        "lease_owner",
-        "heartbeat_at",
-        "created_by",
-        "started_at",
-        "finished_at",
-    ]
+    readonly_fields = ["ingested", *RUN_STATE_FIELDS]
     inlines = [UsageInline]
     actions = ["cancel_batches", "resume_batches"]
 

@@ -39,6 +39,26 @@ ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.CANCELLING)
 FINISHED_STATUSES = (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.DONE)
 
 
+# The fields every run has, in the order consoles show them (read-only there).
+RUN_STATE_FIELDS = (
+    "status",
+    "n_total",
+    "n_done",
+    "n_failed",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+    "error",
+    "lease_owner",
+    "heartbeat_at",
+    "created_by",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "updated_at",
+)
+
+
 def lease_seconds() -> float:
     """How long a heartbeat stays fresh (``settings.RUN_LEASE_SECONDS``, default 60)."""
     return float(getattr(settings, "RUN_LEASE_SECONDS", 60))
