@@ -26,61 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 PG_DB = "h2r_perf_generation"
 
-WORDS = [
-    "remove",
-    "the",
-    "cover",
-    "carefully",
-    "and",
-    "place",
-    "screws",
-    "in",
-    "a",
-    "small",
-    "bowl",
-    "so",
-    "none",
-    "are",
-    "lost",
-    "while",
-    "you",
-    "work",
-    "on",
-    "the",
-    "panel",
-    "then",
-    "loosen",
-    "bolt",
-    "tighten",
-    "clockwise",
-    "measure",
-    "twice",
-    "cut",
-    "once",
-    "mix",
-    "flour",
-    "water",
-    "salt",
-    "yeast",
-    "knead",
-    "dough",
-    "for",
-    "ten",
-    "minutes",
-    "until",
-    "smooth",
-    "elastic",
-    "preheat",
-    "oven",
-    "to",
-    "degrees",
-    "check",
-    "temperature",
-    "with",
-    "thermometer",
-    "wipe",
-    "surface",
-]
+_TEXT = (
+    "remove the cover carefully and place screws in a small bowl so none are lost while you "
+    "work on the panel then loosen bolt tighten clockwise measure twice cut once mix flour "
+    "water salt yeast knead dough for ten minutes until smooth elastic preheat oven to "
+    "degrees check temperature with thermometer wipe surface"
+)
+WORDS = _TEXT.split()
 
 
 def sentence(rng: random.Random, n: int) -> str:

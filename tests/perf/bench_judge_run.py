@@ -33,59 +33,13 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
-WORDS = [
-    "remove",
-    "the",
-    "cover",
-    "carefully",
-    "and",
-    "place",
-    "screws",
-    "in",
-    "a",
-    "small",
-    "bowl",
-    "so",
-    "none",
-    "are",
-    "lost",
-    "while",
-    "you",
-    "work",
-    "on",
-    "the",
-    "panel",
-    "then",
-    "loosen",
-    "bolt",
-    "tighten",
-    "clockwise",
-    "measure",
-    "twice",
-    "cut",
-    "once",
-    "mix",
-    "flour",
-    "water",
-    "salt",
-    "yeast",
-    "knead",
-    "dough",
-    "for",
-    "ten",
-    "minutes",
-    "until",
-    "smooth",
-    "preheat",
-    "oven",
-    "check",
-    "temperature",
-    "wipe",
-    "surface",
-    "apply",
-    "thin",
-    "layer",
-]
+_TEXT = (
+    "remove the cover carefully and place screws in a small bowl so none are lost while you "
+    "work on the panel then loosen bolt tighten clockwise measure twice cut once mix flour "
+    "water salt yeast knead dough for ten minutes until smooth preheat oven check temperature "
+    "wipe surface apply thin layer"
+)
+WORDS = _TEXT.split()
 
 
 def sentence(rng: random.Random, n: int) -> str:

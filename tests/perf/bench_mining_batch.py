@@ -33,57 +33,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from benchmarks.llm.base import LLMBackend  # noqa: E402 - needs ROOT on sys.path; no Django
 
-WORDS = [
-    "preheat",
-    "the",
-    "oven",
-    "to",
-    "degrees",
-    "mix",
-    "flour",
-    "water",
-    "salt",
-    "yeast",
-    "in",
-    "a",
-    "large",
-    "bowl",
-    "knead",
-    "dough",
-    "for",
-    "ten",
-    "minutes",
-    "until",
-    "smooth",
-    "cover",
-    "and",
-    "let",
-    "rise",
-    "shape",
-    "loaf",
-    "place",
-    "on",
-    "tray",
-    "bake",
-    "golden",
-    "brown",
-    "cool",
-    "rack",
-    "slice",
-    "serve",
-    "tighten",
-    "loosen",
-    "bolt",
-    "wrench",
-    "jack",
-    "car",
-    "tire",
-    "remove",
-    "mount",
-    "spare",
-    "check",
-    "pressure",
-]
+_TEXT = (
+    "preheat the oven to degrees mix flour water salt yeast in a large bowl knead dough for "
+    "ten minutes until smooth cover and let rise shape loaf place on tray bake golden brown "
+    "cool rack slice serve tighten loosen bolt wrench jack car tire remove mount spare check "
+    "pressure"
+)
+WORDS = _TEXT.split()
 TOPICS = [
     "Art & Design",
     "Crime & Law",

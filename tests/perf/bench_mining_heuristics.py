@@ -17,57 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.mining.heuristics import apply_heuristics
 
-WORDS = [
-    "preheat",
-    "the",
-    "oven",
-    "to",
-    "degrees",
-    "mix",
-    "flour",
-    "water",
-    "salt",
-    "yeast",
-    "in",
-    "a",
-    "large",
-    "bowl",
-    "knead",
-    "dough",
-    "for",
-    "ten",
-    "minutes",
-    "until",
-    "smooth",
-    "cover",
-    "and",
-    "let",
-    "rise",
-    "shape",
-    "loaf",
-    "place",
-    "on",
-    "tray",
-    "bake",
-    "golden",
-    "brown",
-    "cool",
-    "rack",
-    "slice",
-    "serve",
-    "tighten",
-    "loosen",
-    "bolt",
-    "wrench",
-    "jack",
-    "car",
-    "tire",
-    "remove",
-    "mount",
-    "spare",
-    "check",
-    "pressure",
-]
+_TEXT = (
+    "preheat the oven to degrees mix flour water salt yeast in a large bowl knead dough for "
+    "ten minutes until smooth cover and let rise shape loaf place on tray bake golden brown "
+    "cool rack slice serve tighten loosen bolt wrench jack car tire remove mount spare check "
+    "pressure"
+)
+WORDS = _TEXT.split()
 
 
 def make(n: int, seed: int = 0) -> list[list[str]]:
