@@ -42,10 +42,6 @@ NO_COMPARED = "no item has both a clear human majority and a parsed judge verdic
 NO_SHARED = "the two judges have no parsed verdict on a common item"
 
 
-def class_of(has_failure: bool) -> str:
-    return HAS_FAILURE if has_failure else NO_FAILURE
-
-
 def _index(has_failure: bool) -> int:
     return 0 if has_failure else 1
 

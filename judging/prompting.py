@@ -60,10 +60,6 @@ def load_template(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def template_sha256(name: str) -> str:
-    return hashlib.sha256(load_template(name).encode("utf-8")).hexdigest()
-
-
 def steps_text(steps: Sequence[str]) -> str:
     return "\n".join(f"{i + 1}. {s}" for i, s in enumerate(steps))
 
