@@ -22,6 +22,7 @@ from benchmarks.services.generation_runs import (
     generation_run_validate,
 )
 from core.roles import is_admin
+from core.runs.models import RUN_STATE_FIELDS
 
 CONFIG_FIELDS = (
     "generator",
@@ -41,24 +42,12 @@ CONFIG_FIELDS = (
     "output_price_per_mtok",
 )
 STATE_FIELDS = (
-    "status",
     "progress_bar",
-    "n_total",
-    "n_done",
-    "n_failed",
-    "prompt_tokens",
-    "completion_tokens",
-    "cost",
     "worker",
-    "error",
+    *RUN_STATE_FIELDS,
     "errors_pretty",
     "scores_pretty",
     "prompt_sha256",
-    "created_by",
-    "created_at",
-    "started_at",
-    "finished_at",
-    "updated_at",
 )
 
 
