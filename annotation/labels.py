@@ -1,6 +1,7 @@
 """Parse and validate an item page's form into a label (pure Python, no Django).
 
 The form's fields: ``goal_ack`` ("1"), ``read`` (L2 step numbers confirmed as read, repeated),
+``read_l1`` (L1 step numbers confirmed as read, repeated; required when the study asks for it),
 ``choice`` ("none" | "failure"), for each failure i: ``f-i-desc``, ``f-i-l1`` and ``f-i-l2``
 (step numbers, repeated), and ``comments``. Step numbers are 1-based, as on the page.
 """
@@ -21,6 +22,7 @@ _FAILURE_KEY = re.compile(r"^f-(\d{1,3})-(desc|l1|l2)$")
 class ParsedLabel:
     goal_ack: bool = False
     read_steps: list[int] = field(default_factory=list)
+    read_l1_steps: list[int] = field(default_factory=list)
     choice: str = ""
     failures: list[dict] = field(default_factory=list)
     comments: str = ""
@@ -33,6 +35,7 @@ class ParsedLabel:
         return {
             "goal_ack": self.goal_ack,
             "read_steps": self.read_steps,
+            "read_l1_steps": self.read_l1_steps,
             "choice": self.choice,
             "failures": self.failures,
             "comments": self.comments,
@@ -58,6 +61,7 @@ def parse_label(data: Mapping[str, Sequence[str]], *, n_l1: int, n_l2: int) -> P
     label = ParsedLabel(
         goal_ack=first("goal_ack") in {"1", "on", "true"},
         read_steps=_ints(data.get("read") or [], upper=n_l2),
+        read_l1_steps=_ints(data.get("read_l1") or [], upper=n_l1),
         choice=first("choice") if first("choice") in {"none", "failure"} else "",
         comments=first("comments")[:MAX_COMMENTS],
     )
@@ -73,11 +77,29 @@ def parse_label(data: Mapping[str, Sequence[str]], *, n_l1: int, n_l2: int) -> P
     return label
 
 
-def submission_errors(label: ParsedLabel, *, n_l2: int) -> list[str]:
-    """What stops this label from being submitted, each naming the field; empty when complete."""
+def unread_steps(label: ParsedLabel, *, n_l2: int, n_l1: int = 0) -> tuple[list[int], list[int]]:
+    """(L1 steps, L2 steps) not yet clicked through; ``n_l1`` is 0 when the study does not ask
+    for the L1 click-through."""
+    return (
+        [i for i in range(1, n_l1 + 1) if i not in label.read_l1_steps],
+        [i for i in range(1, n_l2 + 1) if i not in label.read_steps],
+    )
+
+
+def _unread_text(prefix: str, unread: list[int]) -> str:
+    shown = ", ".join(f"{prefix}.{i}" for i in unread[:6]) + ("…" if len(unread) > 6 else "")
+    return f"{prefix} steps: click every step to confirm you read it ({len(unread)} left: {shown})."
+
+
+def submission_errors(label: ParsedLabel, *, n_l2: int, n_l1: int = 0) -> list[str]:
+    """What stops this label from being submitted, each naming the field; empty when complete.
+    ``n_l1``: the number of L1 steps to click through (0 when the study does not ask for it)."""
     errors: list[str] = []
     if not label.goal_ack:
         errors.append("Goal: tick “I've read the goal…” before submitting.")
+    unread_l1, _ = unread_steps(label, n_l2=n_l2, n_l1=n_l1)
+    if unread_l1:
+        errors.append(_unread_text("L1", unread_l1))
     unread = [i for i in range(1, n_l2 + 1) if i not in label.read_steps]
     if unread:
         shown = ", ".join(f"L2.{i}" for i in unread[:6]) + ("…" if len(unread) > 6 else "")

@@ -159,3 +159,13 @@ def active_ms_after_beat(
     two heartbeat intervals (and at 0 below), the total at the wall-clock time."""
     delta = max(0, min(int(delta_ms or 0), heartbeat_seconds * 2_000))
     return max(0, min(active_ms + delta, wall_ms))
+
+
+# --- reading checks (the paper's interface, C.1) --------------------------------------------
+
+
+def l1_steps_to_read(*, click_through_l1: bool, n_l1: int) -> int:
+    """How many L1 (reference) steps a participant must click through before submitting: all
+    of them when the study asks for it (the default, as in the paper's Figures 7-11), else
+    none. Every L2 step is always clicked through."""
+    return n_l1 if click_through_l1 else 0

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from core.templating import fill_template
+
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 VARIANTS = ("base", "instruct")
 PROMPT_FILES = {"base": "generate_base.txt", "instruct": "generate_instruct.txt"}
@@ -45,12 +47,10 @@ def build_prompt(*, variant: str, goal: str, resources: Sequence[str], n_steps: 
     """The H.2 prompt for one procedure; ``n_steps`` is the reference step count."""
     if n_steps < 1:
         raise ValueError(f"n_steps must be at least 1, got {n_steps}")
-    # str.replace, not str.format: goals may contain braces.
-    return (
-        prompt_template(variant)
-        .replace("{goal}", goal.strip())
-        .replace("{resources}", resources_text(resources))
-        .replace("{n}", str(n_steps))
+    # one pass: text inserted for a placeholder is never filled again (goals may hold "{n}")
+    return fill_template(
+        prompt_template(variant),
+        {"goal": goal.strip(), "resources": resources_text(resources), "n": str(n_steps)},
     )
 
 
@@ -60,7 +60,7 @@ def decoding_defaults(variant: str) -> dict:
         raise ValueError(f"unknown prompt variant {variant!r}; use one of: {', '.join(VARIANTS)}")
     return {
         "temperature": 0.0,
-        "max_tokens": 1024,
+        "max_tokens": 4096,  # the reference's generator default (max_new_tokens)
         "stop": [BASE_STOP] if variant == "base" else [],
     }
 
@@ -131,8 +131,55 @@ def _clean(body: str) -> str:
     return body
 
 
-def parse_steps(text: str) -> ParsedSteps:
-    """Turn a completion into steps.
+PARSE_PROFILES = ("reference", "lenient")
+DEFAULT_PARSE_PROFILE = "reference"
+_REF_NUMBERED = re.compile(r"\d+\s*[).:\-]?\s*(.*)")
+
+
+def _parse_steps_reference(text: str) -> ParsedSteps:
+    """The reference implementation's rules: keep what follows the last ``</think>`` (an
+    unclosed ``<think>`` stays), then the inside of ``<answer>…</answer>`` when both tags are
+    there; every stripped line that starts with a digit is a step once its leading number,
+    the spaces around it and at most one of ``) . : -`` are removed (``2 cups of milk`` →
+    ``cups of milk``; a line with nothing left is dropped). When that finds no step, every
+    non-empty line is a step as written (stripped). Never fails; empty text gives no steps."""
+    if not isinstance(text, str):
+        return ParsedSteps(steps=[], style="empty")
+    t = text.strip()
+    if "</think>" in t:
+        t = t.rsplit("</think>", 1)[1].strip()
+    if "<answer>" in t and "</answer>" in t:
+        t = t.split("<answer>", 1)[1].split("</answer>", 1)[0].strip()
+    lines = [ln.strip() for ln in t.splitlines()]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return ParsedSteps(steps=[], style="empty")
+    steps: list[str] = []
+    numbers: list[int] = []
+    for line in lines:
+        m = _REF_NUMBERED.match(line)
+        if m and m.group(1).strip():
+            steps.append(m.group(1).strip())
+            numbers.append(int(re.match(r"\d+", line).group(0)))
+    if steps:
+        return ParsedSteps(
+            steps=steps, style="numbered", numbers=numbers, stray_lines=len(lines) - len(steps)
+        )
+    return ParsedSteps(steps=lines, style="lines")
+
+
+def parse_steps(text: str, *, profile: str = DEFAULT_PARSE_PROFILE) -> ParsedSteps:
+    """Turn a completion into steps under ``profile``: ``reference`` (the default,
+    :func:`_parse_steps_reference`) or ``lenient`` (:func:`_parse_steps_lenient`)."""
+    if profile == "reference":
+        return _parse_steps_reference(text)
+    if profile == "lenient":
+        return _parse_steps_lenient(text)
+    raise ValueError(f"unknown parse profile {profile!r}; use one of: {', '.join(PARSE_PROFILES)}")
+
+
+def _parse_steps_lenient(text: str) -> ParsedSteps:
+    """Turn a completion into steps (the ``lenient`` profile).
 
     Numbered lines win (``1.``, ``2)``, ``Step 3:``, ``(4)``, markdown-bold numbers); any other
     lines (a preamble, a closing remark) are stray text and dropped. Without numbers, bullet

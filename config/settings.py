@@ -14,6 +14,7 @@ Everything that differs between machines comes from the environment:
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -61,6 +62,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",  # login lockout (issue 19): after the apps whose logins it watches
+    "csp",
     "core",
     "benchmarks",
     "benchmarks.mining",
@@ -79,6 +82,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "core.middleware.UploadLimitMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: it answers the lockout page
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -171,6 +177,17 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
+# --- Home dashboard: one card per stage of the loop (core.dashboard), in this order -------------
+HOME_DASHBOARD = [
+    "benchmarks.mining.selectors.dashboard.mine_card",
+    "benchmarks.selectors.dashboard.benchmark_card",
+    "benchmarks.selectors.dashboard.generate_card",
+    "judging.selectors.dashboard.judge_card",
+    "annotation.selectors.dashboard.annotate_card",
+    "annotation.selectors.dashboard.agree_card",
+    "demo.home.try_card",  # the demo's running study, open to any visitor (absent without it)
+]
+
 # --- Celery -------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
@@ -190,6 +207,8 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_DEFAULT_QUEUE", "default")
 # Work for backends that hold a model in the worker (vLLM offline) is sent to this queue
 # (benchmarks.llm.registry.queue_for): run GPU workers with `-Q gpu -c 1`.
 CELERY_GPU_QUEUE = os.environ.get("CELERY_GPU_QUEUE", "gpu")
+# Where the How2Judge weights are on the GPU workers' disk (the console's How2Judge preset).
+HOW2JUDGE_MODEL_DIR = os.environ.get("HOW2JUDGE_MODEL_DIR", str(VAR_DIR / "models" / "how2judge"))
 # A run's lease is stale (its worker presumed gone, the run taken over) when its heartbeat is
 # older than this (core.runs); workers beat at least every few seconds while they work.
 RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 60)
@@ -231,6 +250,49 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Security -----------------------------------------------------------------
+# Login lockout (django-axes): a username + client address pair is locked after
+# AXES_FAILURE_LIMIT wrong passwords for AXES_COOLOFF_MINUTES; the login page says why, and an
+# admin unlocks early by deleting the "Access attempts" row (or `manage.py axes_reset`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "core.limits.client_ip"  # one notion of the client's address
+AXES_VERBOSE = False
+# The client's address as a trusted reverse proxy reports it (core.limits.client_ip), e.g.
+# HTTP_X_FORWARDED_FOR; unset: REMOTE_ADDR.
+CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "")
+
+# Request size limits (core.limits): non-file bodies (forms, API JSON) up to
+# DATA_UPLOAD_MAX_MEMORY_SIZE; requests with files (imports, mining uploads) up to
+# UPLOAD_MAX_BYTES, streamed to a temporary file past FILE_UPLOAD_MAX_MEMORY_SIZE. Larger ones
+# get a 413 page naming the limit.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# Content-Security-Policy (django-csp; Django 5.2 has none of its own): same-origin scripts,
+# styles and images only, no inline script; style attributes allowed (templates set widths).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'", "https://app.prolific.com"],
+        "base-uri": ["'self'"],
+        "object-src": ["'none'"],
+    }
+}
+
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less meta tag
 X_FRAME_OPTIONS = "DENY"

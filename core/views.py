@@ -5,11 +5,21 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from core.dashboard import home_cards
 from core.roles import is_researcher
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {"can_browse": is_researcher(request.user)})
+    cards = home_cards(user=request.user)
+    return render(
+        request,
+        "home.html",
+        {
+            "can_browse": is_researcher(request.user),
+            "stages": [c for c in cards if c.key != "try"],
+            "try_card": next((c for c in cards if c.key == "try"), None),
+        },
+    )
 
 
 def healthz(request: HttpRequest) -> HttpResponse:

@@ -38,9 +38,31 @@ class JudgeAdmin(admin.ModelAdmin):
     readonly_fields = ("judge_id", "created_at")
     actions = ("launch_run",)
 
+    change_list_template = "admin/judging/judge/change_list.html"  # + the preset buttons
+
     @admin.display(description="judge id")
     def short_judge_id(self, obj: Judge) -> str:
         return obj.judge_id[:12]
+
+    def changelist_view(self, request, extra_context=None):
+        from judging.presets import presets
+
+        extra_context = {**(extra_context or {}), "judge_presets": presets().values()}
+        return super().changelist_view(request, extra_context=extra_context)
+
+    def get_changeform_initial_data(self, request):
+        """``?preset=how2judge`` fills the add form with that preset (judging.presets)."""
+        initial = super().get_changeform_initial_data(request)
+        key = request.GET.get("preset")
+        if key:
+            from judging.presets import preset_fields
+
+            try:
+                initial.update(preset_fields(key))
+            except ValueError as exc:
+                messages.error(request, str(exc))
+            initial.pop("preset", None)
+        return initial
 
     @admin.action(description="Launch a judge run with this judge")
     def launch_run(self, request, queryset):
@@ -148,6 +170,11 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 self.admin_site.admin_view(self.resume_view),
                 name="judging_judgerun_resume",
             ),
+            path(
+                "<int:pk>/rerun-failures/",
+                self.admin_site.admin_view(self.rerun_failures_view),
+                name="judging_judgerun_rerun_failures",
+            ),
         ]
         return own + super().get_urls()
 
@@ -207,6 +234,9 @@ class JudgeRunAdmin(admin.ModelAdmin):
     def resume_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         force = request.POST.get("force") == "1"
         return self._act(request, pk, lambda run: services.judge_run_resume(run=run, force=force))
+
+    def rerun_failures_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        return self._act(request, pk, lambda run: services.judge_run_rerun_failures(run=run))
 
     def _act(self, request: HttpRequest, pk: int, action) -> HttpResponse:
         """Cancel or resume (admins, POST): the progress partial for htmx (with the refusal, if

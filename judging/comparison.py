@@ -288,9 +288,46 @@ class RankingComparison:
     n_common: int
     tau: Stat
     generators: list[str] = field(default_factory=list)
+    n_items: int | None = None  # generations both judges scored (paired comparisons)
+    scores_a: dict[str, float] = field(default_factory=dict)
+    scores_b: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"n_common": self.n_common, "tau": _stat(self.tau), "generators": self.generators}
+        out = {"n_common": self.n_common, "tau": _stat(self.tau), "generators": self.generators}
+        if self.n_items is not None:
+            out.update(n_items=self.n_items, scores_a=self.scores_a, scores_b=self.scores_b)
+        return out
+
+
+def paired_ranking_comparison(
+    *,
+    a: Mapping[Hashable, bool | None],
+    b: Mapping[Hashable, bool | None],
+    generator_of: Mapping[Hashable, str],
+) -> RankingComparison:
+    """Kendall's τ-b between two judges' How2Scores of the generators, each How2Score counted
+    on the generations *both* judges scored (a parse failure under either judge leaves the
+    generation out); ``n_items``: those generations, ``n_common``: the generators with one."""
+    tallies: dict[str, list[int]] = {}
+    for item in a.keys() & b.keys():
+        va, vb = a[item], b[item]
+        if va is None or vb is None or item not in generator_of:
+            continue
+        t = tallies.setdefault(generator_of[item], [0, 0, 0])
+        t[0] += 1
+        t[1] += bool(va)
+        t[2] += bool(vb)
+    scores_a = {g: 1.0 - t[1] / t[0] for g, t in tallies.items()}
+    scores_b = {g: 1.0 - t[2] / t[0] for g, t in tallies.items()}
+    common = sorted(tallies)
+    return RankingComparison(
+        n_common=len(common),
+        tau=kendall_tau_b([scores_a[g] for g in common], [scores_b[g] for g in common]),
+        generators=common,
+        n_items=sum(t[0] for t in tallies.values()),
+        scores_a=scores_a,
+        scores_b=scores_b,
+    )
 
 
 def ranking_comparison(a: Mapping[str, float], b: Mapping[str, float]) -> RankingComparison:

@@ -6,6 +6,9 @@ One record::
      predicted_steps?, reasoning, critical_failures: [{failure, L1_steps: [int], L2_steps: [int]}],
      has_failure, n_failures, parse_failed}
 
+Every record the reference writes is accepted: ``failure`` may be empty, step numbers are any
+integers (its parser does no range check, so 0 occurs), a parse failure has no failures.
+
 Every problem is a :class:`benchmarks.formats.RecordError` naming the line and the field.
 """
 
@@ -31,6 +34,7 @@ class JudgmentRecord:
     judge_model: str = ""
     raw_output: str = ""
     warnings: list[str] = field(default_factory=list)
+    predicted_steps: list[str] | None = None  # as judged; checked against the generation
 
 
 def _is_int(v: Any) -> bool:
@@ -67,18 +71,18 @@ def parse_judgment(value: Any, *, line: int) -> tuple[JudgmentRecord | None, lis
             if not isinstance(item, dict):
                 err(where, "must be an object")
                 continue
-            failure = item.get("failure")
-            if not isinstance(failure, str) or not failure.strip():
-                err(f"{where}.failure", "required, a non-empty string")
+            # as the reference writes it: any text (empty too), any integer step number
+            # (its parser does no range check: 0 and numbers past the list occur)
+            failure = item.get("failure", "")
+            if not isinstance(failure, str):
+                err(f"{where}.failure", "must be a string")
             steps = {}
             for key in ("L1_steps", "L2_steps"):
                 v = item.get(key, [])
-                if not isinstance(v, list) or not all(_is_int(x) and x >= 1 for x in v):
-                    err(f"{where}.{key}", "must be a list of step numbers (integers >= 1)")
+                if not isinstance(v, list) or not all(_is_int(x) for x in v):
+                    err(f"{where}.{key}", "must be a list of step numbers (integers)")
                 steps[key] = v if isinstance(v, list) else []
-            cleaned.append(
-                {"failure": failure.strip() if isinstance(failure, str) else "", **steps}
-            )
+            cleaned.append({"failure": failure if isinstance(failure, str) else "", **steps})
     n_failures = value.get("n_failures", len(cleaned))
     if not _is_int(n_failures) or n_failures < 0:
         err("n_failures", "must be a non-negative integer")
@@ -98,6 +102,11 @@ def parse_judgment(value: Any, *, line: int) -> tuple[JudgmentRecord | None, lis
             "has_failure",
             f"is {str(has_failure).lower()} but critical_failures holds {len(failures)}",
         )
+    predicted = value.get("predicted_steps")
+    if predicted is not None and (
+        not isinstance(predicted, list) or not all(isinstance(x, str) for x in predicted)
+    ):
+        err("predicted_steps", "must be a list of strings")
     if errors:
         return None, errors
     judge = value.get("judge") if isinstance(value.get("judge"), dict) else {}
@@ -111,4 +120,5 @@ def parse_judgment(value: Any, *, line: int) -> tuple[JudgmentRecord | None, lis
         parse_failed=parse_failed,
         judge_model=str(judge.get("model", "")),
         raw_output=str(value.get("raw_output", "") or ""),
+        predicted_steps=predicted,
     ), []

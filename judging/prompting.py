@@ -1,7 +1,8 @@
 """Judge prompt templates (files in ``judging/prompts/``), the H.3 output schema, and the
 rendering of one judge prompt. Pure Python (no Django).
 
-The H.3 template (seed 000 Figure 22) uses ``str.format`` fields ``{goal}``,
+The H.3 template (seed 000 Figure 22) uses ``str.format``-style fields, filled in one pass by
+:func:`core.templating.fill_template` (inserted text is never filled again): ``{goal}``,
 ``{reference_steps}`` and ``{steps}``; steps are numbered ``1. ...`` one per line, and the
 prompt ends with the reference implementation's JSON reminder, as ``h2e bench`` sends it.
 """
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from core.templating import fill_template
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 DEFAULT_TEMPLATE = "judge_h3"
@@ -44,6 +47,8 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 JUDGE_SCHEMA_NAME = "judge_result"
+# the reference's judge decoding when a judge's ``decoding`` leaves them out
+DECODING_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 4096}
 
 
 def template_names() -> list[str]:
@@ -71,14 +76,15 @@ def clean_steps(steps: Sequence[Any]) -> list[str]:
 def render_judge_prompt(
     *, template: str, goal: str, reference_steps: Sequence[str], steps: Sequence[str]
 ) -> str:
-    return (
-        template.format(
-            goal=goal.strip(),
-            reference_steps=steps_text(clean_steps(reference_steps)),
-            steps=steps_text(clean_steps(steps)),
-        )
-        + JSON_REMINDER
+    filled = fill_template(
+        template,
+        {
+            "goal": goal.strip(),
+            "reference_steps": steps_text(clean_steps(reference_steps)),
+            "steps": steps_text(clean_steps(steps)),
+        },
     )
+    return filled + JSON_REMINDER
 
 
 def content_hash(*, goal: str, reference_steps: Sequence[str], steps: Sequence[str]) -> str:

@@ -5,8 +5,11 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from judging.api import compare as compare_api
+from judging.api import scores as scores_api
+from judging.api import validation as validation_api
 from judging.api import views as api
-from judging.views import compare
+from judging.views import analyses, compare
+from judging.views import validation as validation_views
 
 pages = [
     path("", compare.index, name="index"),
@@ -14,6 +17,15 @@ pages = [
     path("judges/", compare.judges, name="judges"),
     path("rankings/", compare.rankings, name="rankings"),
     path("leaderboard/", compare.leaderboard, name="leaderboard"),
+    path("validation/", validation_views.validation, name="validation"),
+]
+
+analyses_pages = [
+    path("", analyses.index, name="index"),
+    path("difficulty/", analyses.difficulty, name="difficulty"),
+    path("breakdowns/", analyses.breakdowns, name="breakdowns"),
+    path("checkpoints/", analyses.checkpoints, name="checkpoints"),
+    path("orderings/", analyses.orderings, name="orderings"),
 ]
 
 router = DefaultRouter(trailing_slash=True)
@@ -27,10 +39,13 @@ api_patterns = [
     path("compare/judges/", compare_api.JudgePairsView.as_view(), name="judges"),
     path("compare/rankings/", compare_api.RankingsView.as_view(), name="rankings"),
     path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
+    path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
+    path("how2score/", scores_api.How2ScoreView.as_view(), name="how2score"),
     path("", include(router.urls)),
 ]
 
 urlpatterns = [
     path("judging/compare/", include((pages, "judging"))),
+    path("judging/analyses/", include((analyses_pages, "judging_analyses"))),
     path("api/", include((api_patterns, "judging_api"))),
 ]

@@ -18,11 +18,20 @@ Statistics (each function's docstring says what it measures and how to read it):
 - :func:`cohen_kappa` / :func:`pairwise_cohen_kappa` — chance-corrected agreement of two annotators.
 - :func:`fleiss_kappa` — chance-corrected agreement of many annotators
   (these three in :mod:`~annotation.agreement.kappa`).
+- :func:`gwet_ac1` and :func:`ac1_bootstrap_ci` — Gwet's AC1, chance-corrected agreement that
+  stays robust when one category dominates (:mod:`~annotation.agreement.ac1`).
 - :func:`majority_labels` — the majority label per item, with ties reported.
 - :func:`leave_one_out` — each annotator against the majority of the others
   (both in :mod:`~annotation.agreement.majority`).
 """
 
+from annotation.agreement.ac1 import (
+    AC1Parts,
+    ac1_bootstrap_ci,
+    ac1_weighted,
+    gwet_ac1,
+    gwet_ac1_from_counts,
+)
 from annotation.agreement.alpha import (
     LEVELS,
     BootstrapCI,
@@ -61,6 +70,7 @@ __all__ = [
     "NO_LABELS",
     "ONE_ANNOTATOR",
     "ONE_CATEGORY",
+    "AC1Parts",
     "BootstrapCI",
     "LabelMatrix",
     "LeaveOneOut",
@@ -69,12 +79,16 @@ __all__ = [
     "PairAgreement",
     "Stat",
     "Undefined",
+    "ac1_bootstrap_ci",
+    "ac1_weighted",
     "alpha_bootstrap_ci",
     "cohen_kappa",
     "cohen_kappa_from_confusion",
     "confusion_matrix",
     "fleiss_kappa",
     "fleiss_kappa_from_counts",
+    "gwet_ac1",
+    "gwet_ac1_from_counts",
     "krippendorff_alpha",
     "label_distribution",
     "leave_one_out",

@@ -1,6 +1,7 @@
 """The annotation data model: one module per concern, all importable from ``annotation.models``."""
 
 from annotation.models.adjudication import Adjudication
+from annotation.models.events import EntryEvent
 from annotation.models.study import (
     Annotation,
     Assignment,
@@ -19,6 +20,7 @@ __all__ = [
     "Assignment",
     "AttentionCheckResult",
     "Draft",
+    "EntryEvent",
     "Participant",
     "Study",
     "StudyItem",

@@ -74,6 +74,16 @@ class Study(models.Model):
     assignment_timeout_minutes = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)]
     )
+    show_resources = models.BooleanField(
+        default=False,
+        help_text="Show the procedure's resources on the item page. Off by default: a "
+        "participant sees what the judge sees (goal, L1 and L2 steps), as in the paper (C.1).",
+    )
+    click_through_l1 = models.BooleanField(
+        default=True,
+        help_text="Participants also click through every L1 (reference) step before submitting, "
+        "as in the paper's interface (Figures 7-11); every L2 step always.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -153,6 +163,8 @@ class Participant(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     prolific_pid = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)
+    # the client address of the first entry (new participants per address are rate-limited)
+    entry_ip = models.GenericIPAddressField(null=True, blank=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -100,17 +100,22 @@ def item_page_context(
     if state.get("choice") == "failure" and not failures:
         failures = [{"description": "", "l1_steps": [], "l2_steps": []}]
     read = set(state.get("read_steps") or [])
+    n_l1_to_read = rules.l1_steps_to_read(click_through_l1=study.click_through_l1, n_l1=len(l1))
+    read_l1 = set(state.get("read_l1_steps") or []) if n_l1_to_read else set()
+    n_read, n_to_read = len(read) + len(read_l1), len(l2) + n_l1_to_read
     return {
         "study": study,
         "participant": participant,
         "assignment": assignment,
         "qualification": assignment.item.kind == "qualification",
         "goal": procedure.goal,
-        "resources": procedure.resources,
-        "l1": [(str(n), text) for n, text in enumerate(l1, 1)],
+        "resources": procedure.resources if study.show_resources else [],
+        "click_l1": bool(n_l1_to_read),
+        "l1": [(str(n), text, n in read_l1) for n, text in enumerate(l1, 1)],
         "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
-        "n_read": len(read),
-        "read_percent": round(100 * len(read) / len(l2)) if l2 else 100,
+        "n_read": n_read,
+        "n_to_read": n_to_read,
+        "read_percent": round(100 * n_read / n_to_read) if n_to_read else 100,
         "state": state,
         "failures": [
             _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)

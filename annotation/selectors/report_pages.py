@@ -13,7 +13,7 @@ from django.core.paginator import Paginator
 from annotation.models import Adjudication, Study, StudyItem
 from annotation.plots import report_plots
 from annotation.selectors import report as rs
-from core.formatting import UNDEFINED_WITH_REASON, fmt_interval, fmt_stat
+from core.formatting import DASH, UNDEFINED_WITH_REASON, fmt_interval, fmt_stat, stat_value
 
 QUEUE_PAGE_SIZE = 50
 BLANK_FAILURE_ROWS = 3
@@ -34,10 +34,37 @@ def ci_text(stat: Mapping | None) -> str:
     return f"no interval — {reason}" if reason else ""
 
 
+def stat_card(stat: Mapping | None, *, percent: bool = False) -> dict:
+    """A headline number: ``{"value": "0.593", "why": ""}``, or for an undefined statistic
+    ``{"value": "—", "why": <the reason>}`` (a dash in headline type, the reason in small)."""
+    value = (stat or {}).get("value")
+    if value is None:
+        return {"value": DASH, "why": (stat or {}).get("undefined") or "no value yet"}
+    return {"value": stat_text(stat, percent=percent), "why": ""}
+
+
 def report_display(report: dict) -> dict:
     """The report's numbers as text for the templates (the cached report stays untouched)."""
     ff = report.get("first_failure") or {}
+    loo_min, loo_max = report["leave_one_out"]["min"], report["leave_one_out"]["max"]
     return {
+        "cards": {
+            "alpha": stat_card(report["alpha"]),
+            "location_alpha": stat_card(ff.get("alpha")),
+            "percent_agreement": stat_card(report["percent_agreement"], percent=True),
+            "fleiss": stat_card(report["fleiss_kappa"]),
+            "cohen_mean": stat_card(report["cohen_kappa"]["mean"]),
+            "gwet_ac1": stat_card(report.get("gwet_ac1")),
+            "loo": (
+                {
+                    "value": f"{stat_text(loo_min, percent=True)} – "
+                    f"{stat_text(loo_max, percent=True)}",
+                    "why": "",
+                }
+                if stat_value(loo_min) is not None and stat_value(loo_max) is not None
+                else stat_card(loo_min if stat_value(loo_min) is None else loo_max)
+            ),
+        },
         "alpha": stat_text(report["alpha"]),
         "alpha_ci": ci_text(report["alpha"]),
         "location_alpha": stat_text(ff.get("alpha")),
@@ -45,6 +72,8 @@ def report_display(report: dict) -> dict:
         "location_percent": stat_text(ff.get("percent_agreement"), percent=True),
         "percent_agreement": stat_text(report["percent_agreement"], percent=True),
         "fleiss": stat_text(report["fleiss_kappa"]),
+        "gwet_ac1": stat_text(report.get("gwet_ac1")),
+        "gwet_ac1_ci": ci_text(report.get("gwet_ac1")),
         "cohen_mean": stat_text(report["cohen_kappa"]["mean"]),
         "loo_min": stat_text(report["leave_one_out"]["min"], percent=True),
         "loo_max": stat_text(report["leave_one_out"]["max"], percent=True),

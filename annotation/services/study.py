@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotation import conf
-from annotation.models import Participant, Study, StudyItem
+from annotation.models import EntryEvent, Participant, Study, StudyItem
 from benchmarks.models import Generation
 
 Kind = StudyItem.Kind
@@ -46,6 +48,8 @@ STUDY_SETTINGS = (
     "completion_code",
     "screened_out_code",
     "assignment_timeout_minutes",
+    "show_resources",
+    "click_through_l1",
 )
 
 
@@ -150,8 +154,9 @@ def _has_room(study: Study) -> bool:
     ).exists()
 
 
-def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
-    existing = Participant.objects.filter(study=study, **lookup).first()
+def _enter(study: Study, lookup: dict, defaults: dict, existing=None) -> Participant:
+    if existing is None:
+        existing = Participant.objects.filter(study=study, **lookup).first()
     if existing is not None:
         if existing.stage not in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED):
             _check_open(study)
@@ -168,12 +173,13 @@ def _enter(study: Study, lookup: dict, defaults: dict) -> Participant:
         return Participant.objects.get(study=study, **lookup)
 
 
-def participant_enter_prolific(*, study: Study, params: dict[str, str]) -> Participant:
-    """Create or resume a participant from a Prolific link's query parameters."""
-    if not study.accepts_prolific:
-        raise EntryRefused(
-            "bad_link", "This study is not run through Prolific; please log in with your account."
-        )
+SESSION_CONFLICT_MESSAGE = (
+    "This Prolific ID already has a session in progress. Please continue in the browser where "
+    "you started, or contact the researcher through Prolific."
+)
+
+
+def _prolific_params(study: Study, params: dict[str, str]) -> dict[str, str]:
     problems = []
     values = {}
     for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
@@ -189,16 +195,74 @@ def participant_enter_prolific(*, study: Study, params: dict[str, str]) -> Parti
         raise EntryRefused(
             "bad_link", "This study link is incomplete or wrong: " + "; ".join(problems) + "."
         )
+    return values
+
+
+def _refuse_session_conflict(participant: Participant, session_id: str, client_ip) -> None:
+    """The same PID with another SESSION_ID: never resumed while the first is in progress."""
+    if participant.stage in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED):
+        return  # nothing left to take over: the final page only
+    EntryEvent.objects.create(
+        study_id=participant.study_id,
+        participant=participant,
+        kind=EntryEvent.Kind.SESSION_CONFLICT,
+        client_ip=client_ip,
+        detail=f"SESSION_ID {session_id[:64]} refused (bound to {participant.prolific_session_id})",
+    )
+    raise EntryRefused("session_conflict", SESSION_CONFLICT_MESSAGE)
+
+
+def _refuse_over_ip_limit(study: Study, client_ip) -> None:
+    """At most ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` new participants per address and window."""
+    limit = conf.new_participants_per_ip()
+    if not limit or not client_ip:
+        return
+    since = timezone.now() - timedelta(minutes=conf.new_participants_window_minutes())
+    recent = Participant.objects.filter(study=study, entry_ip=client_ip, created_at__gte=since)
+    if recent.count() < limit:
+        return
+    logged = EntryEvent.objects.filter(
+        study=study, kind=EntryEvent.Kind.RATE_LIMITED, client_ip=client_ip, created_at__gte=since
+    )
+    if not logged.exists():  # one event per address and window, not one per request
+        EntryEvent.objects.create(
+            study=study,
+            kind=EntryEvent.Kind.RATE_LIMITED,
+            client_ip=client_ip,
+            detail=f"more than {limit} new participants in "
+            f"{conf.new_participants_window_minutes()} min",
+        )
+    raise EntryRefused(
+        "rate_limited",
+        "Too many new participants have joined from your network just now. "
+        "Please try again later or contact the researcher.",
+    )
+
+
+def participant_enter_prolific(
+    *, study: Study, params: dict[str, str], client_ip: str | None = None
+) -> Participant:
+    """Create or resume a participant from a Prolific link's query parameters.
+
+    The first entry binds the PROLIFIC_PID to its SESSION_ID: the same pair resumes (from any
+    browser: it is Prolific's own link); the same PID with another SESSION_ID is refused while
+    the session is in progress, and recorded for the researcher (EntryEvent)."""
+    if not study.accepts_prolific:
+        raise EntryRefused(
+            "bad_link", "This study is not run through Prolific; please log in with your account."
+        )
+    values = _prolific_params(study, params)
+    existing = Participant.objects.filter(study=study, prolific_pid=values["PROLIFIC_PID"]).first()
+    if existing is None:
+        _refuse_over_ip_limit(study, client_ip)
     participant = _enter(
         study,
         {"prolific_pid": values["PROLIFIC_PID"]},
-        {"prolific_session_id": values["SESSION_ID"]},
+        {"prolific_session_id": values["SESSION_ID"], "entry_ip": client_ip},
+        existing=existing,
     )
     if participant.prolific_session_id != values["SESSION_ID"]:
-        Participant.objects.filter(pk=participant.pk).update(
-            prolific_session_id=values["SESSION_ID"]
-        )
-        participant.prolific_session_id = values["SESSION_ID"]
+        _refuse_session_conflict(participant, values["SESSION_ID"], client_ip)
     return participant
 
 

@@ -100,10 +100,14 @@ def _refuse_unready(
     left = rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited)
     if left:
         problems.append(rules.too_early_message(min_seconds=study.min_seconds_per_item, left=left))
-    problems.extend(submission_errors(label, n_l2=n_l2))
+    n_l1 = rules.l1_steps_to_read(
+        click_through_l1=study.click_through_l1,
+        n_l1=len(assignment.item.generation.procedure.steps),
+    )
+    problems.extend(submission_errors(label, n_l2=n_l2, n_l1=n_l1))
     if not problems:
         return
-    if not (label.goal_ack and len(label.read_steps) == n_l2):
+    if not (label.goal_ack and len(label.read_steps) == n_l2 and len(label.read_l1_steps) >= n_l1):
         AttentionCheckResult.objects.create(
             participant_id=assignment.participant_id,
             assignment=assignment,
@@ -135,6 +139,7 @@ def _store(
             "goal_ack": label.goal_ack,
             "steps_read": len(label.read_steps),
             "n_steps": n_l2,
+            "l1_steps_read": len(label.read_l1_steps),
         },
         submitted_at=now,
     )

@@ -43,6 +43,7 @@ from annotation.services.submission import (
     assignment_heartbeat,
     draft_save,
 )
+from core.limits import client_ip
 
 Stage = Participant.Stage
 
@@ -84,9 +85,15 @@ def _stage_url(study: Study, participant: Participant) -> str:
 
 
 def _refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
-    status = {"bad_link": 400, "no_session": 403, "full": 409, "closed": 410, "paused": 503}.get(
-        reason, 400
-    )
+    status = {
+        "bad_link": 400,
+        "no_session": 403,
+        "full": 409,
+        "session_conflict": 409,
+        "closed": 410,
+        "rate_limited": 429,
+        "paused": 503,
+    }.get(reason, 400)
     return render(
         request,
         "annotation/refused.html",
@@ -133,7 +140,7 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         if "PROLIFIC_PID" in request.GET or not study.accepts_accounts:
             participant = study_services.participant_enter_prolific(
-                study=study, params=request.GET.dict()
+                study=study, params=request.GET.dict(), client_ip=client_ip(request)
             )
         elif not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())

@@ -34,6 +34,7 @@ CONFIG_FIELDS = (
     "model",
     "api_key_env",
     "decoding",
+    "parse_profile",
     "backend_options",
     "concurrency",
     "chunk_size",
@@ -164,6 +165,7 @@ class GenerationRunAdmin(admin.ModelAdmin):
                 output_price_per_mtok=data["output_price_per_mtok"],
                 created_by=request.user,
                 start=False,
+                parse_profile=data.get("parse_profile") or "reference",
             )
         except GenerationRunError as exc:  # raced with another run since clean()
             messages.error(request, str(exc))

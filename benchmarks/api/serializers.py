@@ -56,7 +56,8 @@ class ProcedureSerializer(serializers.ModelSerializer):
 
     dataset_name = serializers.CharField(source="dataset.name", read_only=True)
     dataset_version = serializers.CharField(source="dataset.version", read_only=True)
-    topic = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # the topic's name as the data gives it ("Crime & Law"); slugs stay internal (filters)
+    topic = serializers.SlugRelatedField(slug_field="name", read_only=True)
     n_steps = serializers.IntegerField(read_only=True)
     n_generations = serializers.IntegerField(read_only=True)
 
@@ -122,7 +123,7 @@ class GenerationSerializer(_GeneratedBy):
     source_example_id = serializers.CharField(source="procedure.source_example_id", read_only=True)
     dataset = serializers.IntegerField(source="procedure.dataset_id", read_only=True)
     dataset_name = serializers.CharField(source="procedure.dataset.name", read_only=True)
-    topic = serializers.CharField(source="procedure.topic.slug", read_only=True, default=None)
+    topic = serializers.CharField(source="procedure.topic.name", read_only=True, default=None)
     goal = serializers.CharField(source="procedure.goal", read_only=True)
 
     class Meta:

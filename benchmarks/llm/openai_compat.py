@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.ratelimit import RateLimiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
+from core.secrets import api_key_env_error, llm_config_errors
 
 if TYPE_CHECKING:
     import openai
@@ -64,6 +65,11 @@ class OpenAICompatBackend(LLMBackend):
         super().__init__(config)
         self.base_url: str | None = config.get("base_url") or None
         self.api_key_env: str = config.get("api_key_env") or ""
+        # secrets by name only, hosts from the allow-list (core.secrets: the one rule)
+        for key, problem in llm_config_errors(
+            api_key_env=self.api_key_env, base_url=self.base_url or ""
+        ).items():
+            raise ValueError(f"openai backend config: {key}: {problem}")
         self.endpoint: str = config.get("endpoint") or "chat"
         if self.endpoint not in ("chat", "completions"):
             raise ValueError(
@@ -90,6 +96,9 @@ class OpenAICompatBackend(LLMBackend):
     def _api_key(self) -> str:
         if not self.api_key_env:
             return NO_KEY
+        problem = api_key_env_error(self.api_key_env)
+        if problem:  # checked at construction too; read nothing the rule refuses
+            raise LLMError(f"api_key_env: {problem}", retryable=False)
         value = os.environ.get(self.api_key_env)
         if not value:
             raise LLMError(

@@ -21,6 +21,8 @@ from benchmarks.llm.base import LLMBackend
 BACKENDS: dict[str, str] = {
     "openai": "benchmarks.llm.openai_compat.OpenAICompatBackend",
     "vllm": "benchmarks.llm.vllm_offline.VLLMOfflineBackend",
+    "replay": "benchmarks.llm.replay.ReplayBackend",
+    "record": "benchmarks.llm.replay.RecordingBackend",
 }
 
 

@@ -3,6 +3,7 @@
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
+from benchmarks.llm.replay import is_replay
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.services import batches as services
 from core.errors import validation_text
@@ -28,8 +29,19 @@ class MiningBatchAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "status", "n_total", "n_done", "created_at"]
     list_filter = ["status"]
     search_fields = ["name", "source_name"]
-    readonly_fields = ["ingested", *RUN_STATE_FIELDS]
+    readonly_fields = ["ingested", "llm_replies", *RUN_STATE_FIELDS]
     inlines = [UsageInline]
+
+    @admin.display(description="LLM replies")
+    def llm_replies(self, batch) -> str:
+        """Whether the LLM stages called a model or replayed a recording (the replay backend)."""
+        replayed = sorted(
+            {str(c.get("recording")) for c in (batch.backends or {}).values() if is_replay(c)}
+        )
+        if replayed:
+            return "REPLAYED from recorded replies (no model called): " + ", ".join(replayed)
+        return "from the configured models"
+
     actions = ["cancel_batches", "resume_batches"]
 
     def has_add_permission(self, request):

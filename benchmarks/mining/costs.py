@@ -2,7 +2,8 @@
 
 A stage's backend config may carry ``price_in_per_mtok`` / ``price_out_per_mtok`` (USD per
 million prompt / completion tokens). Without them, known model names use the list prices below
-(GPT-4.1 is what the seed's pipeline used, §3.2); unknown models cost 0 (shown as unpriced).
+(GPT-4.1 is what the seed's pipeline used, §3.2); unknown models cost 0 (shown as unpriced). A stage on the ``replay`` backend costs 0: it
+answers from recorded replies and sends nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ MILLION = Decimal(1_000_000)
 
 def prices_for(config: dict[str, Any] | None) -> tuple[Decimal, Decimal] | None:
     config = config or {}
+    if config.get("backend") == "replay":  # recorded replies: nothing is sent, nothing is paid
+        return Decimal(0), Decimal(0)
     if config.get("price_in_per_mtok") is not None or config.get("price_out_per_mtok") is not None:
         return Decimal(str(config.get("price_in_per_mtok") or 0)), Decimal(
             str(config.get("price_out_per_mtok") or 0)

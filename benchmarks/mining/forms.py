@@ -6,6 +6,7 @@ from django import forms
 
 from benchmarks.mining.stages import LLM_STAGES, STAGE_LABELS, STAGE_NUMBERS, STAGES
 from benchmarks.models import Dataset
+from core.secrets import llm_config_errors
 
 
 class BatchForm(forms.Form):
@@ -46,6 +47,15 @@ class BatchForm(forms.Form):
                 label=f"Model for stage {STAGE_NUMBERS[key]} ({STAGE_LABELS[key]})",
                 help_text="empty: the model above",
             )
+
+    def clean(self):
+        cleaned = super().clean()
+        # secrets by name only, LLM hosts from the allow-list (core.secrets: the one rule)
+        for field, problem in llm_config_errors(
+            api_key_env=cleaned.get("api_key_env") or "", base_url=cleaned.get("base_url") or ""
+        ).items():
+            self.add_error(field, problem)
+        return cleaned
 
     def backends(self) -> dict:
         d = self.cleaned_data

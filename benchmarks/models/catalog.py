@@ -6,6 +6,8 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from benchmarks.checkpoints import checkpoint_validator
+
 
 class Topic(models.Model):
     """One of the 14 WebOrganizer topics (seed 000 §3.1). Seeded by a migration."""
@@ -101,6 +103,9 @@ class Generator(models.Model):
         max_length=16, choices=PromptVariant.choices, default=PromptVariant.NONE
     )
     description = models.TextField(blank=True)
+    # Training checkpoint this generator is (Figure 1b, D.3, D.4): {"family", "size", "stage",
+    # "step", "flops"}; empty for models that are not part of a checkpoint series.
+    checkpoint = models.JSONField(default=dict, blank=True, validators=[checkpoint_validator])
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -74,6 +74,12 @@ class GenerationRun(Run):
     scorers = models.JSONField(
         default=list, blank=True, help_text="Scorer names or dotted paths; empty: all built-in."
     )
+    parse_profile = models.CharField(
+        max_length=16,
+        choices=[("reference", "reference"), ("lenient", "lenient")],
+        default="reference",
+        help_text="Step parser: reference (the reference implementation's rules) or lenient.",
+    )
     input_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal(0))
     output_price_per_mtok = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal(0))
 

@@ -52,7 +52,9 @@ def generation_run_backend_config(*, run: GenerationRun) -> dict[str, Any]:
         "base_url": run.base_url,
         "model": run.model,
         "api_key_env": run.api_key_env,
-        "endpoint": "completions" if run.variant == "base" else "chat",
+        # backend_options may name the endpoint (bench: vLLM's mode, chat for API models)
+        "endpoint": run.backend_options.get("endpoint")
+        or ("completions" if run.variant == "base" else "chat"),
         "concurrency": run.concurrency,
     }
 
@@ -98,7 +100,7 @@ def generation_build(
 ) -> Generation:
     """An unsaved Generation from a response: stop applied, steps parsed, tokens counted, scored."""
     completion = gen.apply_stop(response.text or "", run.decoding.get("stop"))
-    steps = gen.parse_steps(completion).steps
+    steps = gen.parse_steps(completion, profile=run.parse_profile).steps
     gen_tokens = count_steps_tokens(steps)
     item = sc.ScoreInput(
         predicted_steps=steps,

@@ -23,6 +23,7 @@ from benchmarks import scorers as sc
 from benchmarks.models import Dataset, GenerationRun, Generator, Procedure, Topic
 from core.runs import engine
 from core.runs.engine import RunStateError
+from core.secrets import llm_config_errors
 
 DECODING_KEYS = {"temperature", "max_tokens", "stop", "top_p", "extra"}
 
@@ -151,6 +152,7 @@ def generation_run_create(
     output_price_per_mtok: Decimal | float = 0,
     created_by=None,
     start: bool = True,
+    parse_profile: str = gen.DEFAULT_PARSE_PROFILE,
 ) -> GenerationRun:
     """Create a run, queued; its first chunk is enqueued on commit unless ``start=False`` (then
     :func:`generation_run_start` launches it, or ``engine.execute_inline`` works it here). The
@@ -160,6 +162,13 @@ def generation_run_create(
     topics = list(topics)
     if any(t.pk is None for t in topics):
         raise GenerationRunError("topics must be saved Topic objects")
+    if parse_profile not in gen.PARSE_PROFILES:
+        raise GenerationRunError(
+            f"parse_profile {parse_profile!r}: use one of {', '.join(gen.PARSE_PROFILES)}"
+        )
+    secret_errors = llm_config_errors(api_key_env=api_key_env, base_url=base_url)
+    if secret_errors:  # secrets by name only (core.secrets): console, API and CLI alike
+        raise GenerationRunError("; ".join(f"{k}: {v}" for k, v in secret_errors.items()))
     variant, model, full_decoding = generation_run_validate(
         generator=generator,
         variant=variant,
@@ -195,6 +204,7 @@ def generation_run_create(
             model=model,
             api_key_env=api_key_env,
             decoding=full_decoding,
+            parse_profile=parse_profile,
             backend_options=dict(backend_options or {}),
             concurrency=concurrency,
             chunk_size=chunk_size,

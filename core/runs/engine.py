@@ -179,15 +179,17 @@ def cancel(run: Run) -> Run:
     return run
 
 
-def resume(run: Run, *, force: bool = False, enqueue: bool = True) -> Run:
+def resume(run: Run, *, force: bool = False, enqueue: bool = True, done_too: bool = False) -> Run:
     """Queue a failed, cancelled or orphaned run again; what it finished is kept. A run that a
     live execution holds is refused unless ``force`` (you know its worker is gone). Without
-    ``enqueue`` no chunk is sent: the caller works the run itself (:func:`execute_inline`)."""
+    ``enqueue`` no chunk is sent: the caller works the run itself (:func:`execute_inline`).
+    ``done_too``: a done run too (the caller reset what it wants worked again, e.g. its
+    failures)."""
     model = type(run)
     executor = executor_for(model)
     with transaction.atomic():
         locked = model.objects.select_for_update().get(pk=run.pk)
-        if locked.status == RunStatus.DONE:
+        if locked.status == RunStatus.DONE and not done_too:
             raise RunStateError(f"run {run.pk} is done; nothing to resume")
         if locked.is_active and locked.lease_is_fresh() and not force:
             raise RunStateError(

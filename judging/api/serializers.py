@@ -22,6 +22,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "prompt_template",
             "decoding",
             "structured_output",
+            "parse_profile",
             "concurrency",
             "requests_per_minute",
             "tokens_per_minute",
@@ -66,7 +67,7 @@ class JudgeRunSerializer(serializers.ModelSerializer):
 
     def get_progress(self, run: JudgeRun) -> dict:
         p = selectors.judge_run_progress(run)
-        return {"fraction": p["progress"], "eta_s": p["eta_s"]}
+        return {"fraction": p["progress"], "eta_s": p["eta_s"], "n_cancelled": p["n_cancelled"]}
 
 
 class JudgeRunLaunchSerializer(serializers.Serializer):

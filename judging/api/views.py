@@ -52,7 +52,7 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.judge_run_list()
 
     def get_permissions(self):
-        if self.action in ("create", "cancel", "resume", "estimate"):
+        if self.action in ("create", "cancel", "resume", "estimate", "rerun_failures"):
             return [IsAdminRole()]
         return [IsResearcherOrAdmin()]
 
@@ -107,6 +107,17 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
             run = services.judge_run_resume(
                 run=get_object_or_404(JudgeRun, pk=pk), force=data.validated_data["force"]
             )
+        except DjangoValidationError as exc:
+            raise drf_validation_error(exc) from exc
+        return Response(serializers.JudgeRunSerializer(run).data)
+
+    @extend_schema(request=None, responses=serializers.JudgeRunSerializer)
+    @action(detail=True, methods=["post"], url_path="rerun-failures")
+    def rerun_failures(self, request, pk=None):
+        """Work again only the items a done or failed run could not judge (requests that
+        failed for good, replies that failed to parse)."""
+        try:
+            run = services.judge_run_rerun_failures(run=get_object_or_404(JudgeRun, pk=pk))
         except DjangoValidationError as exc:
             raise drf_validation_error(exc) from exc
         return Response(serializers.JudgeRunSerializer(run).data)

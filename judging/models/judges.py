@@ -8,6 +8,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 
 from judging import prompting
+from judging.parsing import DEFAULT_PROFILE, PARSE_PROFILES
 
 
 class Judge(models.Model):
@@ -42,6 +43,13 @@ class Judge(models.Model):
         help_text='e.g. {"temperature": 0, "max_tokens": 4096, "reasoning_effort": "low"}',
     )
     structured_output = models.BooleanField(default=True, help_text="ask for the H.3 JSON schema")
+    parse_profile = models.CharField(
+        max_length=16,
+        choices=[(p, p) for p in PARSE_PROFILES],
+        default=DEFAULT_PROFILE,
+        help_text="reference: the reference implementation's strict JSON rules and retries "
+        "(numbers compare with published ones); lenient: recover fenced or wrapped JSON",
+    )
     concurrency = models.PositiveIntegerField(default=16, validators=[MinValueValidator(1)])
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
     tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
@@ -82,12 +90,13 @@ class Judge(models.Model):
             "prompt_template": self.prompt_template,
             "decoding": self.decoding or {},
             "structured_output": self.structured_output,
+            "parse_profile": self.parse_profile,
         }
 
     def clean(self) -> None:
-        import re
-
         from django.core.exceptions import ValidationError
+
+        from core.secrets import llm_config_errors
 
         errors = {}
         if self.prompt_template not in prompting.template_names():
@@ -95,12 +104,23 @@ class Judge(models.Model):
                 f"unknown template {self.prompt_template!r}; "
                 f"known: {', '.join(prompting.template_names())}"
             )
-        if self.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", self.api_key_env):
-            errors["api_key_env"] = (
-                "the NAME of an environment variable (letters, digits, _), never the key itself"
+        # secrets by name only, LLM hosts from the allow-list: core.secrets, the one rule
+        errors.update(
+            llm_config_errors(
+                api_key_env=self.api_key_env,
+                base_url=self.base_url if self.backend == self.Backend.OPENAI else "",
             )
+        )
         if not isinstance(self.decoding, dict):
             errors["decoding"] = "must be a JSON object"
+        elif self.backend != self.Backend.IMPORTED:
+            from benchmarks.llm import vllm_options
+
+            problems = vllm_options.errors(
+                self.decoding, prefix="decoding.", engine=self.backend == self.Backend.VLLM
+            )
+            if problems:
+                errors["decoding"] = problems
         if self.backend != self.Backend.IMPORTED and not self.model:
             errors["model"] = "required for this backend"
         if errors:
@@ -128,7 +148,7 @@ class Judge(models.Model):
             "max_retries": self.max_retries,
             "structured_output": self.structured_output,
             "ramp_up_s": 0.2,  # a run is one long stream: spread the first wave
-            **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm_")},
+            **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm")},
         }
 
 
@@ -150,6 +170,9 @@ class Judgment(models.Model):
     parse_error = models.CharField(max_length=500, blank=True)
     parse_warnings = models.JSONField(default=list, blank=True)
     raw_output = models.TextField(blank=True)
+    n_calls = models.PositiveSmallIntegerField(
+        default=1, help_text="model calls that led to this judgment (parse retries included)"
+    )
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     latency_s = models.FloatField(default=0.0)

@@ -51,6 +51,13 @@ class JudgeRunItem(models.Model):
     )
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    parse_tries = models.PositiveSmallIntegerField(
+        default=0, help_text="replies so far that failed to parse and are asked again"
+    )
+    retry_prompt_tokens = models.PositiveIntegerField(
+        default=0, help_text="tokens of the replies that failed to parse and were asked again"
+    )
+    retry_completion_tokens = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["id"]

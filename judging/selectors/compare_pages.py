@@ -5,16 +5,21 @@ built from the numbers of :mod:`judging.selectors.comparison` and the plots of
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from annotation.models import Study
 from annotation.plots import bar_chart_svg, confusion_matrix_svg
 from benchmarks.models import Dataset
-from core.formatting import fmt_stat
+from core.formatting import DASH
+from core.formatting import fmt_stat as _fmt_stat
 from judging import comparison as cmp
 from judging.models import Judge
 from judging.selectors import comparison as sel
+from judging.selectors import scores_pages
 
 PICK_LIMIT = 100  # studies and datasets offered in the pickers
+# An undefined statistic shows as "—" in these tables (its reason is the cell's title, "why").
+fmt_stat = partial(_fmt_stat, undefined=DASH)
 
 
 def _why(stat: dict | None) -> str:
@@ -183,31 +188,21 @@ def _ranking_table(report: dict) -> list[dict]:
 def rankings_page_context(*, dataset: Dataset | None, chosen: Sequence[str]) -> dict:
     """Generator rankings by How2Score under each judge, and Kendall's τ between them."""
     judges = judges_named(chosen)
-    report = sel.generator_rankings(
-        judges=judges if judges is not None else list(_all_judges()), dataset=dataset
-    )
+    judges = judges if judges is not None else list(_all_judges())
+    report = sel.generator_rankings(judges=judges, dataset=dataset)
     taus = [
         {**t, "tau_text": fmt_stat(t["tau"]), "why": _why(t["tau"])} for t in report["kendall_tau"]
     ]
-    charts = [
-        bar_chart_svg(
-            title=f"How2Score under {j['judge']}",
-            labels=[r["generator"] for r in j["ranking"]],
-            values=[r["how2score_percent"] for r in j["ranking"]],
-            value_range=(0.0, 100.0),
-            value_format="{:.1f}",
-            axis_label="How2Score (%)",
-            id_prefix=f"how2score-{j['judge']}",
-        )
-        for j in report["judges"]
-        if j["ranking"]
-    ]
+    # one plot per judge: How2Score with its 95% bootstrap CI per generator
+    uncertainty = scores_pages.uncertainty_blocks(judges=judges, dataset=dataset)
+    charts = [block["chart"] for block in uncertainty if block["chart"]]
     return {
         "report": report,
         "table": _ranking_table(report),
         "taus": taus,
         "dataset": dataset,
         "charts": charts,
+        "uncertainty": uncertainty,
         "datasets": Dataset.objects.order_by("name", "version")[:PICK_LIMIT],
         "all_judges": _all_judges(),
         "chosen": list(chosen),

@@ -23,7 +23,7 @@ from benchmarks.tokens import count_steps_tokens
 from judging import comparison as cmp
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
-from judging.selectors.judgments import how2score_report
+from judging.selectors.judgments import _score_records, how2score_report
 
 Verdicts = dict[Any, bool | None]
 
@@ -197,11 +197,18 @@ def generator_rankings(
     *, judges: Sequence[Judge], dataset: Dataset | None = None
 ) -> dict[str, Any]:
     """Generators ranked by How2Score under each judge, and Kendall's τ-b between every two
-    judges' rankings over the generators both scored."""
+    judges' How2Scores counted on the generations both scored (``n_items`` of them, over
+    ``n_common`` generators)."""
     scores: dict[str, dict[str, float]] = {}
+    verdicts: dict[str, dict[int, bool | None]] = {}
+    generator_of: dict[int, str] = {}
     per_judge = []
     for judge in judges:
         report = how2score_report(judge=judge, dataset=dataset)
+        mine = verdicts[judge.name] = {}
+        for rec in _score_records(judge=judge, generator=None, run=None, dataset=dataset):
+            mine[rec["generation_id"]] = None if rec["parse_failed"] else rec["has_failure"]
+            generator_of[rec["generation_id"]] = rec["generator"]
         scored = {g["generator"]: g["how2score"] for g in report["generators"] if g["n_examples"]}
         scores[judge.name] = scored
         details = {g["generator"]: g for g in report["generators"]}
@@ -225,7 +232,9 @@ def generator_rankings(
         {
             "judge_a": a.name,
             "judge_b": b.name,
-            **cmp.ranking_comparison(scores[a.name], scores[b.name]).to_json(),
+            **cmp.paired_ranking_comparison(
+                a=verdicts[a.name], b=verdicts[b.name], generator_of=generator_of
+            ).to_json(),
         }
         for a, b in combinations(judges, 2)
     ]

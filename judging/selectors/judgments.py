@@ -141,6 +141,12 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "n_reused": run.n_reused,
         "n_failed": run.n_failed,
         "n_parse_failed": run.n_parse_failed,
+        # items a cancelled run never finished: cancelled, not errors
+        "n_cancelled": (
+            max(0, run.n_total - run.n_done - run.n_failed)
+            if run.status == JudgeRun.Status.CANCELLED
+            else 0
+        ),
         "progress": round(run.progress, 4),
         "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens,
@@ -166,26 +172,29 @@ def _score_records(
     rows = items.values_list(
         "generation_id",
         "generation__generator__name",
-        "generation__procedure__topic__slug",
+        "generation__procedure__topic__name",
         "generation__token_count",
         "judgment__has_failure",
         "judgment__n_failures",
         "judgment__parse_failed",
+        "generation__procedure_id",
     ).order_by("generation_id", "-judgment_id")
     seen: set[int] = set()
-    for gid, gen_name, topic, tokens, has_failure, n_failures, parse_failed in rows.iterator(
+    for gid, gen_name, topic, tokens, has_failure, n_failures, parse_failed, proc in rows.iterator(
         chunk_size=5000
     ):
         if gid in seen:  # one verdict per generation (several runs may hold it)
             continue
         seen.add(gid)
         yield {
+            "generation_id": gid,
             "generator": gen_name,
             "topic": topic or "",
             "generated_tokens": tokens,
             "has_failure": has_failure,
             "n_failures": n_failures,
             "parse_failed": parse_failed,
+            "procedure_id": proc,  # pairs two generators' verdicts on the same item
         }
 
 

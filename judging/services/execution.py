@@ -1,11 +1,14 @@
 """The work of a judge run, one chunk at a time, for the run engine (:mod:`core.runs.engine`).
 
 One chunk judges up to :data:`CHUNK_ITEMS` pending items: one thread feeds the judge's backend
-(keeping ``concurrency`` requests in flight) while a writer thread stores the replies in batches
-(every :data:`FLUSH_EVERY` replies or :data:`FLUSH_INTERVAL_S` s: judgments, item links and the
-run's live counters in one transaction), then beats the run's lease; the feed stops as soon as
-the run is being cancelled or the lease is lost. Content this judge already judged is linked,
-never asked again. The run's counters are counted from its items (:func:`run_counters`).
+(keeping ``concurrency`` requests in flight) while a writer thread stores the replies as they
+arrive (each write takes what came in meanwhile, up to :data:`FLUSH_EVERY`: judgments, item
+links and the run's live counters in one transaction), then beats the run's lease; the feed
+stops as soon as the run is being cancelled or the lease is lost. A reply that fails to parse
+is asked again in up to ``PARSE_RETRIES`` more passes of the same chunk (the parse profile's
+rules, :mod:`judging.parsing`). Content this judge already judged is linked, never asked
+again — except a parse failure made before the run, which is asked again. The run's counters
+are counted from its items (:func:`run_counters`).
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ from __future__ import annotations
 import os
 import queue
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
+from django.utils import timezone
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.registry import build_backend, queue_for
@@ -27,19 +30,22 @@ from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus, lease_seconds
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+from judging.parsing import PARSE_RETRIES
 from judging.services.items import (
     ItemInput,
+    ask_again,
     cost_of,
     item_input,
+    judge_parse,
     judge_request,
     judgment_from_response,
+    retry_suffix_for,
 )
 
 CHUNK_ITEMS = int(
     os.environ.get("H2R_JUDGE_CHUNK_ITEMS", "20000")
 )  # items per chunk task (~1 min at 320/s)
-FLUSH_EVERY = 256  # results per write
-FLUSH_INTERVAL_S = 0.5
+FLUSH_EVERY = 256  # at most this many results per write
 PAGE = 1000
 MAX_ITEM_ATTEMPTS = 3
 
@@ -107,10 +113,16 @@ class _Progress:
 # --- items ----------------------------------------------------------------------------------
 
 
-def _judgment_of_item(judge: Judge):
+def _judgment_of_item(judge: Judge, *only: Q):
     return Judgment.objects.filter(
-        judge_key=judge.judge_id, content_hash=OuterRef("content_hash")
+        *only, judge_key=judge.judge_id, content_hash=OuterRef("content_hash")
     ).values("id")[:1]
+
+
+def _reusable(run: JudgeRun) -> Q:
+    """Judgments a run may link to: any that parsed, and parse failures made during this run
+    (duplicates of what it asked); a parse failure from before is asked again."""
+    return Q(parse_failed=False) | Q(created_at__gte=run.created_at)
 
 
 def _pending(run: JudgeRun):
@@ -129,13 +141,17 @@ def link_known(run: JudgeRun) -> int:
             break
         known = set(
             Judgment.objects.filter(
-                judge_key=run.judge.judge_id, content_hash__in={h for _, h in batch}
+                _reusable(run),
+                judge_key=run.judge.judge_id,
+                content_hash__in={h for _, h in batch},
             ).values_list("content_hash", flat=True)
         )
         matched = [i for i, h in batch if h in known]
         if matched:
             JudgeRunItem.objects.filter(id__in=matched).update(
-                judgment_id=Subquery(_judgment_of_item(run.judge)), error="", reused=True
+                judgment_id=Subquery(_judgment_of_item(run.judge, _reusable(run))),
+                error="",
+                reused=True,
             )
             linked += len(matched)
         if len(matched) < len(batch):
@@ -143,20 +159,27 @@ def link_known(run: JudgeRun) -> int:
     return linked
 
 
-def _pending_inputs(run: JudgeRun, *, limit: int, template: str) -> Iterator[ItemInput]:
-    """Pending items, one per distinct content (duplicates get linked afterwards)."""
+def _pending_inputs(
+    run: JudgeRun, *, limit: int, template: str, retries_only: bool = False
+) -> Iterator[ItemInput]:
+    """Pending items, one per distinct content (duplicates get linked afterwards);
+    ``retries_only``: those whose reply failed to parse, to ask again."""
+    retry_suffix = retry_suffix_for(run.judge)
     last_id = 0
     yielded = 0
     seen: set[str] = set()
     while yielded < limit:
+        pending = _pending(run).filter(parse_tries__gt=0) if retries_only else _pending(run)
         page = list(
-            _pending(run)
-            .filter(id__gt=last_id)
+            pending.filter(id__gt=last_id)
             .select_related("generation__procedure")
             .only(
                 "id",
                 "content_hash",
                 "attempts",
+                "parse_tries",
+                "retry_prompt_tokens",
+                "retry_completion_tokens",
                 "generation__predicted_steps",
                 "generation__procedure__goal",
                 "generation__procedure__steps",
@@ -177,10 +200,49 @@ def _pending_inputs(run: JudgeRun, *, limit: int, template: str) -> Iterator[Ite
                 generation=item.generation,
                 template=template,
                 attempts=item.attempts,
+                parse_tries=item.parse_tries,
+                retry_suffix=retry_suffix,
+                retry_prompt_tokens=item.retry_prompt_tokens,
+                retry_completion_tokens=item.retry_completion_tokens,
             )
             yielded += 1
             if yielded >= limit:
                 return
+
+
+def _replace_parse_failed(*, judge: Judge, new: list[Judgment]) -> list[Judgment]:
+    """Judgments of content whose stored judgment failed to parse replace it (a later run asks
+    again instead of reusing a parse failure); returns the ones still to create."""
+    stale = set(
+        Judgment.objects.filter(
+            judge_key=judge.judge_id,
+            content_hash__in={j.content_hash for j in new},
+            parse_failed=True,
+        ).values_list("content_hash", flat=True)
+    )
+    if not stale:
+        return new
+    fields = [
+        "reasoning",
+        "critical_failures",
+        "has_failure",
+        "n_failures",
+        "parse_failed",
+        "parse_error",
+        "parse_warnings",
+        "raw_output",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_s",
+        "n_calls",
+    ]
+    now = timezone.now()
+    for j in new:
+        if j.content_hash in stale:
+            Judgment.objects.filter(
+                judge_key=judge.judge_id, content_hash=j.content_hash, parse_failed=True
+            ).update(created_at=now, **{f: getattr(j, f) for f in fields})
+    return [j for j in new if j.content_hash not in stale]
 
 
 def judgments_store(
@@ -191,20 +253,36 @@ def judgments_store(
     progress: _Progress | None = None,
 ) -> None:
     """Store one batch of results in one transaction: judgments, item links (an item whose
-    request failed counts one more attempt), and the run's live counters (``progress``)."""
-    new = [
-        judgment_from_response(judge=judge, inp=inp, response=res)
-        for inp, res in results
-        if isinstance(res, LLMResponse)
-    ]
+    request failed counts one more attempt; one whose reply failed to parse and has retries
+    left counts one more parse try and stays pending), and the run's live counters."""
+    new: list[Judgment] = []
+    answered: list[int] = []
+    again: list[tuple[ItemInput, LLMResponse, str]] = []
+    for inp, res in results:
+        if not isinstance(res, LLMResponse):
+            continue
+        parsed = judge_parse(judge=judge, inp=inp, text=res.text)
+        if ask_again(judge=judge, inp=inp, parsed=parsed):
+            again.append((inp, res, parsed.error))
+            continue
+        new.append(judgment_from_response(judge=judge, inp=inp, response=res, parsed=parsed))
+        answered.append(inp.item_id)
     failed = [(inp, res) for inp, res in results if not isinstance(res, LLMResponse)]
     with transaction.atomic():
         if new:
-            Judgment.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+            to_create = _replace_parse_failed(judge=judge, new=new)
+            Judgment.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=1000)
             # one UPDATE linking each item to the judgment of its content (unique index lookup)
-            JudgeRunItem.objects.filter(
-                id__in=[inp.item_id for inp, res in results if isinstance(res, LLMResponse)]
-            ).update(judgment_id=Subquery(_judgment_of_item(judge)), error="", reused=False)
+            JudgeRunItem.objects.filter(id__in=answered).update(
+                judgment_id=Subquery(_judgment_of_item(judge)), error="", reused=False
+            )
+        for inp, res, error in again:
+            JudgeRunItem.objects.filter(pk=inp.item_id).update(
+                parse_tries=F("parse_tries") + 1,
+                retry_prompt_tokens=F("retry_prompt_tokens") + res.prompt_tokens,
+                retry_completion_tokens=F("retry_completion_tokens") + res.completion_tokens,
+                error=f"reply {inp.parse_tries + 1} failed to parse ({error}); asked again"[:2000],
+            )
         for inp, err in failed:
             JudgeRunItem.objects.filter(pk=inp.item_id).update(
                 attempts=F("attempts") + 1, error=str(err)[:2000]
@@ -221,38 +299,59 @@ def judgments_store(
 
 
 class _Writer(threading.Thread):
-    """Stores batches of results on its own thread (and DB connection), so the thread that
-    feeds the backend keeps every request slot busy while a batch is written. Beats the lease
-    after each batch (and every :func:`heartbeat_s` while no reply comes) and tells the feed to
-    stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
+    """Stores results on its own thread (and DB connection) as they arrive, so the thread that
+    feeds the backend keeps every request slot busy while they are written: each write takes
+    every result that came in meanwhile (up to :data:`FLUSH_EVERY`), so a killed worker loses
+    at most the requests in flight and the few replies of the write under way. Beats the lease
+    after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
+    to stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
+
+    _CLOSE = object()
 
     def __init__(self, *, run: JudgeRun, judge: Judge, lease: Lease, progress: _Progress):
         super().__init__(name=f"judge-run-{run.pk}-writer", daemon=True)
         self.run_obj, self.judge, self.lease, self.progress = run, judge, lease, progress
-        self.batches: queue.Queue = queue.Queue(maxsize=8)
+        self.results: queue.Queue = queue.Queue(maxsize=64 * FLUSH_EVERY)
         self.state = LeaseState.HELD
         self.error: BaseException | None = None
 
     def should_stop(self) -> bool:
         return self.state is not LeaseState.HELD or self.error is not None
 
-    def submit(self, batch: list) -> None:
-        self.batches.put(batch)
+    def submit(self, result: tuple[ItemInput, LLMResponse | LLMError]) -> None:
+        self.results.put(result)
 
     def close(self) -> None:
-        self.batches.put(None)
+        self.results.put(self._CLOSE)
         self.join()
+
+    def _take(self, idle: float) -> tuple[list, bool]:
+        """The results waiting now (blocking for the first up to ``idle`` s); True once the
+        feed has closed."""
+        try:
+            first = self.results.get(timeout=idle)
+        except queue.Empty:
+            return [], False  # no reply for a while: still alive
+        batch, closed = [], first is self._CLOSE
+        if not closed:
+            batch.append(first)
+        while not closed and len(batch) < FLUSH_EVERY:
+            try:
+                more = self.results.get_nowait()
+            except queue.Empty:
+                break
+            if more is self._CLOSE:
+                closed = True
+            else:
+                batch.append(more)
+        return batch, closed
 
     def run(self) -> None:
         idle = heartbeat_s()
         try:
-            while True:
-                try:
-                    batch = self.batches.get(timeout=idle)
-                except queue.Empty:
-                    batch = []  # no reply for a while: still alive
-                if batch is None:
-                    return
+            closed = False
+            while not closed:
+                batch, closed = self._take(idle)
                 if self.error is not None:
                     continue
                 try:
@@ -280,39 +379,47 @@ class JudgeRunExecutor(RunExecutor):
         link_known(run)
 
     def work_chunk(self, run: JudgeRun, lease: Lease) -> bool:
+        """Judge up to :data:`CHUNK_ITEMS` pending items, then ask again, in up to
+        ``PARSE_RETRIES`` more passes, those whose reply failed to parse."""
         judge = run.judge
         template = prompting.load_template(judge.prompt_template)
         progress = _Progress(run=run, token=lease.token, base=run_counters(run))
         backend = build_backend(judge.backend_config())
+        try:
+            inputs = _pending_inputs(run, limit=CHUNK_ITEMS, template=template)
+            for _ in range(1 + PARSE_RETRIES[judge.parse_profile]):
+                if not self._judge_pass(run, judge, lease, progress, backend, inputs):
+                    return True  # the engine ends a cancelled run and leaves a lost one alone
+                inputs = _pending_inputs(
+                    run, limit=CHUNK_ITEMS, template=template, retries_only=True
+                )
+        finally:
+            backend.close()
+        link_known(run)  # duplicates of what this chunk judged
+        return _pending(run).exists()
+
+    @staticmethod
+    def _judge_pass(run, judge, lease, progress, backend, inputs) -> bool:
+        """Send ``inputs`` and store each reply as it comes; False once the lease is not held
+        (cancelled or lost)."""
         order: list[ItemInput | None] = []
 
         def tracked() -> Iterator[LLMRequest]:
-            for inp in _pending_inputs(run, limit=CHUNK_ITEMS, template=template):
+            for inp in inputs:
                 order.append(inp)
                 yield judge_request(judge=judge, prompt=inp.prompt)
 
         writer = _Writer(run=run, judge=judge, lease=lease, progress=progress)
         writer.start()
-        buffer: list[tuple[ItemInput, LLMResponse | LLMError]] = []
-        last_flush = time.monotonic()
         try:
             for index, result in backend.complete_iter(tracked(), should_stop=writer.should_stop):
-                buffer.append((order[index], result))
+                writer.submit((order[index], result))
                 order[index] = None
-                if len(buffer) >= FLUSH_EVERY or time.monotonic() - last_flush >= FLUSH_INTERVAL_S:
-                    writer.submit(buffer)
-                    buffer = []
-                    last_flush = time.monotonic()
-            writer.submit(buffer)
         finally:
             writer.close()
-            backend.close()
         if writer.error is not None:
             raise writer.error
-        if writer.state is not LeaseState.HELD:
-            return True  # the engine ends a cancelled run and leaves a lost one alone
-        link_known(run)  # duplicates of what this chunk judged
-        return _pending(run).exists()
+        return writer.state is LeaseState.HELD
 
     def counters(self, run: JudgeRun) -> dict[str, Any]:
         return run_counters(run)

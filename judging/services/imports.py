@@ -15,6 +15,7 @@ from benchmarks.selectors.catalog import dataset_resolve
 from benchmarks.services.imports import ImportRefused
 from judging.formats import parse_judgment
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+from judging.prompting import clean_steps
 from judging.services.execution import run_counters
 from judging.services.items import item_content_hash
 from judging.services.judges import imported_judge_get_or_create
@@ -35,6 +36,21 @@ def _lines(path: Path | str | None, lines: Iterable[bytes | str] | None):
         return list(lines)
     with open(path, "rb") as handle:
         return handle.readlines()
+
+
+def _predicted_mismatch(judged: list[str] | None, stored: list) -> str:
+    """How the steps a record says were judged differ from the stored generation's (compared
+    as the judge saw them: stripped, empty steps left out); "" when they agree or the record
+    gives none."""
+    if judged is None:
+        return ""
+    a, b = clean_steps(judged), clean_steps(stored or [])
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"step {i + 1} is {x[:80]!r} in the file but {y[:80]!r} stored"
+    if len(a) != len(b):
+        return f"{len(a)} step(s) in the file, {len(b)} stored"
+    return ""
 
 
 def judgments_import(
@@ -114,6 +130,17 @@ def judgments_import(
                 )
             )
         else:
+            mismatch = _predicted_mismatch(rec.predicted_steps, found[0].predicted_steps)
+            if mismatch:
+                errors.add(
+                    bformats.RecordError(
+                        rec.line,
+                        "predicted_steps",
+                        f"differ from the stored generation of {generator!r} for "
+                        f"{rec.source_example_id!r}: {mismatch}",
+                    )
+                )
+                continue
             matched.append((rec, found[0], item_content_hash(found[0])))
     if not records and not errors:
         errors.add(bformats.RecordError(0, None, "the file holds no judgment"))

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
+from benchmarks.llm.preflight import preflight_error
 from core.runs import engine
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
@@ -101,7 +102,8 @@ def _insert_items(*, run: JudgeRun, generation_ids: list[int], hashes: list[str]
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {table} (run_id, generation_id, content_hash, reused, error, "
-                "attempts) SELECT %s, g, h, false, '', 0 "
+                "attempts, parse_tries, retry_prompt_tokens, retry_completion_tokens) "
+                "SELECT %s, g, h, false, '', 0, 0, 0, 0 "
                 "FROM unnest(%s::bigint[], %s::text[]) AS t(g, h)",
                 [run.pk, generation_ids, hashes],
             )
@@ -128,6 +130,8 @@ def judge_run_create(
     if judge.backend == Judge.Backend.IMPORTED:
         raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
     selection = selectors.selection_clean(selection)
+    if enqueue:
+        judge_launch_check(judge=judge)
     rows = _selection_rows(selection)
     estimate, hashes = _estimate(judge=judge, selection=selection, rows=rows, tokenizer=False)
     with transaction.atomic():
@@ -156,10 +160,48 @@ def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
         raise ValidationError(str(exc)) from exc
 
 
-def judge_run_resume(*, run: JudgeRun, force: bool = False) -> JudgeRun:
+def judge_launch_check(*, judge: Judge) -> None:
+    """Refuse to hand a run to the workers when the judge's API key variable is unset or its
+    server does not answer ``GET /models`` (:mod:`benchmarks.llm.preflight`), naming why."""
+    reason = preflight_error(judge.backend_config())
+    if reason:
+        raise ValidationError({"judge": f"judge {judge.name!r} cannot be launched: {reason}"})
+
+
+def judge_run_resume(*, run: JudgeRun, force: bool = False, enqueue: bool = True) -> JudgeRun:
     """Queue a failed, cancelled or orphaned run again: what it judged is kept, items that
     failed for good are tried again. ``force`` takes over a run whose worker looks alive."""
+    if enqueue:
+        judge_launch_check(judge=run.judge)
     try:
-        return engine.resume(run, force=force)
+        return engine.resume(run, force=force, enqueue=enqueue)
     except engine.RunStateError as exc:
         raise ValidationError(str(exc)) from exc
+
+
+def judge_run_rerun_failures(*, run: JudgeRun, enqueue: bool = True) -> JudgeRun:
+    """Work again only what a done or failed run could not judge: items whose request failed
+    for good and items whose judgment is a parse failure (asked again, the stored parse failure
+    replaced); everything judged is kept. A cancelled run is resumed instead."""
+    if run.status not in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED):
+        raise ValidationError(
+            f"run {run.pk} is {run.status}: only a done or failed run re-runs its failures"
+            + (" (resume a cancelled one)" if run.status == JudgeRun.Status.CANCELLED else "")
+        )
+    if enqueue:
+        judge_launch_check(judge=run.judge)
+    with transaction.atomic():
+        JudgeRunItem.objects.filter(run=run, judgment__parse_failed=True).update(
+            judgment=None,
+            reused=False,
+            parse_tries=0,
+            retry_prompt_tokens=0,
+            retry_completion_tokens=0,
+            error="",
+        )
+        if not JudgeRunItem.objects.filter(run=run, judgment__isnull=True).exists():
+            raise ValidationError(f"run {run.pk} has no failures to re-run")
+        try:
+            return engine.resume(run, enqueue=enqueue, done_too=True)
+        except engine.RunStateError as exc:
+            raise ValidationError(str(exc)) from exc

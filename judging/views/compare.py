@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Study
+from annotation.selectors.dashboard import latest_labelled_study
 from benchmarks.models import Dataset
 from core.access import researcher_required
 from judging.selectors import compare_pages
@@ -19,6 +20,14 @@ def _optional(request: HttpRequest, model: type[Model], param: str):
     """The object whose id the query parameter gives (404 if none has it); None without one."""
     value = request.GET.get(param, "")
     return get_object_or_404(model, pk=int(value)) if value.isdigit() else None
+
+
+def _study_or_latest(request: HttpRequest) -> Study | None:
+    """The ``study`` chosen; without the parameter, the study labelled most recently (so the
+    page opens on real numbers); ``study=`` (none chosen) stays none."""
+    if "study" not in request.GET:
+        return latest_labelled_study()
+    return _optional(request, Study, "study")
 
 
 @researcher_required
@@ -52,6 +61,6 @@ def rankings(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
     context = compare_pages.leaderboard_page_context(
-        study=_optional(request, Study, "study"), chosen=request.GET.getlist("judge")
+        study=_study_or_latest(request), chosen=request.GET.getlist("judge")
     )
     return render(request, "judging/compare/leaderboard.html", context)

@@ -31,12 +31,12 @@
     }
   });
 
-  // --- reading: goal acknowledgement and every L2 step -------------------------------------------
+  // --- reading: goal acknowledgement, every L2 step (and every L1 step when the study asks) -------------------------------------------
   function updateReading() {
     var read = $$(".step-check:checked").length;
     var pct = nSteps ? Math.round(100 * read / nSteps) : 100;
     $("#read-bar").style.width = pct + "%";
-    $("#read-count").innerHTML = "<strong>" + read + "/" + nSteps + "</strong> L2 steps read (" + pct + "%)";
+    $("#read-count").innerHTML = "<strong>" + read + "/" + nSteps + "</strong> steps (" + pct + "%)";
     $$(".step-check").forEach(function (box) { box.closest(".step").classList.toggle("is-read", box.checked); });
   }
 

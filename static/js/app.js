@@ -27,4 +27,16 @@
       }
     }
   });
+
+  // "Copy" buttons: data-copy="#id" copies that element's text to the clipboard.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-copy]");
+    if (!button) return;
+    var source = document.querySelector(button.getAttribute("data-copy"));
+    if (!source || !navigator.clipboard) return;
+    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+      button.setAttribute("data-copied", "1");
+      button.lastChild.textContent = " Copied";
+    });
+  });
 })();

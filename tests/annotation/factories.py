@@ -80,6 +80,7 @@ def full_label(
     return ParsedLabel(
         goal_ack=True,
         read_steps=list(range(1, n_steps + 1)),
+        read_l1_steps=list(range(1, n_steps + 1)),  # the factories' L1 has as many steps
         choice="failure" if has_failure else "none",
         failures=failures or [],
         comments=comments,

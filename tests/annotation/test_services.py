@@ -43,11 +43,14 @@ def submit(a, **kw):
 def test_prolific_entry_creates_then_resumes_same_participant():
     study = make_study()
     p1 = study_services.participant_enter_prolific(study=study, params=prolific("PID_A"))
-    p2 = study_services.participant_enter_prolific(
-        study=study, params=prolific("PID_A", session="OTHER")
-    )
+    p2 = study_services.participant_enter_prolific(study=study, params=prolific("PID_A"))
     assert p1.pk == p2.pk and Participant.objects.count() == 1
-    assert Participant.objects.get().prolific_session_id == "OTHER"
+    # another SESSION_ID for the same PID is refused (tests/annotation/test_entry_binding.py)
+    with pytest.raises(study_services.EntryRefused):
+        study_services.participant_enter_prolific(
+            study=study, params=prolific("PID_A", session="OTHER")
+        )
+    assert Participant.objects.get().prolific_session_id == "SESS1"
 
 
 @pytest.mark.parametrize(

@@ -236,7 +236,7 @@ def test_procedure_list_and_detail_representations(bench, researcher_api):
     )
     row = row.json()["results"][0]
     assert row["goal"] == proc.goal
-    assert row["topic"] == bench["topics"][2].slug
+    assert row["topic"] == bench["topics"][2].name  # the name, not the slug
     assert row["dataset_name"] == "bench" and row["dataset_version"] == "v1"
     assert row["steps"] == proc.steps and row["n_steps"] == len(proc.steps)
     assert row["n_generations"] == 3
@@ -280,7 +280,7 @@ def test_generation_representation(bench, researcher_api):
     row = researcher_api.get(f"/api/generations/{gen.pk}/").json()
     assert row["source_example_id"] == "ex-0001"
     assert row["generator_name"] == "gen-2" and row["model"] == "org/model-2"
-    assert row["topic"] == bench["topics"][1].slug
+    assert row["topic"] == bench["topics"][1].name
     assert row["predicted_steps"] == gen.predicted_steps and row["n_steps"] == 3
     assert row["model_completion"] == "raw output"
     assert row["scores"] == {"step_count_mismatch": True, "duplicate_steps": 0}

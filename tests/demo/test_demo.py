@@ -206,6 +206,7 @@ def var_dir(settings, tmp_path, monkeypatch):
     for name in ("DEMO_ADMIN_PASSWORD", "DEMO_RESEARCHER_PASSWORD", "DEMO_ANNOTATOR_PASSWORD"):
         monkeypatch.delenv(name, raising=False)
     settings.VAR_DIR = tmp_path
+    settings.MEDIA_ROOT = tmp_path / "media"  # the demo mining batch's upload
     return tmp_path
 
 

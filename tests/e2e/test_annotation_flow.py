@@ -125,7 +125,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     assert "Too early" in page.locator("#submit-errors").inner_text()
     assert page.locator("#comments").input_value() == "Looks fine to me."
     assert page.get_by_label(re.compile("No critical failures identified")).is_checked()
-    assert page.locator("#read-count").inner_text().startswith("4/4")
+    assert page.locator("#read-count").inner_text().startswith("8/8")  # L1 + L2
     assert Annotation.objects.filter(item__kind="regular").count() == 0
     page.screenshot(path=str(shots / "item-early-refusal.png"), full_page=False)
     page.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
@@ -149,7 +149,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     page.wait_for_timeout(900)  # let the last autosave (debounced) land
     page.reload()
     assert page.locator("#f-1-desc").input_value() == "Running hot water does not prevent the clog."
-    assert page.locator("#read-count").inner_text().startswith("4/4")
+    assert page.locator("#read-count").inner_text().startswith("8/8")  # L1 + L2
     assert page.locator(".failure").nth(0).locator("input[value='3'][name='f-0-l1']").is_checked()
     page.screenshot(path=str(shots / "item-failures.png"), full_page=True)
     page.screenshot(path=str(shots / "item-failures-viewport.png"), full_page=False)

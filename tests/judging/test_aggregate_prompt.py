@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
-import re
-from pathlib import Path
-
-import pytest
-
 from judging import prompting
 from judging.aggregate import how2score
-
-SEED = Path("/work/shared/seeds/000_8e61bafd7a78fa0b.txt")
 
 
 def rec(topic, has_failure, n, parse_failed=False, tokens=None):
@@ -65,30 +57,6 @@ def test_render_prompt_numbers_steps_and_fills_fields():
     )
     assert '{\n  "reasoning": "<string>",' in prompt  # doubled braces rendered
     assert prompt.endswith("Return only valid json.")
-
-
-def _normalise(text: str) -> str:
-    text = text.replace("\\*", "*").replace("\\_", "_")
-    text = re.sub(r"[#*`\-—–]", " ", text)
-    text = text.replace("°", "")
-    return re.sub(r"\s+", " ", text).strip()
-
-
-@pytest.mark.skipif(not SEED.exists(), reason="seed text not present")
-def test_prompt_is_figure_22_of_seed_000():
-    seed = SEED.read_text()
-    start = seed.index("You are given a goal and two lists of steps, L1 and L2.")
-    end = seed.index("**Figure 22**")
-    figure = _normalise(seed[start:end])
-    ours = _normalise(prompting.load_template("judge_h3"))
-    ratio = difflib.SequenceMatcher(None, figure, ours, autojunk=False).ratio()
-    assert ratio > 0.99, ratio
-    for line in (
-        "Each failure must be linked to",
-        'If no failures are found, return "critical_failures": [].',
-        "Minimize reliance on outside knowledge as much as possible.",
-    ):
-        assert line in prompting.load_template("judge_h3")
 
 
 def test_schema_and_judge_id_stability():

@@ -15,7 +15,7 @@ GOOD = {
 
 
 def test_plain_json():
-    r = parse_judge_output(json.dumps(GOOD), n_l1=5, n_l2=5)
+    r = parse_judge_output(json.dumps(GOOD), n_l1=5, n_l2=5, profile="lenient")
     assert not r.parse_failed
     assert r.reasoning == "L2 skips soaking."
     assert r.critical_failures == [{"failure": "No soaking", "L1_steps": [1], "L2_steps": [2]}]
@@ -23,7 +23,7 @@ def test_plain_json():
 
 
 def test_empty_failures_list():
-    r = parse_judge_output('{"reasoning": "fine", "critical_failures": []}')
+    r = parse_judge_output('{"reasoning": "fine", "critical_failures": []}', profile="lenient")
     assert not r.parse_failed and not r.has_failure and r.n_failures == 0
 
 
@@ -39,7 +39,7 @@ def test_empty_failures_list():
     ],
 )
 def test_wrappers(wrapped):
-    r = parse_judge_output(wrapped, n_l1=5, n_l2=5)
+    r = parse_judge_output(wrapped, n_l1=5, n_l2=5, profile="lenient")
     assert not r.parse_failed, r.error
     assert r.critical_failures[0]["failure"] == "No soaking"
 
@@ -49,7 +49,7 @@ def test_step_numbers_out_of_range_are_dropped_with_a_warning():
         "reasoning": "",
         "critical_failures": [{"failure": "f", "L1_steps": [0, 2, 9], "L2_steps": ["3", 3]}],
     }
-    r = parse_judge_output(json.dumps(out), n_l1=4, n_l2=3)
+    r = parse_judge_output(json.dumps(out), n_l1=4, n_l2=3, profile="lenient")
     assert not r.parse_failed
     assert r.critical_failures[0]["L1_steps"] == [2]
     assert r.critical_failures[0]["L2_steps"] == [3]
@@ -61,7 +61,7 @@ def test_single_int_and_digit_strings_coerced():
         "reasoning": "",
         "critical_failures": [{"failure": "f", "L1_steps": 2, "L2_steps": ["1"]}],
     }
-    r = parse_judge_output(json.dumps(out))
+    r = parse_judge_output(json.dumps(out), profile="lenient")
     assert r.critical_failures[0]["L1_steps"] == [2] and r.critical_failures[0]["L2_steps"] == [1]
 
 
@@ -94,7 +94,7 @@ def test_single_int_and_digit_strings_coerced():
     ],
 )
 def test_parse_failures_never_raise(text, error):
-    r = parse_judge_output(text, n_l1=3, n_l2=3)
+    r = parse_judge_output(text, n_l1=3, n_l2=3, profile="lenient")
     assert r.parse_failed
     assert error in r.error
     assert r.has_failure  # as the reference records it; the score excludes it

@@ -73,7 +73,15 @@ def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, mon
     assert (
         "You are given a goal and two lists of steps, L1 and L2." in body["messages"][0]["content"]
     )
-    assert len(llm_server.requests) == 14  # 12 + the 429 + the 500
+    # 12 + the 429 + the 500 + 2 more calls for each garbled reply (reference profile)
+    assert len(llm_server.requests) == 14 + 2 * garbled
+    assert set(Judgment.objects.filter(parse_failed=True).values_list("n_calls", flat=True)) == {3}
+    assert set(Judgment.objects.filter(parse_failed=False).values_list("n_calls", flat=True)) == {1}
+    retries = [r for r in llm_server.requests if "GARBLE" in r.body["messages"][0]["content"]]
+    suffix = "Return only valid json.\n\nReturn ONLY valid json. Do not include any other text."
+    assert [r.body["messages"][0]["content"].endswith(suffix) for r in retries].count(True) == (
+        2 * garbled
+    )
 
 
 def test_same_content_is_never_judged_twice(llm_server):
@@ -210,7 +218,8 @@ def test_how2score_report_by_generator_and_topic(llm_server):
     assert a["n_parse_failed"] == 2 and a["n_examples"] == 6 and a["n_with_failures"] == 4
     assert a["how2score"] == pytest.approx(2 / 6)
     assert a["avg_generated_tokens"] == pytest.approx(sum(10 + i for i in range(8)) / 8)
-    assert {r["topic"] for r in a["by_topic"]} == {"food-dining", "health"}
+    # topics by the names the data gives, not their slugs
+    assert {r["topic"] for r in a["by_topic"]} == {"Food & Dining", "Health"}
     assert sum(r["n_judged"] for r in a["by_topic"]) == 6
 
 

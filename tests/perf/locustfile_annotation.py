@@ -53,6 +53,7 @@ class Annotator(FastHttpUser):
         self.form = {
             "goal_ack": "1",
             "read": [str(i) for i in range(1, N_STEPS + 1)],
+            "read_l1": [str(i) for i in range(1, N_STEPS + 1)],
             "choice": "failure",
             "f-0-desc": "L2 step 2 contradicts the goal.",
             "f-0-l1": "2",

@@ -57,6 +57,12 @@ class Command(BaseCommand):
             default=None,
             help="prompt variant (default: the generator's, else instruct)",
         )
+        parser.add_argument(
+            "--parse-profile",
+            choices=("reference", "lenient"),
+            default="reference",
+            help="step parser: reference (the reference implementation's rules) or lenient",
+        )
         parser.add_argument("--concurrency", type=int, default=16)
         parser.add_argument("--chunk-size", type=int, default=64)
         parser.add_argument("--max-tokens", type=int, default=None)
@@ -181,5 +187,6 @@ class Command(BaseCommand):
             input_price_per_mtok=opts["input_price"],
             output_price_per_mtok=opts["output_price"],
             start=not opts["inline"],
+            parse_profile=opts["parse_profile"],
         )
         return run

@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
+from benchmarks.llm.replay import is_replay
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.stages import STAGE_SHORT, STAGES
 from benchmarks.topics import TOPICS
@@ -106,6 +107,7 @@ def batch_usage(*, batch: MiningBatch) -> dict[str, Any]:
                 "number": n,
                 "label": label,
                 "model": (batch.backends.get(key) or {}).get("model", ""),
+                "replayed": is_replay(batch.backends.get(key)),
                 "requests": u.requests if u else 0,
                 "failed_requests": u.failed_requests if u else 0,
                 "prompt_tokens": u.prompt_tokens if u else 0,
@@ -119,7 +121,13 @@ def batch_usage(*, batch: MiningBatch) -> dict[str, Any]:
         completion_tokens=Sum("completion_tokens"),
         cost_usd=Sum("cost_usd"),
     )
-    return {"stages": out, "total": {k: v or 0 for k, v in totals.items()}}
+    return {
+        "stages": out,
+        "total": {k: v or 0 for k, v in totals.items()},
+        "replayed": sorted(
+            {str(c.get("recording")) for c in (batch.backends or {}).values() if is_replay(c)}
+        ),
+    }
 
 
 def document_list(

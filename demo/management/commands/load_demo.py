@@ -7,6 +7,9 @@ as a real import:
 - ``import_generations generations/<generator>.jsonl --generator <generator> --dataset how2bench-demo``
 - ``import_judgments judgments/<generator>.jsonl --judge paper-published --generator <generator>``
 - ``create_study`` for a small open demo study over the Gemini 2.5 Pro generations
+- a finished study over every demo generation, labelled by three SIMULATED annotators
+  (:mod:`demo.studies`), and a finished mining batch over the bundled corpus whose LLM stages
+  replay recorded replies (:mod:`demo.mining`)
 
 Running it again changes nothing. It also creates the demo users ``researcher`` (group
 researcher) and ``annotator`` (group annotator); their passwords come from
@@ -163,5 +166,17 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  demo study '{DEMO_STUDY}': annotators enter at {entry}?PROLIFIC_PID=demo1&STUDY_ID=demo&SESSION_ID=s1 "
             f"or logged in as 'annotator' ({DEMO_MIN_SECONDS} s minimum per item in the demo; the paper used 90)"
+        )
+        from demo.mining import DEMO_BATCH, demo_batch_ensure
+        from demo.studies import SIMULATED_STUDY, simulated_study_ensure
+
+        finished = simulated_study_ensure(dataset=dataset, judge=DEMO_JUDGE)
+        self.stdout.write(
+            f"  finished study '{SIMULATED_STUDY}' (3 SIMULATED annotators): {finished.description}"
+        )
+        batch = demo_batch_ensure()
+        self.stdout.write(
+            f"  mining batch '{DEMO_BATCH}': {batch.status}, {batch.n_done}/{batch.n_total} "
+            "documents; its LLM stages REPLAYED recorded replies (backend 'replay', no model called)"
         )
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

@@ -114,7 +114,7 @@ def _ranking_lines(rankings: dict) -> list[str]:
         ]
     lines += [
         f"Kendall tau-b {t['judge_a']} vs {t['judge_b']}: {fmt_stat(t['tau'])} over "
-        f"{t['n_common']} generators"
+        f"{t['n_common']} generators, n={t.get('n_items', 0)} generations both judges scored"
         for t in rankings["kendall_tau"]
     ]
     return lines

@@ -39,6 +39,7 @@ def add_payload(dataset, generator, **over):
         "model": "m1",
         "api_key_env": "",
         "decoding": '{"max_tokens": 64}',
+        "parse_profile": "reference",
         "backend_options": "{}",
         "concurrency": 4,
         "chunk_size": 8,

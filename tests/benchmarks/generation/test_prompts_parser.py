@@ -17,6 +17,10 @@ from benchmarks.generation import (
 )
 
 
+def lenient(text):
+    return parse_steps(text, profile="lenient")
+
+
 def test_prompt_files_are_the_h2_figures():
     base = prompt_template("base")
     inst = prompt_template("instruct")
@@ -82,7 +86,7 @@ def test_apply_stop_cuts_like_a_server():
 
 def test_parse_numbered_list_drops_stray_text():
     text = "Sure! Here are the steps:\n\n1. Boil water.\n2) Add tea.\n3: Steep 3 minutes.\n\nEnjoy your tea!"
-    parsed = parse_steps(text)
+    parsed = lenient(text)
     assert parsed.steps == ["Boil water.", "Add tea.", "Steep 3 minutes."]
     assert parsed.style == "numbered"
     assert parsed.numbers == [1, 2, 3]
@@ -91,7 +95,7 @@ def test_parse_numbered_list_drops_stray_text():
 
 def test_parse_step_prefix_and_markdown():
     text = "Step 1: Fill the kettle.\n**Step 2.** Boil it.\n**3.** Pour into a mug.\n(4) Add the bag.\n5 - Wait."
-    parsed = parse_steps(text)
+    parsed = lenient(text)
     assert parsed.steps == [
         "Fill the kettle.",
         "Boil it.",
@@ -103,40 +107,40 @@ def test_parse_step_prefix_and_markdown():
 
 
 def test_parse_bullets_and_plain_lines():
-    assert parse_steps("Steps:\n- Boil water.\n* Add tea.\n• Steep.").steps == [
+    assert lenient("Steps:\n- Boil water.\n* Add tea.\n• Steep.").steps == [
         "Boil water.",
         "Add tea.",
         "Steep.",
     ]
-    assert parse_steps("Steps:\n- Boil water.\n* Add tea.").stray_lines == 1
-    plain = parse_steps("Boil water.\nAdd tea.\n")
+    assert lenient("Steps:\n- Boil water.\n* Add tea.").stray_lines == 1
+    plain = lenient("Boil water.\nAdd tea.\n")
     assert plain.steps == ["Boil water.", "Add tea."] and plain.style == "lines"
-    assert parse_steps("   \n\n").steps == [] and parse_steps("").style == "empty"
+    assert lenient("   \n\n").steps == [] and lenient("").style == "empty"
 
 
 def test_parse_keeps_fewer_or_more_steps_than_asked():
-    few = parse_steps("1. One.\n2. Two.")
-    many = parse_steps("1. One.\n2. Two.\n3. Three.\n4. Four.")
+    few = lenient("1. One.\n2. Two.")
+    many = lenient("1. One.\n2. Two.\n3. Three.\n4. Four.")
     assert few.count_mismatch(3) == -1 and many.count_mismatch(3) == 1
 
 
 def test_parse_numbers_inside_text_are_not_markers():
-    parsed = parse_steps(
+    parsed = lenient(
         "1. Add 2 cups of flour.\n2 cups of sugar are optional.\n2. Bake at 10:30 for 1.5 hours."
     )
     assert parsed.steps == ["Add 2 cups of flour.", "Bake at 10:30 for 1.5 hours."]
-    assert parse_steps("1.5 cups of flour\n10:30 start").style == "lines"
+    assert lenient("1.5 cups of flour\n10:30 start").style == "lines"
 
 
 def test_parse_strips_reasoning_fences_and_answer_tags():
     text = "<think>1. not a step\n2. nor this</think>\n```\n1. Real one.\n2. Real two.\n```"
-    assert parse_steps(text).steps == ["Real one.", "Real two."]
+    assert lenient(text).steps == ["Real one.", "Real two."]
     assert final_answer("blah <answer>1. x</answer> tail") == "1. x"
-    assert parse_steps("<answer>\n1. x\n2. y\n</answer>").steps == ["x", "y"]
+    assert lenient("<answer>\n1. x\n2. y\n</answer>").steps == ["x", "y"]
 
 
 def test_parse_number_alone_on_its_line_takes_the_next_line():
-    assert parse_steps("1.\nBoil water.\n2.\nPour it.").steps == ["Boil water.", "Pour it."]
+    assert lenient("1.\nBoil water.\n2.\nPour it.").steps == ["Boil water.", "Pour it."]
 
 
 def test_numbered_lines_reports_numbers_in_order():

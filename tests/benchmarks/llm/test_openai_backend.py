@@ -48,17 +48,17 @@ def test_completions_endpoint_with_stop(llm_server, llm_backend_config):
 
 
 def test_api_key_read_from_named_env_var(llm_server, llm_backend_config, monkeypatch):
-    monkeypatch.setenv("H2R_TEST_KEY", "sk-secret-123")
-    backend = build_backend({**llm_backend_config, "api_key_env": "H2R_TEST_KEY"})
+    monkeypatch.setenv("H2R_TEST_API_KEY", "sk-secret-123")
+    backend = build_backend({**llm_backend_config, "api_key_env": "H2R_TEST_API_KEY"})
     backend.complete(LLMRequest(prompt="x"))
     assert llm_server.requests[0].headers["authorization"] == "Bearer sk-secret-123"
     assert "sk-secret-123" not in repr(backend.config)
 
 
 def test_missing_api_key_env_is_a_clear_error(llm_backend_config, monkeypatch):
-    monkeypatch.delenv("H2R_ABSENT_KEY", raising=False)
-    backend = build_backend({**llm_backend_config, "api_key_env": "H2R_ABSENT_KEY"})
-    with pytest.raises(LLMError, match="H2R_ABSENT_KEY"):
+    monkeypatch.delenv("H2R_ABSENT_API_KEY", raising=False)
+    backend = build_backend({**llm_backend_config, "api_key_env": "H2R_ABSENT_API_KEY"})
+    with pytest.raises(LLMError, match="H2R_ABSENT_API_KEY"):
         backend.complete(LLMRequest(prompt="x"))
 
 

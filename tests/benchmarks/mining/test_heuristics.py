@@ -128,3 +128,49 @@ def test_clean_procedure_passes_with_rates_recorded():
     ]
     r = apply_heuristics(steps)
     assert r.passed and r.reason == "" and set(r.rates) == {2, 3, 4}
+
+
+# --- the 3- and 4-gram thresholds at their boundaries (issue 11) ---------------------------
+
+
+def _unique_steps(count, words, tag):
+    return [" ".join(f"{tag}{i}w{j}" for j in range(words)) for i in range(count)]
+
+
+def _four_gram_steps(copies):
+    """10 four-word steps, ``copies`` of them "knead the dough well": 4-, 3- and 2-gram rates
+    are all (copies - 1) / 10."""
+    return ["knead the dough well"] * copies + _unique_steps(10 - copies, 4, "v")
+
+
+def test_three_gram_threshold_boundary():
+    # 0.35 exactly is rejected (>=), by the 3-gram rule: 2-grams are below 0.40, no 4-grams
+    # 20 steps, past the default 15: the step range is widened, the thresholds are the defaults
+    cfg = HeuristicsConfig(min_steps=1, max_steps=20)
+    assert cfg.thresholds == {2: 0.40, 3: 0.35, 4: 0.30}
+    steps = ["mix the dough"] * 8 + _unique_steps(12, 3, "u")  # 20 three-grams, 7 repeats
+    rates = repetition_rates(steps)
+    assert rates[3] == 0.35 and rates[2] == 0.35 and rates[4] == 0.0
+    r = apply_heuristics(steps, cfg)
+    assert not r.passed and r.reason == "high repetition: 3-gram rate 0.35 >= 0.35"
+    # one repeat fewer (0.30) passes
+    fewer = ["mix the dough"] * 7 + _unique_steps(13, 3, "u")
+    assert repetition_rates(fewer)[3] == 0.30 and apply_heuristics(fewer, cfg).passed
+    # the same 0.35 against a threshold a hair above passes: the comparison is at the boundary
+    above = HeuristicsConfig(min_steps=1, max_steps=20, thresholds={2: 0.40, 3: 0.35 + 1e-12})
+    assert apply_heuristics(steps, above).passed
+
+
+def test_four_gram_threshold_boundary():
+    cfg = HeuristicsConfig()  # the defaults: 5..15 steps, 0.40 / 0.35 / 0.30
+    assert cfg.thresholds == {2: 0.40, 3: 0.35, 4: 0.30}
+    steps = _four_gram_steps(copies=4)  # 10 four-grams, 3 repeats = 0.30 exactly
+    rates = repetition_rates(steps)
+    assert rates[4] == 0.30 and rates[3] == 0.30 and rates[2] == 0.30
+    r = apply_heuristics(steps, cfg)
+    assert not r.passed and r.reason == "high repetition: 4-gram rate 0.30 >= 0.30"
+    # one repeat fewer (0.20) passes
+    assert apply_heuristics(_four_gram_steps(copies=3), cfg).passed
+    # a threshold a hair above 0.30 lets exactly 0.30 pass
+    above = HeuristicsConfig(thresholds={2: 0.40, 3: 0.35, 4: 0.30 + 1e-12})
+    assert apply_heuristics(steps, above).passed

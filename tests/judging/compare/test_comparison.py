@@ -168,3 +168,25 @@ def test_leaderboard_rows_rates_and_order():
     assert b["cost_per_1k"]["value"] == pytest.approx(50.0)
     c = rows[2]
     assert c["agreement"]["value"] is None and c["failure_rate"]["value"] is None
+
+
+def test_paired_ranking_uses_only_generations_both_judges_scored():
+    # judge a scored g1..g6; judge b scored g1..g4 and failed to parse g3
+    generator_of = {1: "A", 2: "A", 3: "B", 4: "B", 5: "B", 6: "C"}
+    a = {1: False, 2: True, 3: True, 4: False, 5: True, 6: False}
+    b = {1: False, 2: False, 3: None, 4: True}
+    r = cmp.paired_ranking_comparison(a=a, b=b, generator_of=generator_of)
+    assert r.n_items == 3  # generations 1, 2, 4
+    assert r.generators == ["A", "B"] and r.n_common == 2
+    assert r.scores_a == {"A": 0.5, "B": 1.0} and r.scores_b == {"A": 1.0, "B": 0.0}
+    assert r.tau == pytest.approx(-1.0)
+    out = r.to_json()
+    assert out["n_items"] == 3 and out["n_common"] == 2
+    # unpaired, judge a's B would be 1/3 (g5 counts) and C would enter the ranking
+    unpaired = cmp.ranking_comparison({"A": 0.5, "B": 1 / 3, "C": 1.0}, {"A": 1.0, "B": 0.0})
+    assert unpaired.n_common == 2
+
+
+def test_paired_ranking_with_nothing_in_common_is_undefined():
+    r = cmp.paired_ranking_comparison(a={1: True}, b={2: False}, generator_of={1: "A", 2: "A"})
+    assert r.n_items == 0 and r.n_common == 0 and isinstance(r.tau, Undefined)

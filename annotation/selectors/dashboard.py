@@ -1,0 +1,82 @@
+"""The home dashboard's Annotate and Agree cards (:mod:`core.dashboard`)."""
+
+from __future__ import annotations
+
+from django.db.models import Max
+from django.urls import reverse
+
+from annotation.models import Annotation, Participant, Study, StudyItem
+from annotation.selectors.report import study_report
+from core.dashboard import Card, counts
+from core.formatting import fmt_number
+from core.roles import is_researcher
+
+Stage = Participant.Stage
+
+
+def annotate_card(*, user) -> Card | None:
+    """Studies, those open, people at work now and labels so far (one query)."""
+    if not is_researcher(user):
+        return None
+    n = counts(
+        studies=Study.objects.all(),
+        open=Study.objects.filter(status=Study.Status.OPEN),
+        working=Participant.objects.filter(
+            stage__in=(Stage.TRAINING, Stage.QUALIFICATION, Stage.WORKING)
+        ),
+        labels=Annotation.objects.filter(item__kind=StudyItem.Kind.REGULAR),
+    )
+    card = Card(
+        key="annotate",
+        title="Annotate",
+        blurb="People label the same candidates in a Prolific-style study.",
+        counts=[(str(n["studies"]), "studies"), (str(n["working"]), "participants at work")],
+        running=n["open"],
+        running_label="studies open",
+        link=reverse("annotation:study_list"),
+        link_label="Studies",
+    )
+    if n["labels"]:
+        card.figure, card.figure_label = str(n["labels"]), "labels submitted"
+    else:
+        card.empty_reason = "nobody has labelled an item yet"
+        card.action, card.action_label = reverse("annotation:study_create"), "Create a study"
+    return card
+
+
+def latest_labelled_study() -> Study | None:
+    """The study whose regular items got a label most recently (None when none has labels)."""
+    return (
+        Study.objects.filter(items__kind=StudyItem.Kind.REGULAR, items__annotations__isnull=False)
+        .annotate(last=Max("items__annotations__submitted_at"))
+        .order_by("-last", "-id")
+        .first()
+    )
+
+
+def agree_card(*, user) -> Card | None:
+    """Krippendorff's α of the study labelled most recently (its cached report)."""
+    if not is_researcher(user):
+        return None
+    study = latest_labelled_study()
+    card = Card(
+        key="agree",
+        title="Agree",
+        blurb="Agreement among people, and between judges and people.",
+        link=reverse("judging:index"),
+        link_label="Comparisons",
+    )
+    if study is None:
+        card.empty_reason = "no study has labels yet"
+        card.action, card.action_label = reverse("annotation:study_list"), "Open the studies"
+        return card
+    report = study_report(study=study)
+    alpha = (report.get("alpha") or {}).get("value")
+    card.counts = [(str(report["n_items"]), "items"), (str(report["n_annotators"]), "annotators")]
+    card.link, card.link_label = reverse("annotation:report", args=[study.pk]), "Agreement report"
+    if alpha is None:
+        card.empty_reason = (report.get("alpha") or {}).get("undefined") or "no value yet"
+    else:
+        card.figure = fmt_number(alpha, 3)
+    card.figure_label = f"Krippendorff's α, {study.name}"
+    return card

@@ -1,0 +1,38 @@
+"""The home page's "try it as a participant" card (:mod:`core.dashboard`): a link into the running
+demo study with a fresh Prolific-style identity, so any visitor can do what a participant does."""
+
+from __future__ import annotations
+
+import secrets
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from annotation.models import Study
+from core.dashboard import Card
+from demo.management.commands.load_demo import DEMO_STUDY  # the running demo study
+
+
+def try_card(*, user) -> Card | None:
+    study = Study.objects.filter(name=DEMO_STUDY).only("slug", "status", "name").first()
+    if study is None:
+        return None
+    card = Card(
+        key="try",
+        title="Try it as a participant",
+        blurb=(
+            f"“{study.name}” is running. Join it as a participant would from Prolific: consent, "
+            "the codebook, then label items (20 s minimum per item in the demo)."
+        ),
+    )
+    if study.status != Study.Status.OPEN:
+        card.empty_reason = f"the demo study is {study.get_status_display().lower()}"
+        return card
+    params = {
+        "PROLIFIC_PID": f"visitor-{secrets.token_hex(6)}",
+        "STUDY_ID": "demo",
+        "SESSION_ID": secrets.token_hex(6),
+    }
+    card.link = reverse("annotation:enter", args=[study.slug]) + "?" + urlencode(params)
+    card.link_label = "Join the demo study as a participant"
+    return card

@@ -1,0 +1,38 @@
+"""Statistics for judges and benchmark scores: pure functions (numpy, scipy, statsmodels), no
+Django. The agreement coefficients themselves (Cohen's κ, Fleiss' κ, Krippendorff's α,
+Gwet's AC1, majority, leave-one-out) live in :mod:`annotation.agreement`; this package adds
+what judging needs around them.
+
+- :mod:`~judging.stats.bootstrap` — percentile bootstrap intervals over items with a fixed
+  seed: means / proportions, statistics of a contingency table, paired differences.
+- :mod:`~judging.stats.significance` — McNemar's exact test, Holm's adjustment, Spearman's ρ.
+- :mod:`~judging.stats.binary` — a judge against a binary reference (the human majority or
+  another judge): agreement overall and per class, κ and AC1, each with a bootstrap CI, and
+  the constant-predictor baselines.
+"""
+
+from judging.stats.bootstrap import (
+    Interval,
+    PairedDifference,
+    bootstrap_cells,
+    bootstrap_mean_ci,
+    bootstrap_proportion_ci,
+    paired_bootstrap,
+    percentile_interval,
+)
+from judging.stats.significance import McNemar, Spearman, holm_adjust, mcnemar, spearman
+
+__all__ = [
+    "Interval",
+    "McNemar",
+    "PairedDifference",
+    "Spearman",
+    "bootstrap_cells",
+    "bootstrap_mean_ci",
+    "bootstrap_proportion_ci",
+    "holm_adjust",
+    "mcnemar",
+    "paired_bootstrap",
+    "percentile_interval",
+    "spearman",
+]

@@ -1,0 +1,48 @@
+"""A generation run's parse profile (stored on the run) and the reference's defaults, through
+the real openai client against the local test server."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.models import Generation, Generator
+from benchmarks.services.generation_runs import GenerationRunError
+from tests.benchmarks.generation.test_runs import drive, make_run
+
+COMPLETION = "<think>\n1. plan it</think>\nHere you go:\n1. Boil water.\n2 cups of milk\n3) Stir."
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("profile", "steps"),
+    [
+        ("reference", ["Boil water.", "cups of milk", "Stir."]),
+        ("lenient", ["Boil water.", "Stir."]),
+    ],
+)
+def test_run_parses_steps_by_its_profile(llm_server, small_dataset, profile, steps):
+    dataset, _, _ = small_dataset
+    llm_server.responder = lambda req: COMPLETION
+    generator = Generator.objects.create(name=f"g-{profile}")
+    kwargs = {} if profile == "reference" else {"parse_profile": profile}
+    run = make_run(llm_server, dataset, generator, **kwargs)
+    assert run.parse_profile == profile
+    run = drive(run)
+    assert run.status == "done", run.error
+    stored = {tuple(g.predicted_steps) for g in Generation.objects.filter(generator=generator)}
+    assert stored == {tuple(steps)}
+    assert all(g.model_completion == COMPLETION for g in Generation.objects.all())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_defaults_are_the_references_and_bad_profile_is_refused(llm_server, small_dataset):
+    dataset, _, _ = small_dataset
+    llm_server.responder = lambda req: "1. a"
+    generator = Generator.objects.create(name="g-defaults")
+    run = make_run(llm_server, dataset, generator, chunk_size=8)
+    assert run.decoding["temperature"] == 0.0 and run.decoding["max_tokens"] == 4096
+    drive(run)
+    body = llm_server.requests[0].body
+    assert body["temperature"] == 0.0 and body["max_tokens"] == 4096
+    with pytest.raises(GenerationRunError, match="parse_profile 'strict'"):
+        make_run(llm_server, dataset, Generator.objects.create(name="g2"), parse_profile="strict")

@@ -1,0 +1,1 @@
+from tests.judging.compare.conftest import generators_scenario, scenario  # noqa: F401
