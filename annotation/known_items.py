@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from core.text import first_bad_text
+
 KINDS = ("attention", "training", "qualification")
 
 
@@ -29,6 +31,9 @@ def parse_known_items(lines: Iterable[str], *, source: str = "<input>") -> list[
             raise KnownItemsError(f"{where}: not valid JSON ({exc.msg})") from exc
         if not isinstance(obj, dict):
             raise KnownItemsError(f"{where}: expected a JSON object")
+        bad = first_bad_text(obj)  # the one text gate (core.text)
+        if bad is not None:
+            raise KnownItemsError(f"{where}: {bad[1]}")
         has_gid, has_sid = "generation_id" in obj, "source_example_id" in obj
         if has_gid == has_sid:
             raise KnownItemsError(

@@ -29,6 +29,7 @@ pages = [
     path("s/<slug:slug>/item/", flow.item, name="item"),
     path("s/<slug:slug>/a/<int:assignment_id>/submit/", flow.submit, name="submit"),
     path("s/<slug:slug>/a/<int:assignment_id>/draft/", flow.draft, name="draft"),
+    path("s/<slug:slug>/a/<int:assignment_id>/submitted/", flow.submitted, name="submitted"),
     path("s/<slug:slug>/a/<int:assignment_id>/beat/", flow.beat, name="beat"),
     path("s/<slug:slug>/done/", flow.done, name="done"),
     path("s/<slug:slug>/screened-out/", flow.screened_out, name="screened_out"),

@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "core.middleware.UploadLimitMiddleware",
+    "core.middleware.TextGateMiddleware",
     "axes.middleware.AxesMiddleware",  # last: it answers the lockout page
 ]
 
@@ -228,6 +229,12 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
+    ],
+    # JSON bodies through the text gate (core.text): NUL and control characters are a 400
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.GatedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Django ValidationError → 400 naming the fields, ObjectDoesNotExist → 404.

@@ -1,5 +1,6 @@
-"""Request-size limits answered before any view reads the body: a request larger than its limit
-(core.limits) gets a 413 naming the limit — an HTML page, or JSON on /api/."""
+"""Request limits at the door: a request larger than its limit (core.limits) gets a 413 naming
+the limit, and query parameters and form fields go through the text gate (core.text) — an
+HTML page, or JSON on /api/."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from core.limits import human_bytes, upload_max_bytes
+from core.text import text_error
 
 
 def _limit_for(request: HttpRequest) -> tuple[int, str]:
@@ -49,3 +51,51 @@ class UploadLimitMiddleware:
             limit, setting = _limit_for(request)
             return too_large(request, limit, setting)
         return None
+
+
+# --- the text gate at the door (core.text) ---------------------------------------------------
+
+
+def text_gate_exempt(view):
+    """Mark a view that puts its form fields through the text gate itself (with a friendlier
+    page than a 400: the annotator's submit and draft)."""
+    view.text_gate_exempt = True
+    return view
+
+
+def _form_fields(request: HttpRequest):
+    yield from (("query parameter " + k, v) for k, vs in request.GET.lists() for v in vs)
+    if request.method == "POST" and request.content_type in (
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    ):
+        yield from (("field " + k, v) for k, vs in request.POST.lists() for v in vs)
+
+
+class TextGateMiddleware:
+    """Query parameters everywhere, and form fields of form posts, through the text gate: a
+    refused character is a 400 naming the parameter or field (JSON bodies of the API go
+    through core.parsers)."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view, args, kwargs):
+        check_form = not getattr(view, "text_gate_exempt", False)
+        for name, value in _form_fields(request):
+            if not check_form and name.startswith("field "):
+                continue
+            for checked in (name, value):
+                message = text_error(checked, name)
+                if message:
+                    return refused_text(request, name.split(" ", 2)[-1], message)
+        return None
+
+
+def refused_text(request: HttpRequest, field: str, message: str) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return JsonResponse({field: [message]}, status=400)
+    return render(request, "400.html", {"message": message}, status=400)

@@ -5,6 +5,7 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from judging.api import compare as compare_api
+from judging.api import reward as reward_api
 from judging.api import scores as scores_api
 from judging.api import validation as validation_api
 from judging.api import views as api
@@ -41,6 +42,7 @@ api_patterns = [
     path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
     path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
     path("how2score/", scores_api.How2ScoreView.as_view(), name="how2score"),
+    path("reward/", reward_api.reward, name="reward"),
     path("", include(router.urls)),
 ]
 

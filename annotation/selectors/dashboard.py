@@ -32,7 +32,7 @@ def annotate_card(*, user) -> Card | None:
         blurb="People label the same candidates in a Prolific-style study.",
         counts=[(str(n["studies"]), "studies"), (str(n["working"]), "participants at work")],
         running=n["open"],
-        running_label="studies open",
+        running_label="open",
         link=reverse("annotation:study_list"),
         link_label="Studies",
     )

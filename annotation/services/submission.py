@@ -22,6 +22,7 @@ from annotation.models import (
 )
 from annotation.services.assignment import item_take_slot
 from annotation.services.flow import participant_finish
+from core.text import text_error
 
 Kind = StudyItem.Kind
 Stage = Participant.Stage
@@ -58,13 +59,27 @@ def assignment_heartbeat(
     return assignment
 
 
+def label_text_errors(label: ParsedLabel) -> list[str]:
+    """The free-text fields of an answer through the one text gate (core.text), each refusal
+    naming its field."""
+    fields = [("Comments", label.comments)] + [
+        (f"Failure {i} description", failure.get("description", ""))
+        for i, failure in enumerate(label.failures, start=1)
+    ]
+    return [message for name, value in fields if (message := text_error(value, name))]
+
+
 def draft_save(
     *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
 ) -> bool:
-    """Autosave; ignored (returns False) once the assignment is submitted."""
+    """Autosave; ignored (returns False) once the assignment is submitted. Refuses
+    (SubmissionRefused) text the gate refuses, saving nothing."""
     now = now or timezone.now()
     if assignment.state == Assignment.State.SUBMITTED:
         return False
+    problems = label_text_errors(label)
+    if problems:
+        raise SubmissionRefused(problems)
     with transaction.atomic():
         Draft.objects.update_or_create(
             assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now}
@@ -90,12 +105,12 @@ def _assignment_locked(pk: int) -> Assignment:
 
 
 def _refuse_unready(
-    assignment: Assignment, study: Study, label: ParsedLabel, active_ms: int, now: datetime
+    assignment: Assignment, study: Study, label: ParsedLabel, now: datetime
 ) -> None:
-    """Refuse (SubmissionRefused) an early or incomplete submission, keeping the answers as a
-    draft and recording a skipped goal or unread steps as a failed interface check."""
+    """Refuse (SubmissionRefused) text the gate refuses and an early or incomplete submission.
+    A refused submit writes nothing (the page keeps what was typed)."""
     n_l2 = len(assignment.item.generation.predicted_steps)
-    problems: list[str] = []
+    problems: list[str] = label_text_errors(label)
     waited = rules.waited_seconds(served_at=assignment.served_at, now=now)
     left = rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited)
     if left:
@@ -105,18 +120,8 @@ def _refuse_unready(
         n_l1=len(assignment.item.generation.procedure.steps),
     )
     problems.extend(submission_errors(label, n_l2=n_l2, n_l1=n_l1))
-    if not problems:
-        return
-    if not (label.goal_ack and len(label.read_steps) == n_l2 and len(label.read_l1_steps) >= n_l1):
-        AttentionCheckResult.objects.create(
-            participant_id=assignment.participant_id,
-            assignment=assignment,
-            kind=AttentionCheckResult.Kind.INTERFACE,
-            passed=False,
-            detail=f"goal_ack={label.goal_ack}, steps read {len(label.read_steps)}/{n_l2}",
-        )
-    draft_save(assignment=assignment, label=label, active_ms=active_ms, now=now)
-    raise SubmissionRefused(problems)
+    if problems:
+        raise SubmissionRefused(problems)
 
 
 def _store(
@@ -192,8 +197,10 @@ def _record_known_answer(
 def annotation_submit(
     *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
 ) -> SubmitResult:
-    """Store the label once. Refuses (SubmissionRefused) an early or incomplete submission;
-    a repeated submit returns the stored annotation unchanged."""
+    """Store the label once, in one transaction (the annotation, the assignment, the draft's
+    removal, the known-answer results: all or nothing). Refuses (SubmissionRefused) refused
+    text and an early or incomplete submission, writing nothing; a repeated submit (another
+    tab) returns the stored annotation unchanged (``created`` False)."""
     now = now or timezone.now()
     item = assignment.item
     study = assignment.participant.study
@@ -201,7 +208,7 @@ def annotation_submit(
         existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
         if existing is not None:
             return SubmitResult(existing, False)
-    _refuse_unready(assignment, study, label, active_ms, now)
+    _refuse_unready(assignment, study, label, now)
 
     with transaction.atomic():
         locked = _assignment_locked(assignment.pk)

@@ -8,6 +8,7 @@ reach their own assignments.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
@@ -19,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import conf
 from annotation.codebook import CODEBOOK
 from annotation.labels import parse_label
-from annotation.models import Assignment, Participant, Study
+from annotation.models import Annotation, Assignment, Participant, Study
 from annotation.selectors.flow import (
     assignment_for_cookie,
     assignment_for_participant,
@@ -44,6 +45,8 @@ from annotation.services.submission import (
     draft_save,
 )
 from core.limits import client_ip
+from core.middleware import text_gate_exempt
+from core.text import strip_controls
 
 Stage = Participant.Stage
 
@@ -217,13 +220,39 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
                 "This study is not accepting work right now. Your answers so far are saved.",
             )
         return redirect(_stage_url(study, participant))
+    kept = request.session.pop(_kept_key(assignment.pk), None) if _has_session(request) else None
     context = item_page_context(
         study=study,
         participant=participant,
         assignment=assignment,
-        state=assignment_saved_state(assignment=assignment),
+        state=kept["state"] if kept else assignment_saved_state(assignment=assignment),
+        errors=kept["errors"] if kept else (),
     )
     return render(request, "annotation/item.html", context)
+
+
+# A refused submit redirects to the item page (no 405 on reload), which shows the refusal and
+# what was typed: both ride in the session for that one page view, never in a domain row.
+def _kept_key(assignment_id: int) -> str:
+    return f"h2r_kept_{assignment_id}"
+
+
+def _has_session(request: HttpRequest) -> bool:
+    return request.COOKIES.get(settings.SESSION_COOKIE_NAME) is not None
+
+
+def _typed(label) -> dict:
+    """What the participant typed, with the characters the text gate refuses taken out."""
+    state = label.as_draft()
+    state["comments"] = strip_controls(state["comments"])[0]
+    state["failures"] = [
+        {**f, "description": strip_controls(f.get("description", ""))[0]} for f in state["failures"]
+    ]
+    return state
+
+
+def _keep(request: HttpRequest, assignment_id: int, label, errors: list[str]) -> None:
+    request.session[_kept_key(assignment_id)] = {"state": _typed(label), "errors": list(errors)}
 
 
 def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
@@ -264,6 +293,7 @@ def _int(value: str | None) -> int:
         return 0
 
 
+@text_gate_exempt  # the service gates the free text; the item page shows why
 @require_POST
 def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
@@ -279,14 +309,11 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
             for message in refusal.messages:
                 messages.error(request, message)
             return redirect("annotation:item", study.slug)
-        context = item_page_context(
-            study=study,
-            participant=participant,
-            assignment=assignment,
-            state=label.as_draft(),
-            errors=refusal.messages,
-        )
-        return render(request, "annotation/item.html", context, status=422)
+        _keep(request, assignment.pk, label, refusal.messages)
+        return redirect("annotation:item", study.slug)
+    if not result.created:  # submitted before (another tab): show the first answer
+        request.session[_kept_key(assignment.pk)] = {"state": _typed(label), "errors": []}
+        return redirect("annotation:submitted", study.slug, assignment.pk)
     for notice in result.notices:
         messages.warning(request, notice)
     if (
@@ -297,16 +324,43 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     return redirect("annotation:item", study.slug)
 
 
+@require_http_methods(["GET"])
+def submitted(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    """An item submitted before (from another tab): its first answer, kept, and what this tab
+    had typed, to copy from; then on to the next item."""
+    study, _, assignment, response = _own_assignment(request, slug, assignment_id)
+    if response:
+        return response
+    annotation = Annotation.objects.filter(assignment_id=assignment.pk).first()
+    if annotation is None:  # not submitted after all: back to the item
+        return redirect("annotation:item", study.slug)
+    kept = request.session.get(_kept_key(assignment.pk)) if _has_session(request) else None
+    context = {
+        "study": study,
+        "annotation": annotation,
+        "typed": (kept or {}).get("state"),
+    }
+    return render(request, "annotation/submitted.html", context)
+
+
+@text_gate_exempt
 @require_POST
 def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     _, _, assignment, response = _own_assignment(request, slug, assignment_id)
     if response:
         return response
-    saved = draft_save(
-        assignment=assignment,
-        label=_label(request, assignment),
-        active_ms=_int(request.POST.get("active_ms")),
-    )
+    try:
+        saved = draft_save(
+            assignment=assignment,
+            label=_label(request, assignment),
+            active_ms=_int(request.POST.get("active_ms")),
+        )
+    except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why
+        return HttpResponse(
+            "Draft not saved: " + "; ".join(refusal.messages),
+            status=422,
+            content_type="text/plain; charset=utf-8",
+        )
     text = (
         f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.topics import topic_name, topic_slug
+from core.text import strip_value, stripped_note
 
 DEFAULT_MAX_ERRORS = 20
 
@@ -88,14 +89,18 @@ class ErrorCollector:
 class ParseResult:
     records: list
     errors: ErrorCollector
+    notes: list[str] = field(default_factory=list)  # lines cleaned of control characters
 
 
 # --- reading lines --------------------------------------------------------------------------
 
 
-def iter_json_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, Any]]:
+def iter_json_lines(
+    lines: Iterable[bytes | str], notes: list[str] | None = None
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for every non-blank line; ``value`` is the decoded JSON,
-    or a :class:`RecordError` for invalid UTF-8 or malformed JSON."""
+    or a :class:`RecordError` for invalid UTF-8 or malformed JSON. NUL and other control
+    characters (core.text) are stripped from the strings, each such line noted in ``notes``."""
     for number, raw in enumerate(lines, start=1):
         if isinstance(raw, bytes):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -120,6 +125,9 @@ def iter_json_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, Any]]:
                 RecordError(number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"),
             )
             continue
+        value, removed = strip_value(value)
+        if removed and notes is not None:
+            notes.append(stripped_note(number, removed))
         yield number, value
 
 
@@ -136,8 +144,9 @@ def read_file(
     limits = limits or Limits()
     errors = ErrorCollector(cap=max_errors)
     records: list = []
+    notes: list[str] = []
     first_line: dict[str, int] = {}
-    for number, value in iter_json_lines(lines):
+    for number, value in iter_json_lines(lines, notes):
         if isinstance(value, RecordError):
             errors.add(value)
             continue
@@ -157,7 +166,7 @@ def read_file(
             continue
         if not errors:
             records.append(record)
-    return ParseResult(records=records if not errors else [], errors=errors)
+    return ParseResult(records=records if not errors else [], errors=errors, notes=notes)
 
 
 # --- field checks ---------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from core.text import strip_value, stripped_note
+
 FORMATS = ("jsonl", "csv", "parquet")
 DEFAULT_MAX_RECORD_BYTES = 32 * 1024 * 1024
 
@@ -27,6 +29,15 @@ class InputRecord:
     line: int  # 1-based line (JSONL, CSV: the line the record ends on) or row (Parquet)
     data: dict[str, Any] | None
     error: str | None = None
+    note: str | None = None  # e.g. control characters stripped from the record (core.text)
+
+
+def _cleaned(line: int, value: dict[str, Any], unit: str = "line") -> InputRecord:
+    """The record with NUL and other control characters stripped, the line named if any were."""
+    clean, removed = strip_value(value)
+    return InputRecord(
+        line, clean, note=stripped_note(line, removed, unit=unit) if removed else None
+    )
 
 
 class UnsupportedFormat(ValueError):
@@ -95,7 +106,7 @@ def iter_jsonl(
                     f"line {line_no}: expected a JSON object, got {type(value).__name__}",
                 )
                 continue
-            yield InputRecord(line_no, value)
+            yield _cleaned(line_no, value)
 
 
 def _has_surrogates(value: str) -> bool:
@@ -128,7 +139,7 @@ def iter_csv(path: Path) -> Iterator[InputRecord]:
                     line_no, None, f"line {line_no}: invalid UTF-8 in column {bad[0]!r}"
                 )
                 continue
-            yield InputRecord(line_no, {k: v for k, v in row.items() if v is not None})
+            yield _cleaned(line_no, {k: v for k, v in row.items() if v is not None})
 
 
 def iter_parquet(
@@ -151,7 +162,7 @@ def iter_parquet(
                     except UnicodeDecodeError as exc:
                         bad = f"row {row}: invalid UTF-8 in column {key!r} at byte {exc.start}"
                         break
-            yield InputRecord(row, None, bad) if bad else InputRecord(row, item)
+            yield InputRecord(row, None, bad) if bad else _cleaned(row, item, unit="row")
 
 
 def iter_records(

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from benchmarks.models import Dataset, Generation, GenerationRun, Generator, Procedure, Topic
 from core.dashboard import Card, counts
-from core.roles import is_researcher
+from core.roles import is_admin, is_researcher
 from core.runs.models import ACTIVE_STATUSES, RunStatus
 
 
@@ -57,7 +57,7 @@ def generate_card(*, user) -> Card | None:
         card.figure, card.figure_label = str(n["generations"]), "candidate procedures"
     else:
         card.empty_reason = "no model has generated procedures yet"
-        if user.is_staff:
+        if is_admin(user):  # launching is an admin's; researchers read
             card.action = reverse("admin:benchmarks_generationrun_add")
             card.action_label = "Start a generation run"
     return card

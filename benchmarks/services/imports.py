@@ -44,9 +44,11 @@ class ImportReport:
     created: int = 0
     unchanged: int = 0
     updated: int = 0
+    notes: tuple[str, ...] = ()  # lines cleaned of control characters (core.text), named
 
     def __str__(self) -> str:
-        return f"created {self.created}, unchanged {self.unchanged}, updated {self.updated}"
+        text = f"created {self.created}, unchanged {self.unchanged}, updated {self.updated}"
+        return "\n".join([text, *self.notes])
 
 
 def _collect(errors: Iterable[formats.RecordError], cap: int) -> formats.ErrorCollector:
@@ -199,7 +201,12 @@ def procedures_import(
                 ["topic", "goal", "resources", "steps", "url", "source_text"],
                 batch_size=BATCH_SIZE,
             )
-    return ImportReport(created=len(to_create), unchanged=unchanged, updated=len(to_update))
+    return ImportReport(
+        created=len(to_create),
+        unchanged=unchanged,
+        updated=len(to_update),
+        notes=tuple(parsed.notes),
+    )
 
 
 # --- generations ----------------------------------------------------------------------------------
@@ -325,4 +332,6 @@ def generations_import(
                 )
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # a refusal stops the counting still queued
-    return ImportReport(created=created, unchanged=unchanged, updated=len(to_update))
+    return ImportReport(
+        created=created, unchanged=unchanged, updated=len(to_update), notes=tuple(parsed.notes)
+    )

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from core.dashboard import Card, counts
 from core.formatting import fmt_number
-from core.roles import is_researcher
+from core.roles import is_admin, is_researcher
 from core.runs.models import ACTIVE_STATUSES, RunStatus
 from judging.models import Judge, JudgeRun, Judgment
 
@@ -47,7 +47,7 @@ def judge_card(*, user) -> Card | None:
         )
     else:
         card.empty_reason = "no judge run has finished yet"
-        if user.is_staff:
+        if is_admin(user):  # launching is an admin's; researchers read
             card.action = reverse("admin:judging_judgerun_changelist")
             card.action_label = "Launch a judge run"
     return card

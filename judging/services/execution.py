@@ -119,10 +119,11 @@ def _judgment_of_item(judge: Judge, *only: Q):
     ).values("id")[:1]
 
 
-def _reusable(run: JudgeRun) -> Q:
-    """Judgments a run may link to: any that parsed, and parse failures made during this run
-    (duplicates of what it asked); a parse failure from before is asked again."""
-    return Q(parse_failed=False) | Q(created_at__gte=run.created_at)
+def _reusable(*, parse_failures: bool) -> Q:
+    """Judgments an item may be linked to: any that parsed; parse failures only when
+    ``parse_failures`` (the duplicates of what the chunk just asked). A parse failure found
+    before a chunk is asked again instead of reused."""
+    return Q() if parse_failures else Q(parse_failed=False)
 
 
 def _pending(run: JudgeRun):
@@ -131,8 +132,11 @@ def _pending(run: JudgeRun):
     )
 
 
-def link_known(run: JudgeRun) -> int:
-    """Point pending items at judgments this judge already made for the same content."""
+def link_known(run: JudgeRun, *, parse_failures: bool = False) -> int:
+    """Point pending items at judgments this judge already made for the same content (parse
+    failures too only with ``parse_failures``: after a chunk, for the duplicates of what it
+    asked)."""
+    reusable = _reusable(parse_failures=parse_failures)
     pending = JudgeRunItem.objects.filter(run=run, judgment__isnull=True)
     linked = 0
     while True:
@@ -141,7 +145,7 @@ def link_known(run: JudgeRun) -> int:
             break
         known = set(
             Judgment.objects.filter(
-                _reusable(run),
+                reusable,
                 judge_key=run.judge.judge_id,
                 content_hash__in={h for _, h in batch},
             ).values_list("content_hash", flat=True)
@@ -149,7 +153,7 @@ def link_known(run: JudgeRun) -> int:
         matched = [i for i, h in batch if h in known]
         if matched:
             JudgeRunItem.objects.filter(id__in=matched).update(
-                judgment_id=Subquery(_judgment_of_item(run.judge, _reusable(run))),
+                judgment_id=Subquery(_judgment_of_item(run.judge, reusable)),
                 error="",
                 reused=True,
             )
@@ -395,7 +399,7 @@ class JudgeRunExecutor(RunExecutor):
                 )
         finally:
             backend.close()
-        link_known(run)  # duplicates of what this chunk judged
+        link_known(run, parse_failures=True)  # duplicates of what this chunk judged
         return _pending(run).exists()
 
     @staticmethod

@@ -58,8 +58,8 @@ def test_every_l1_step_must_be_clicked_through_by_default(client):
     assert page.count('name="read_l1"') == 4 and "<strong>0/8</strong>" in page
     a.served_at = a.served_at.replace(year=2000)
     a.save(update_fields=["served_at"])
-    r = client.post(url("submit", study, a.pk), answer(l1=3))
-    assert r.status_code == 422
+    r = client.post(url("submit", study, a.pk), answer(l1=3), follow=True)
+    assert r.status_code == 200 and r.redirect_chain[0][1] == 302  # refused: back to the item
     assert "L1 steps: click every step to confirm you read it (1 left: L1.4)" in r.content.decode()
     assert not Annotation.objects.exists()
     r = client.post(url("submit", study, a.pk), answer(l1=4))
@@ -89,3 +89,28 @@ def test_the_rule_and_the_label_errors():
         "L1 steps: click every step to confirm you read it (1 left: L1.2)."
     ]
     assert submission_errors(full, n_l2=2, n_l1=0) == []
+
+
+def test_create_study_command_sets_the_options():
+    import io
+
+    from django.core.management import call_command
+
+    from tests.annotation.factories import make_generations
+
+    gens = make_generations(2)
+    dataset, generator = gens[0].procedure.dataset, gens[0].generator
+    args = ["--dataset", f"{dataset.name}@{dataset.version}", "--generator", generator.name]
+    call_command("create_study", "--name", "A", *args, stdout=io.StringIO())
+    call_command(
+        "create_study",
+        "--name",
+        "B",
+        *args,
+        "--show-resources",
+        "--no-l1-click-through",
+        stdout=io.StringIO(),
+    )
+    a, b = Study.objects.get(name="A"), Study.objects.get(name="B")
+    assert (a.show_resources, a.click_through_l1) == (False, True)
+    assert (b.show_resources, b.click_through_l1) == (True, False)

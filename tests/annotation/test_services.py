@@ -177,7 +177,8 @@ def test_minimum_time_enforced_by_server():
         submit(a)
     assert "at least 90 s" in exc.value.messages[0]
     assert Annotation.objects.count() == 0
-    assert Draft.objects.filter(assignment=a).exists()  # nothing lost
+    # a refused submit writes nothing (issue 19.5); the page keeps what was typed
+    assert not Draft.objects.filter(assignment=a).exists()
     late = a.served_at + timedelta(seconds=91)
     res = annotation_submit(assignment=a, label=full_label(), now=late)
     assert res.created and res.annotation.wall_ms == 91_000
@@ -207,7 +208,7 @@ def test_too_early_says_at_least_one_second_left_until_the_minimum():
     assert res.created
 
 
-def test_incomplete_interface_refused_and_recorded():
+def test_incomplete_interface_refused_and_nothing_written():
     study = make_study()
     a = next_item(working_participant(study, "A"))
     label = full_label()
@@ -215,8 +216,8 @@ def test_incomplete_interface_refused_and_recorded():
     with pytest.raises(SubmissionRefused) as exc:
         annotation_submit(assignment=a, label=label)
     assert any("L2 steps" in m for m in exc.value.messages)
-    r = AttentionCheckResult.objects.get()
-    assert r.kind == "interface" and r.passed is False and "2/4" in r.detail
+    # a refused submit leaves no row behind (issue 19.5): no check result, no draft
+    assert not AttentionCheckResult.objects.exists() and not Draft.objects.exists()
 
 
 def test_double_submit_stores_one_annotation():

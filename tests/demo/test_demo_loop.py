@@ -89,8 +89,13 @@ def test_empty_home_cards_show_a_dash_with_the_reason_and_the_action(client, mak
     client.force_login(make_user("r", role="researcher"))
     html = client.get("/").content.decode()
     assert html.count('class="figure is-empty"') == 6
-    assert "No document has been mined yet." in html and "Start a mining batch" in html
+    assert "No document has been mined yet." in html
+    # a researcher may not start a batch: the action is named, not linked
+    assert "An admin starts one from the Mining page" in html and "/mining/new/" not in html
     assert "undefined" not in html.lower()
+    client.force_login(make_user("a", role="admin"))
+    html = client.get("/").content.decode()
+    assert 'href="/mining/new/">Start a mining batch' in html
 
 
 @pytest.mark.django_db

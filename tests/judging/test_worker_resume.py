@@ -15,8 +15,8 @@ from tests.support.worker import running_worker, start_worker, wait_for
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 N = 240
-# replies are stored every 0.5 s (~50 at 100/s): with 150 items a chunk, the kill after the
-# first 60 lands inside a chunk, not at its boundary (where no execution holds the lease)
+# replies are stored as they arrive: with 150 items a chunk, the kill after the first 60 lands
+# inside a chunk, not at its boundary (where no execution holds the lease)
 ENV = {"RUN_LEASE_SECONDS": "2", "H2R_JUDGE_CHUNK_ITEMS": "150"}
 
 
@@ -65,8 +65,10 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path):
     assert (run.n_done, run.n_failed, run.n_total) == (N, 0, N)
     assert Judgment.objects.filter(has_failure=True).count() == len(range(0, N, 7))
     # each content was asked; asked again only what was lost at the kill: the requests in flight
-    # (concurrency 4) and the replies not yet written (at most one flush interval, 0.5 s at
-    # 4 / 0.04 s = 100/s)
+    # (concurrency 4) — each reply is stored as it arrives, so none already answered is re-bought
+    # beyond the one write under way (replies arriving during a ~ms write, at 100/s)
     asked = [r.last_message for r in llm_server.requests]
     assert len(set(asked)) == N
-    assert len(asked) - N <= 4 + 50 + 1
+    rebought = len(asked) - N
+    print(f"re-bought after kill -9: {rebought} (concurrency 4)")
+    assert rebought <= 4 + 1, rebought

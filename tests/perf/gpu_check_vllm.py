@@ -1,20 +1,21 @@
 """GPU check of the vLLM offline backend, for a machine with a GPU and the ``gpu`` extra
-(``pip install -e '.[gpu]'``). Nothing is downloaded: a tiny random Llama model and a byte-level
-BPE tokenizer are made on the spot (transformers + tokenizers, both installed with vLLM).
+(``pip install -e '.[gpu]'``; it runs on the CPU build too, slowly). Nothing is downloaded: with
+no ``--model`` the tests' tiny random Llama and byte-level BPE tokenizer are made on the spot
+(``tests/support/tiny_model.py``); ``--model DIR`` checks a real local model (e.g. How2Judge).
 
-Run: ``.venv/bin/python tests/perf/gpu_check_vllm.py [--keep DIR] [--no-e2e]``
+Run: ``.venv/bin/python tests/perf/gpu_check_vllm.py [--model DIR] [--keep DIR] [--no-e2e]
+[--n 200] [--max-model-len 8192]``
 
 It checks, printing PASS/FAIL per line (exit status 1 on any FAIL):
 1. ``VLLMOfflineBackend`` loads the model through ``vllm.LLM`` and answers a batch of
    completions (text, prompt and completion token counts, finish reasons);
 2. structured output with ``StructuredOutputsParams(json=schema)``: every reply to an
-   enum-constrained schema is valid JSON holding an allowed value (random weights, so only the
-   grammar can make that true);
-3. the H.3 judge schema on the chat endpoint: replies start as a JSON object, and every reply
-   that finished (``stop``) parses with ``judging.parsing`` without a parse failure;
-4. (unless ``--no-e2e``) a judge run end to end through ``judging.services`` on a scratch
-   SQLite database with a Judge of backend ``vllm``: every item gets a judgment (parse
-   failures are counted, never a crash) and a second run reuses them without generating.
+   enum-constrained schema is valid JSON holding an allowed value;
+3. the H.3 judge schema (bounded) on the chat endpoint: every reply parses with
+   ``judging.parsing`` without a parse failure;
+4. (unless ``--no-e2e``) a judge run of ``--n`` items end to end through ``judging.services`` on
+   a scratch SQLite database with a Judge of backend ``vllm``: every item gets a judgment and a
+   second run reuses them; prints **judgments/s** of the run (the GPU figure for the README).
 """
 
 from __future__ import annotations
@@ -39,66 +40,33 @@ def check(name: str, ok: bool, detail: str = "") -> None:
 
 
 def make_tiny_model(folder: Path) -> Path:
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from tests.support.tiny_model import make_tiny_model as make
 
-    from judging.prompting import load_template
+    return make(folder)
 
-    corpus = [
-        load_template("judge_h3"),
-        '{"reasoning": "ok", "critical_failures": []}',
-        '{"verdict": "yes"}',
-    ] * 20
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=1024,
-        special_tokens=["<s>", "</s>", "<pad>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
-    )
-    fast.chat_template = (
-        "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}assistant: {% endif %}"
-    )
-    fast.save_pretrained(folder)
-    config = LlamaConfig(
-        vocab_size=len(fast),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=8192,
-        bos_token_id=fast.bos_token_id,
-        eos_token_id=fast.eos_token_id,
-        pad_token_id=fast.pad_token_id,
-        torch_dtype="float16",
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).to(torch.float16).save_pretrained(folder, safe_serialization=True)
-    return folder
+
+ARGS: argparse.Namespace | None = None
+
+
+def engine_options() -> dict:
+    return {
+        "vllm_max_model_len": ARGS.max_model_len if ARGS else 8192,
+        "vllm_gpu_memory_utilization": ARGS.gpu_memory_utilization if ARGS else 0.3,
+        "vllm_enforce_eager": True,
+        "vllm_seed": 0,
+        # llguidance without free whitespace: holds even for random weights
+        "vllm_structured_outputs_config": {"backend": "guidance", "disable_any_whitespace": True},
+    }
 
 
 def backend_checks(model_dir: Path) -> None:
     from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
     from benchmarks.llm.registry import build_backend
+    from benchmarks.llm.schema import bounded_schema
     from judging.parsing import parse_judge_output
     from judging.prompting import JUDGE_SCHEMA, load_template, render_judge_prompt
 
-    cfg = {
-        "backend": "vllm",
-        "model": str(model_dir),
-        "vllm_max_model_len": 8192,
-        "vllm_gpu_memory_utilization": 0.3,
-        "vllm_enforce_eager": True,
-        "vllm_seed": 0,
-    }
+    cfg = {"backend": "vllm", "model": str(model_dir), **engine_options()}
     backend = build_backend({**cfg, "endpoint": "completions"})
     t0 = time.perf_counter()
     out = backend.complete_many([LLMRequest(prompt=f"Step {i}:", max_tokens=16) for i in range(8)])
@@ -146,19 +114,23 @@ def backend_checks(model_dir: Path) -> None:
     out = chat.complete_many(
         [
             LLMRequest(
-                messages=[{"role": "user", "content": p}], max_tokens=256, json_schema=JUDGE_SCHEMA
+                messages=[{"role": "user", "content": p}],
+                max_tokens=512,
+                json_schema=bounded_schema(JUDGE_SCHEMA, max_string_length=400, max_items=4),
             )
             for p in prompts
         ]
     )
     starts = all(isinstance(r, LLMResponse) and r.text.lstrip().startswith("{") for r in out)
     finished = [r for r in out if isinstance(r, LLMResponse) and r.finish_reason == "stop"]
-    parsed_ok = all(not parse_judge_output(r.text, n_l1=2, n_l2=2).parse_failed for r in finished)
+    parsed_ok = len(finished) == len(out) and all(
+        not parse_judge_output(r.text, n_l1=2, n_l2=2).parse_failed for r in finished
+    )
     errors = [str(r) for r in out if isinstance(r, LLMError)]
     check(
-        "3. H.3 schema on the chat endpoint: JSON object replies; finished ones parse",
+        "3. bounded H.3 schema on the chat endpoint: every reply finishes and parses",
         starts and parsed_ok and not errors,
-        f"{len(finished)}/{len(out)} finished within 256 tokens; errors {errors[:1]}",
+        f"{len(finished)}/{len(out)} finished within 512 tokens; errors {errors[:1]}",
     )
 
 
@@ -179,7 +151,8 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
 
     ds = Dataset.objects.create(name="gpu-check")
     gen = Generator.objects.create(name="gpu-gen")
-    for i in range(6):
+    n = ARGS.n if ARGS else 6
+    for i in range(n):
         p = Procedure.objects.create(
             dataset=ds,
             source_example_id=f"ex-{i}",
@@ -195,19 +168,26 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
         model=str(model_dir),
         concurrency=8,
         decoding={
-            "max_tokens": 256,
-            "vllm_max_model_len": 8192,
-            "vllm_gpu_memory_utilization": 0.3,
-            "vllm_enforce_eager": True,
+            "max_tokens": 1024,
+            "json_max_string_length": 1500,
+            "json_max_items": 8,
+            **engine_options(),
         },
     )
     run = services.judge_run_create(judge=judge, selection={"dataset": ds.pk}, enqueue=False)
+    t0 = time.perf_counter()
     outcome = engine.execute(JudgeRun._meta.label, run.pk, chain=False)
+    elapsed = time.perf_counter() - t0
     run.refresh_from_db()
+    print(
+        f"judge run of {n} items (engine loaded by checks 1-3): {elapsed:.1f}s = {n / elapsed:.1f} "
+        f"judgments/s; {run.completion_tokens / elapsed:.0f} completion tokens/s"
+    )
     check(
         "4a. judge run with a vllm judge: every item judged (parse failures counted)",
-        run.status == JudgeRun.Status.DONE and run.n_done == 6 and Judgment.objects.count() == 6,
-        f"outcome {outcome.status}, status {run.status}, done {run.n_done}/6, parse failed {run.n_parse_failed}, "
+        run.status == JudgeRun.Status.DONE and run.n_done == n and Judgment.objects.count() == n,
+        f"outcome {outcome.status}, status {run.status}, done {run.n_done}/{n}, "
+        f"parse failed {run.n_parse_failed}, "
         f"tokens {run.prompt_tokens}/{run.completion_tokens}, error {run.error[:200]!r}",
     )
     run2 = services.judge_run_create(judge=judge, selection={"dataset": ds.pk}, enqueue=False)
@@ -215,7 +195,7 @@ def e2e_check(model_dir: Path, folder: Path) -> None:
     run2.refresh_from_db()
     check(
         "4b. a second run reuses every judgment",
-        run2.n_reused == 6 and Judgment.objects.count() == 6,
+        run2.n_reused == n and Judgment.objects.count() == n,
         f"reused {run2.n_reused}",
     )
 
@@ -226,7 +206,15 @@ def main() -> int:
         "--keep", type=Path, default=None, help="keep the tiny model in this folder"
     )
     parser.add_argument("--no-e2e", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--model", type=Path, default=None, help="a local model directory")
+    parser.add_argument("--n", type=int, default=6, help="items of the end-to-end judge run")
+    parser.add_argument("--max-model-len", type=int, default=8192)
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.3)
+    global ARGS
+    args = ARGS = parser.parse_args()
+    from tests.support.tiny_model import vllm_env
+
+    vllm_env()  # offline; on the CPU build also the in-process engine and a small KV cache
     try:
         import vllm  # noqa: F401
     except ImportError:
@@ -235,8 +223,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        model_dir = make_tiny_model(folder / "tiny-llama")
-        print(f"tiny model made in {model_dir}")
+        model_dir = args.model or make_tiny_model(folder / "tiny-llama")
+        print(f"model: {model_dir}")
         backend_checks(model_dir)
         if not args.no_e2e:
             e2e_check(model_dir, folder)

@@ -38,6 +38,16 @@ class Command(BaseCommand):
         parser.add_argument("--attention-rate", type=float, default=0.1)
         parser.add_argument("--entry", choices=["prolific", "account", "both"], default="prolific")
         parser.add_argument("--prolific-study-id", default="")
+        parser.add_argument(
+            "--show-resources",
+            action="store_true",
+            help="show the procedure's resources on the item page (off: as in the paper, C.1)",
+        )
+        parser.add_argument(
+            "--no-l1-click-through",
+            action="store_true",
+            help="do not ask participants to click through every L1 step (on by default)",
+        )
 
     def handle(self, *args, **opts):
         ref = dataset_ref_argument(opts["dataset"]).with_default("v1")
@@ -66,6 +76,8 @@ class Command(BaseCommand):
                 attention_rate=opts["attention_rate"],
                 entry=opts["entry"],
                 prolific_study_id=opts["prolific_study_id"],
+                show_resources=opts["show_resources"],
+                click_through_l1=not opts["no_l1_click_through"],
             )
         except ValidationError as exc:
             raise CommandError(validation_text(exc)) from exc

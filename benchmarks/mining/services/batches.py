@@ -169,12 +169,15 @@ def iter_documents(path: Path, *, fmt: str, options: dict[str, Any]) -> Iterable
         if rec.error:
             yield inputs.DocInput(line=rec.line, source_id=f"line-{rec.line}", problem=rec.error)
             continue
-        yield inputs.document_from_record(
+        doc = inputs.document_from_record(
             rec.data or {},
             line=rec.line,
             max_chars=options["max_doc_chars"],
             require_topic=options["require_topic"],
         )
+        if rec.note:  # control characters stripped from the record (core.text)
+            doc.notes.append(rec.note)
+        yield doc
 
 
 def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None) -> int:

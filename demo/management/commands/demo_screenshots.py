@@ -91,7 +91,8 @@ class Command(BaseCommand):
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             try:
-                visitor = browser.new_context(viewport=VIEWPORT).new_page()
+                # tall enough for the whole item, so the sticky submit bar sits at the bottom
+                visitor = browser.new_context(viewport={"width": 1280, "height": 1320}).new_page()
                 visitor.goto(base + "/")
                 visitor.click("#try-link")
                 visitor.get_by_role("button", name=re.compile("I agree")).click()
@@ -102,7 +103,7 @@ class Command(BaseCommand):
                 for box in steps[: max(1, len(steps) - 2)]:
                     box.click()
                 visitor.wait_for_timeout(400)  # the progress bar's transition
-                visitor.screenshot(path=str(out / "item.png"), full_page=True)
+                visitor.screenshot(path=str(out / "item.png"))
 
                 page = browser.new_context(viewport=VIEWPORT).new_page()
                 page.goto(base + "/accounts/login/")

@@ -1,0 +1,209 @@
+"""Judge runs tell the truth (issue 19, item 6), against the local OpenAI-compatible server:
+launch refused with the reason when the key variable is unset or the server does not answer;
+re-running only the failures (service, API, console); cancelled items counted as cancelled,
+not errors; duplicate chunk messages never double count."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.urls import reverse
+
+from core.runs import engine
+from judging.models import JudgeRun, JudgeRunItem, Judgment
+from judging.services import judges as judge_services
+from judging.services import runs as services
+from tests.judging.support import make_data, work_chunk
+from tests.judging.test_api_admin import client_for, enqueued, roles  # noqa: F401
+from tests.support.worker import running_worker, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GOOD = json.dumps({"reasoning": "ok", "critical_failures": []})
+
+
+def make_judge(base_url, name="truth-judge", **kw):
+    fields = {
+        "backend": "openai",
+        "base_url": base_url,
+        "model": "m",
+        "concurrency": 4,
+        "timeout_s": 5,
+        "max_retries": 1,
+    }
+    fields.update(kw)
+    return judge_services.judge_create(name=name, **fields)
+
+
+def dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+# --- launch checks ------------------------------------------------------------------------
+
+
+def test_launch_refused_when_the_key_variable_is_unset(llm_server, monkeypatch, enqueued):  # noqa: F811
+    monkeypatch.delenv("TRUTH_TEST_API_KEY", raising=False)
+    data = make_data(n=2)
+    judge = make_judge(llm_server.base_url, api_key_env="TRUTH_TEST_API_KEY")
+    with pytest.raises(ValidationError) as info:
+        services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+    assert "'TRUTH_TEST_API_KEY' (api_key_env) is not set" in str(info.value)
+    assert not JudgeRun.objects.exists() and enqueued == []
+    monkeypatch.setenv("TRUTH_TEST_API_KEY", "sk-test")
+    run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+    assert run.n_total == 2 and enqueued == [run.pk]
+    assert llm_server.requests == []  # the check is a GET /models, never a judged request
+
+
+def test_launch_refused_when_the_server_does_not_answer(enqueued):  # noqa: F811
+    data = make_data(n=2)
+    judge = make_judge(dead_url())
+    with pytest.raises(ValidationError, match="does not answer"):
+        services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+    assert not JudgeRun.objects.exists() and enqueued == []
+
+
+def test_api_and_console_show_the_refusal(llm_server, make_user, roles, enqueued):  # noqa: F811
+    data = make_data(n=2)
+    make_judge(dead_url(), name="down")
+    admin = make_user("ada", role="admin")
+    res = client_for(admin).post(
+        "/api/judge-runs/",
+        {"judge": "down", "selection": {"dataset": data["dataset"].pk}},
+        format="json",
+    )
+    assert res.status_code == 400, res.content
+    assert "does not answer" in json.dumps(res.json())
+    assert not JudgeRun.objects.exists()
+
+
+# --- re-run only the failures -------------------------------------------------------------
+
+
+class Flaky:
+    """Garbage for goals in ``bad`` (always), good JSON for the others; counts calls."""
+
+    def __init__(self, bad):
+        self.bad = set(bad)
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, req):
+        with self.lock:
+            self.calls += 1
+        goal = req.prompt_text.split("\nGoal:\n", 1)[1].split("\n", 1)[0]
+        return "garbage" if goal in self.bad else GOOD
+
+
+def test_rerun_failures_asks_only_what_failed(llm_server, make_user, roles, enqueued):  # noqa: F811
+    flaky = Flaky({"Goal number 1", "Goal number 3"})
+    llm_server.responder = flaky
+    data = make_data(n=5)
+    judge = make_judge(llm_server.base_url)
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
+    assert work_chunk(run).status == "done"
+    run.refresh_from_db()
+    assert (run.n_done, run.n_parse_failed, flaky.calls) == (5, 2, 3 + 2 * 3)
+    with pytest.raises(ValidationError, match="only a done or failed run"):
+        services.judge_run_rerun_failures(
+            run=JudgeRun(pk=run.pk, judge=judge, status="running"), enqueue=False
+        )
+
+    flaky.bad = set()  # the server works now
+    services.judge_run_rerun_failures(run=run, enqueue=False)
+    run.refresh_from_db()
+    assert run.status == "queued"
+    assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 2
+    assert work_chunk(run).status == "done"
+    run.refresh_from_db()
+    assert (run.n_done, run.n_parse_failed, run.status) == (5, 0, "done")
+    assert flaky.calls == 9 + 2  # only the two failures were asked again
+    assert Judgment.objects.count() == 5  # the parse failures were replaced, not duplicated
+    with pytest.raises(ValidationError, match="no failures to re-run"):
+        services.judge_run_rerun_failures(run=run, enqueue=False)
+
+    # the API endpoint and the console button (admins), with the refusal shown
+    res = client_for(make_user("rex", role="researcher")).post(
+        f"/api/judge-runs/{run.pk}/rerun-failures/"
+    )
+    assert res.status_code == 403
+    admin = make_user("ada", role="admin")
+    res = client_for(admin).post(f"/api/judge-runs/{run.pk}/rerun-failures/")
+    assert res.status_code == 400 and "no failures to re-run" in json.dumps(res.json())
+    JudgeRunItem.objects.filter(run=run, generation__procedure__goal="Goal number 0").update(
+        judgment=None, attempts=3
+    )
+    JudgeRun.objects.filter(pk=run.pk).update(status="failed", n_failed=1)
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(admin)
+    page = browser.get(reverse("admin:judging_judgerun_progress", args=[run.pk])).content.decode()
+    assert 'id="rerun-failures"' in page and "Re-run failures (1)" in page
+    html = browser.post(
+        reverse("admin:judging_judgerun_rerun_failures", args=[run.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    run.refresh_from_db()
+    assert run.status == "queued" and f"Run {run.pk}: queued." in html
+    assert enqueued == [run.pk]
+
+
+# --- cancel and duplicate messages with a real worker ---------------------------------------
+
+
+@pytest.mark.worker
+def test_cancel_counts_cancelled_items_not_errors(llm_server, tmp_path):
+    llm_server.responder = lambda req: GOOD
+    llm_server.latency_s = 0.05
+    data = make_data(n=200)
+    judge = make_judge(llm_server.base_url)
+    with running_worker(tmp_path, concurrency=1) as worker:
+        with transaction.atomic():
+            run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+        wait_for(lambda: Judgment.objects.count() >= 40, timeout=60, message="first judgments")
+        services.judge_run_cancel(run=run)
+        wait_for(
+            lambda: JudgeRun.objects.get(pk=run.pk).status == "cancelled",
+            timeout=30,
+            message=f"cancelled; log:\n{worker.log()[-2000:]}",
+        )
+    run.refresh_from_db()
+    stored = Judgment.objects.count()
+    assert run.n_done == stored and 40 <= stored < 200  # every finished reply kept
+    assert run.n_failed == 0  # cancelled items are not errors
+    progress = services.selectors.judge_run_progress(run)
+    assert progress["n_cancelled"] == 200 - stored
+    # requests sent = replies stored (what was in flight at cancel was stored, not dropped)
+    assert len(llm_server.requests) == stored
+
+
+@pytest.mark.worker
+def test_duplicate_chunk_messages_never_double_count(llm_server, tmp_path):
+    llm_server.responder = lambda req: GOOD
+    llm_server.latency_s = 0.01
+    n = 120
+    data = make_data(n=n)
+    judge = make_judge(llm_server.base_url)
+    with running_worker(tmp_path, concurrency=3, extra_env={"H2R_JUDGE_CHUNK_ITEMS": "30"}):
+        with transaction.atomic():
+            run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+            for _ in range(3):  # the same chunk message delivered again, three more times
+                transaction.on_commit(lambda: engine.enqueue(run))
+        wait_for(
+            lambda: JudgeRun.objects.get(pk=run.pk).status == "done", timeout=90, message="done"
+        )
+    run.refresh_from_db()
+    assert (run.n_done, run.n_failed, run.n_total) == (n, 0, n)
+    assert Judgment.objects.count() == n
+    assert len(llm_server.requests) == n  # no item asked twice
