@@ -234,6 +234,7 @@ def build_report(
                     "n_items": len(sub.items),
                     "n_labels": int((sub.codes >= 0).sum()),
                     "alpha": _alpha_with_ci(sub, level, n_resamples, confidence, seed),
+                    "gwet_ac1": _ac1_with_ci(sub, n_resamples, confidence, seed),
                     "percent_agreement": ag.stat_json(ag.percent_agreement(sub)),
                 }
             )

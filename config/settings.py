@@ -251,6 +251,11 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "core.runs.models.RunStatus",
         "StudyStatusEnum": "annotation.models.Study.Status",
     },
+    # every error status an operation answers is declared (core.schema; issue 19.7)
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.add_error_responses",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

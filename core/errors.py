@@ -18,6 +18,7 @@ from typing import Any
 
 from django.core.exceptions import NON_FIELD_ERRORS, ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -68,8 +69,13 @@ def validation_text(exc: DjangoValidationError) -> str:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus: Django ``ValidationError`` → 400 naming the fields,
-    ``ObjectDoesNotExist`` → 404. Anything else unhandled stays a 500 (a bug)."""
-    if isinstance(exc, DjangoValidationError):
+    ``ObjectDoesNotExist`` → 404, a value the database cannot store or compare (``DataError``:
+    an integer past 64 bits, …) → 400 naming the database's reason. Anything else unhandled
+    stays a 500 (a bug)."""
+    if isinstance(exc, DataError):
+        reason = (str(exc).strip().splitlines() or ["invalid value"])[0]
+        exc = exceptions.ValidationError({NON_FIELD_KEY: [f"a value was refused: {reason}"]})
+    elif isinstance(exc, DjangoValidationError):
         exc = drf_validation_error(exc)
     elif isinstance(exc, ObjectDoesNotExist):
         exc = exceptions.NotFound(str(exc) or "Not found.")

@@ -4,6 +4,7 @@ Judges and judge runs are launched from the console (``admin/judging/``)."""
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
+from judging.api import analyses as analyses_api
 from judging.api import compare as compare_api
 from judging.api import reward as reward_api
 from judging.api import scores as scores_api
@@ -43,6 +44,7 @@ api_patterns = [
     path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
     path("how2score/", scores_api.How2ScoreView.as_view(), name="how2score"),
     path("reward/", reward_api.reward, name="reward"),
+    path("analyses/<str:kind>/", analyses_api.AnalysisView.as_view(), name="analyses"),
     path("", include(router.urls)),
 ]
 

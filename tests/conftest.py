@@ -106,8 +106,19 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     pg = context.new_page()
     pg.set_default_timeout(15_000)
+    # every browser test also checks that its pages pass the Content-Security-Policy (issue 19.4)
+    violations: list[str] = []
+    context.on(
+        "console",
+        lambda m: (
+            violations.append(m.text)
+            if m.type == "error" and "Content Security Policy" in m.text
+            else None
+        ),
+    )
     yield pg
     context.close()
+    assert not violations, "Content-Security-Policy violations:\n" + "\n".join(violations)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from django.db.models import QuerySet
 
 from benchmarks import generation as gen
 from benchmarks import scorers as sc
+from benchmarks.llm.preflight import preflight_error
 from benchmarks.models import Dataset, GenerationRun, Generator, Procedure, Topic
 from core.runs import engine
 from core.runs.engine import RunStateError
@@ -166,6 +167,7 @@ def generation_run_create(
         raise GenerationRunError(
             f"parse_profile {parse_profile!r}: use one of {', '.join(gen.PARSE_PROFILES)}"
         )
+
     secret_errors = llm_config_errors(api_key_env=api_key_env, base_url=base_url)
     if secret_errors:  # secrets by name only (core.secrets): console, API and CLI alike
         raise GenerationRunError("; ".join(f"{k}: {v}" for k, v in secret_errors.items()))
@@ -178,6 +180,15 @@ def generation_run_create(
         concurrency=concurrency,
         chunk_size=chunk_size,
     )
+    if start:
+        _launch_check(
+            {
+                **dict(backend_options or {}),
+                "backend": backend,
+                "base_url": base_url,
+                "api_key_env": api_key_env,
+            }
+        )
 
     with transaction.atomic():
         locked = Generator.objects.select_for_update().get(pk=generator.pk)
@@ -225,6 +236,14 @@ def generation_run_create(
 
 
 # --- start / resume / cancel -----------------------------------------------------------------
+def _launch_check(config: dict[str, Any]) -> None:
+    """Refuse to hand a run to the workers when its API key variable is unset or its server
+    does not answer ``GET /models`` (:mod:`benchmarks.llm.preflight`), naming why."""
+    reason = preflight_error(config)
+    if reason:
+        raise GenerationRunError(f"cannot launch: {reason}")
+
+
 def generation_run_start(
     *, run: GenerationRun, enqueue: bool = True, force: bool = False
 ) -> GenerationRun:
@@ -237,9 +256,19 @@ def generation_run_start(
         generator = Generator.objects.select_for_update().get(pk=run.generator_id)
         _other_active_run(generator=generator, exclude_pk=run.pk)
         try:
-            return engine.resume(run, force=force, enqueue=enqueue)
+            resumed = engine.resume(run, force=force, enqueue=enqueue)
         except RunStateError as exc:
             raise GenerationRunError(str(exc)) from exc
+        if enqueue:  # refused: the transaction (and the enqueue on commit) is rolled back
+            _launch_check(
+                {
+                    **run.backend_options,
+                    "backend": run.backend,
+                    "base_url": run.base_url,
+                    "api_key_env": run.api_key_env,
+                }
+            )
+        return resumed
 
 
 def generation_run_cancel(*, run: GenerationRun) -> GenerationRun:

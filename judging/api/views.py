@@ -4,11 +4,11 @@ admins."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.generics import get_object_or_404  # a non-numeric id: 404, not a 500
 from rest_framework.response import Response
 
 from benchmarks.models import Generator

@@ -125,6 +125,7 @@ def validation_page_context(
             {
                 "other": t["judge_b"] if t["judge_a"] == judge.name else t["judge_a"],
                 "n": t["n_common"],
+                "n_items": t.get("n_items"),
                 "tau": _cell(t["tau"]),
             }
             for t in report["ranking_tau"]

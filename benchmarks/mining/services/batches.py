@@ -23,6 +23,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from benchmarks.llm.base import LLMBackend, LLMRequest, LLMResult
+from benchmarks.llm.preflight import preflight_error
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.mining import inputs, readers
 from benchmarks.mining.costs import cost_usd
@@ -32,7 +33,7 @@ from benchmarks.mining.pipeline import DocState, Pipeline, StageUsage
 from benchmarks.mining.stages import LLM_STAGES, STAGE_NUMBERS, parse_stages
 from core.runs import engine
 from core.runs.engine import Lease, LeaseState, RunExecutor
-from core.runs.models import lease_seconds
+from core.runs.models import RunStatus, lease_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +107,21 @@ def _clean_backends(
     return out
 
 
+def batch_launch_check(*, backends: dict[str, dict[str, Any]]) -> None:
+    """Refuse to hand a batch to the workers when a stage's API key variable is unset or its
+    server does not answer ``GET /models`` (:mod:`benchmarks.llm.preflight`), naming the stage
+    and why (a batch whose every LLM call fails would otherwise "complete")."""
+    checked: dict[str, str] = {}
+    for key, config in (backends or {}).items():
+        ident = repr(sorted((k, str(v)) for k, v in config.items()))
+        if ident not in checked:
+            checked[ident] = preflight_error(config)
+        if checked[ident]:
+            raise ValidationError(
+                {"backends": f"stage {STAGE_NUMBERS[key]} ({key}) cannot run: {checked[ident]}"}
+            )
+
+
 # -- create / ingest -------------------------------------------------------------------------
 def batch_create(
     *,
@@ -135,6 +151,8 @@ def batch_create(
         options=clean_options(options),
         created_by=created_by if getattr(created_by, "pk", None) else None,
     )
+    if start:
+        batch_launch_check(backends=batch.backends)
     batch.source_file.save(filename, upload, save=False)
     batch.save()
     if start:
@@ -411,10 +429,32 @@ class MiningBatchExecutor(RunExecutor):
         return {
             "n_total": docs["n_total"],
             "n_done": docs["n_done"],
+            # n_failed stays 0: documents with an LLM error are done (outcome "error")
             "prompt_tokens": usage["prompt_tokens"] or 0,
             "completion_tokens": usage["completion_tokens"] or 0,
             "cost": usage["cost"] or Decimal(0),
         }
+
+    def outcome(self, run: MiningBatch) -> tuple[str, str]:
+        """``failed`` when every LLM request of the batch failed (not "completed")."""
+        reason = _all_llm_requests_failed(run)
+        return (RunStatus.FAILED, reason) if reason else (RunStatus.DONE, "")
+
+
+def _all_llm_requests_failed(run: MiningBatch) -> str:
+    usage = MiningStageUsage.objects.filter(batch=run).aggregate(
+        requests=Sum("requests"), failed=Sum("failed_requests")
+    )
+    if usage["requests"] and usage["failed"] == usage["requests"]:
+        n_error = MiningDocument.objects.filter(
+            batch=run, outcome=MiningDocument.Outcome.ERROR
+        ).count()
+        return (
+            f"every LLM request failed ({usage['failed']} of {usage['requests']}; "
+            f"{n_error} document(s) ended in an LLM error): check the stage backends "
+            "(API key variable, URL, model), then resume"
+        )
+    return ""
 
 
 def batch_run(
@@ -440,6 +480,7 @@ def batch_resume(*, batch: MiningBatch, force: bool = False) -> MiningBatch:
 
     A batch whose worker still beats its heart is refused unless ``force`` (use it when you
     know the worker is gone, e.g. after killing it)."""
+    batch_launch_check(backends=batch.backends)
     try:
         return engine.resume(batch, force=force)
     except engine.RunStateError as exc:

@@ -88,6 +88,14 @@ def test_report_has_gwet_ac1_with_ci():
     assert ac1["ci"]["n_resamples"] == 500 and ac1["ci"]["seed"] == 1
     assert ac1["ci"]["low"] < ac1["value"] <= ac1["ci"]["high"]
     assert "ci" not in build_report(rows, n_resamples=0)["gwet_ac1"]
+    grouped = build_report(
+        [LabelRow(r.item_id, r.annotator_id, r.label, groups={"half": str(int(r.item_id) < 6)})
+         for r in rows],
+        group_columns=["half"],
+        n_resamples=100,
+    )  # fmt: skip
+    halves = {g["group"]: g["gwet_ac1"] for g in grouped["groups"]["half"]}
+    assert set(halves) == {"True", "False"} and halves["True"]["ci"]["n_resamples"] == 100
 
 
 def test_agreement_report_command_json_has_gwet_ac1(tmp_path):

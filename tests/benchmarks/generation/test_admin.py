@@ -52,7 +52,13 @@ def add_payload(dataset, generator, **over):
 
 
 def test_admin_creates_launches_and_cancels(
-    admin_urls, client, make_user, small_dataset, generator, django_capture_on_commit_callbacks
+    admin_urls,
+    client,
+    make_user,
+    small_dataset,
+    generator,
+    django_capture_on_commit_callbacks,
+    llm_server,
 ):
     dataset, topics, _ = small_dataset
     user = make_user("boss", role="admin", staff=True)
@@ -63,7 +69,11 @@ def test_admin_creates_launches_and_cancels(
     assert bad.status_code == 200 and "decoding: unknown key(s) temprature" in bad.content.decode()
     assert not GenerationRun.objects.exists()
 
-    resp = client.post(add_url, add_payload(dataset, generator, topics=[topics[0].pk]))
+    # launching checks that the server answers: the local test server
+    resp = client.post(
+        add_url,
+        add_payload(dataset, generator, topics=[topics[0].pk], base_url=llm_server.base_url),
+    )
     assert resp.status_code == 302, resp.content.decode()[:2000]
     run = GenerationRun.objects.get()
     assert (

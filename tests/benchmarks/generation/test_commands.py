@@ -74,6 +74,8 @@ def test_run_generation_enqueues_without_inline(
             "gen-test",
             "--model",
             "m",
+            "--base-url",
+            llm_server.base_url,  # launching checks that the server answers
             "--topics",
             small_dataset[1][0].slug,
         )
@@ -122,8 +124,9 @@ def test_run_generation_errors_name_the_problem(small_dataset):
 
 
 @pytest.mark.usefixtures("small_dataset")
-def test_cancel_command():
-    run_cmd("run_generation", "--generator", "c-gen", "--dataset", "gen-test", "--model", "m")
+def test_cancel_command(llm_server):
+    url = ("--base-url", llm_server.base_url)  # launching checks that the server answers
+    run_cmd("run_generation", "--generator", "c-gen", "--dataset", "gen-test", "--model", "m", *url)
     run = GenerationRun.objects.get(generator__name="c-gen")
     # a worker holds the run: it is asked to stop
     GenerationRun.objects.filter(pk=run.pk).update(
@@ -134,7 +137,7 @@ def test_cancel_command():
     run.refresh_from_db()
     assert run.status == "cancelling"
     # a run nobody holds stops at once; a finished one cannot be cancelled
-    run_cmd("run_generation", "--generator", "d-gen", "--dataset", "gen-test", "--model", "m")
+    run_cmd("run_generation", "--generator", "d-gen", "--dataset", "gen-test", "--model", "m", *url)
     queued = GenerationRun.objects.get(generator__name="d-gen")
     assert run_cmd("run_generation", "--cancel", str(queued.pk)).strip().endswith(": cancelled")
     with pytest.raises(CommandError, match="is cancelled; only queued or running"):
@@ -142,8 +145,9 @@ def test_cancel_command():
 
 
 @pytest.mark.usefixtures("small_dataset")
-def test_resume_command_takes_over_only_with_force():
-    run_cmd("run_generation", "--generator", "r-gen", "--dataset", "gen-test", "--model", "m")
+def test_resume_command_takes_over_only_with_force(llm_server):
+    url = ("--base-url", llm_server.base_url)  # launching checks that the server answers
+    run_cmd("run_generation", "--generator", "r-gen", "--dataset", "gen-test", "--model", "m", *url)
     run = GenerationRun.objects.get(generator__name="r-gen")
     GenerationRun.objects.filter(pk=run.pk).update(
         status="running", lease_owner="worker", heartbeat_at=timezone.now()

@@ -46,3 +46,20 @@ def test_defaults_are_the_references_and_bad_profile_is_refused(llm_server, smal
     assert body["temperature"] == 0.0 and body["max_tokens"] == 4096
     with pytest.raises(GenerationRunError, match="parse_profile 'strict'"):
         make_run(llm_server, dataset, Generator.objects.create(name="g2"), parse_profile="strict")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_launch_refused_with_the_reason(llm_server, small_dataset, monkeypatch):
+    from benchmarks.models import GenerationRun
+
+    dataset, _, _ = small_dataset
+    monkeypatch.delenv("GEN_TRUTH_API_KEY", raising=False)
+    generator = Generator.objects.create(name="g-launch")
+    with pytest.raises(GenerationRunError, match="'GEN_TRUTH_API_KEY' \\(api_key_env\\) is not"):
+        make_run(llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True)
+    with pytest.raises(GenerationRunError, match="does not answer"):
+        make_run(llm_server, dataset, generator, base_url="http://127.0.0.1:9/v1", start=True)
+    assert not GenerationRun.objects.exists()
+    monkeypatch.setenv("GEN_TRUTH_API_KEY", "sk-test")
+    run = make_run(llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True)
+    assert run.status == "queued" and llm_server.requests == []

@@ -248,7 +248,7 @@ def test_scores_summary_scores_imported_generations(small_dataset, generator):
 
 
 def test_vllm_offline_runs_go_to_the_gpu_queue(
-    small_dataset, generator, django_capture_on_commit_callbacks
+    small_dataset, generator, django_capture_on_commit_callbacks, llm_server
 ):
     from unittest import mock
 
@@ -267,7 +267,9 @@ def test_vllm_offline_runs_go_to_the_gpu_queue(
         mock.patch("core.tasks.run_chunk.apply_async") as apply_async,
         django_capture_on_commit_callbacks(execute=True),
     ):
-        run = generation_run_create(generator=other, dataset=dataset, model="m")
+        run = generation_run_create(
+            generator=other, dataset=dataset, model="m", base_url=llm_server.base_url
+        )
     apply_async.assert_called_once_with((LABEL, run.pk), countdown=None, queue=None)
 
 

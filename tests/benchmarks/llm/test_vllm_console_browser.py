@@ -23,7 +23,7 @@ from tests.support.worker import running_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-N = 24
+N = 16
 
 
 def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
@@ -61,7 +61,7 @@ def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
     page.click("input[name=_save]")
     assert "decoding.vllm_dtype: must be one of" in page.inner_text("#content")
     assert not Judge.objects.exists()
-    tiny = {**preset, **TINY_ENGINE, **BOUNDED, "max_tokens": 120}
+    tiny = {**preset, **TINY_ENGINE, **BOUNDED, "max_tokens": 80}
     page.fill("textarea[name=decoding]", json.dumps(tiny))
     page.uncheck("input[name=structured_output]")  # noise until max_tokens: a slower run
     page.click("input[name=_save]")

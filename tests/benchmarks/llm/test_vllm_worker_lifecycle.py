@@ -17,7 +17,7 @@ from tests.support.worker import start_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-N = 32
+N = 24
 
 
 def test_sigkilled_gpu_worker_run_resumes_exactly_and_shutdown_closes_the_engine(
@@ -34,7 +34,7 @@ def test_sigkilled_gpu_worker_run_resumes_exactly_and_shutdown_closes_the_engine
         backend="vllm",
         model=str(tiny_model_dir),
         structured_output=False,
-        decoding={**TINY_ENGINE, "max_tokens": 160},
+        decoding={**TINY_ENGINE, "max_tokens": 96},
     )
     first = start_worker(tmp_path, queue=queue, concurrency=1, extra_env=env)
     try:

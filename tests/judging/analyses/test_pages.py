@@ -190,3 +190,30 @@ def test_access_and_unknown_judge(judged, client, make_user):
     client.force_login(make_user("res", role="researcher"))
     assert client.get("/judging/analyses/").status_code == 200
     assert client.get("/judging/analyses/difficulty/", {"judge": "ghost"}).status_code == 404
+
+
+def test_api(judged, client, make_user):
+    from rest_framework.authtoken.models import Token
+
+    user = make_user("script", role="researcher")
+    auth = {"HTTP_AUTHORIZATION": f"Token {Token.objects.create(user=user).key}"}
+    body = client.get("/api/analyses/difficulty/", {"judge": "judge-an"}, **auth).json()
+    assert body["overall"]["n"] == 2 * N
+    steps = client.get("/api/analyses/breakdowns/", {"judge": "judge-an", "by": "steps"}, **auth)
+    assert steps.json()["by"] == "steps"
+    ck = client.get("/api/analyses/checkpoints/", {"judge": "judge-an"}, **auth).json()
+    assert ck["families"][0]["family"] == "Fam"
+    column = "ckpt-early,2\nckpt-late,1"
+    order = client.get("/api/analyses/orderings/", {"judge": "judge-an", "column": column}, **auth)
+    assert order.json()["n"] == 2
+    bad = client.get("/api/analyses/orderings/", {"judge": "judge-an", "column": "a,b,c"}, **auth)
+    assert bad.status_code == 400 and "line 1" in bad.json()["column"]
+    assert client.get("/api/analyses/colour/", {"judge": "judge-an"}, **auth).status_code == 404
+    assert client.get("/api/analyses/difficulty/", {}, **auth).status_code == 400
+    assert (
+        client.get(
+            "/api/analyses/breakdowns/", {"judge": "judge-an", "by": "x"}, **auth
+        ).status_code
+        == 400
+    )
+    assert client.get("/api/analyses/difficulty/", {"judge": "judge-an"}).status_code in (401, 403)

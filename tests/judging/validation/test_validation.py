@@ -73,7 +73,7 @@ def test_human_ac1_and_other_judges(report):
     assert pair["agreement"]["value"] == pytest.approx(0.6)
     assert pair["confusion"] == [[1, 1], [1, 2]]
     (tau,) = report["ranking_tau"]
-    assert tau["n_common"] == 1 and tau["tau"]["value"] is None
+    assert tau["n_common"] == 1 and tau["n_items"] == 5 and tau["tau"]["value"] is None
 
 
 def test_reproducible_and_no_bootstrap(scenario):
@@ -150,3 +150,18 @@ def test_page(scenario, client, make_user):
     assert "<b>above</b>" in html and "judge-b" in html
     assert html.count("<svg") >= 2 and "nan" not in html.lower().split()
     assert client.get(url, {"study": scenario["study"].pk, "judge": "ghost"}).status_code == 404
+
+
+def test_a_study_without_labels_is_undefined_not_an_error(scenario, client, make_user):
+    from tests.annotation.factories import make_study
+
+    empty = make_study(n_items=3)
+    a = scenario["judges"][0]
+    report = judge_validation(study=empty, judge=a, n_resamples=100)
+    assert report["items"]["n_compared"] == 0
+    assert report["agreement"]["value"] is None and "no item" in report["agreement"]["undefined"]
+    assert report["gwet_ac1"]["value"] is None and report["human"]["gwet_ac1"]["value"] is None
+    assert report["versus_humans"]["position"] == "undefined"
+    client.force_login(make_user("res", role="researcher"))
+    page = client.get("/judging/compare/validation/", {"study": empty.pk, "judge": a.name})
+    assert page.status_code == 200 and "undefined" in page.content.decode()
