@@ -1,11 +1,18 @@
-"""How2Score broken down by topic or by reference step-count bucket (Tables 5–6 style), per
-generator, each cell with its 95% bootstrap CI over items, n and average generated tokens."""
+"""How2Score broken down by topic, by reference step-count bucket or by source domain (Tables
+5–6 style), per generator, each cell with its 95% bootstrap CI over items, n and average
+generated tokens.
+
+The source breakdown groups by the procedure's URL domain (Table 5 lists the top domains per
+topic): the ten domains with the most items keep their own row, the rest are pooled under
+``(other domains)``. Table 6's WebOrganizer document format is not recorded on procedures, so
+there is no breakdown by it."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from annotation.agreement import Undefined
 from judging.stats.bootstrap import bootstrap_proportion_ci
@@ -31,9 +38,34 @@ def _bucket_order(label: str) -> int:
     return [b[2] for b in STEP_BUCKETS].index(label)
 
 
+TOP_DOMAINS = 10
+OTHER_DOMAINS = "(other domains)"
+NO_DOMAIN = "(no URL)"
+
+
+def url_domain(url: str | None) -> str:
+    """The host of ``url``, lower-cased, without a leading ``www.``; ``(no URL)`` if none."""
+    host = (urlsplit((url or "").strip()).hostname or "") if url else ""
+    host = host.lower().removeprefix("www.")
+    return host or NO_DOMAIN
+
+
+def _domain_of(top: set[str]) -> Callable[[Mapping[str, Any]], str]:
+    def key(r: Mapping[str, Any]) -> str:
+        domain = url_domain(r.get("url"))
+        return domain if domain in top else OTHER_DOMAINS
+
+    return key
+
+
+def _domain_order(label: str) -> Any:
+    return (label in (OTHER_DOMAINS, NO_DOMAIN), label)
+
+
 GROUPINGS: dict[str, tuple[str, Callable[[Mapping[str, Any]], str], Callable[[str], Any]]] = {
     "topic": ("Topic", lambda r: r.get("topic") or "(no topic)", lambda g: g),
     "steps": ("Reference step count", lambda r: step_bucket(int(r["ref_steps"])), _bucket_order),
+    "domain": ("Source domain", lambda r: url_domain(r.get("url")), _domain_order),
 }
 
 
@@ -46,10 +78,16 @@ def breakdown(
     seed: int = 0,
 ) -> dict[str, Any]:
     """``{"by", "label", "groups": [...], "cells": [{generator, group, how2score, ci, n,
-    avg_generated_tokens}]}``; ``by`` is ``topic`` or ``steps``."""
+    avg_generated_tokens}]}``; ``by`` is ``topic``, ``steps`` or ``domain``."""
     if by not in GROUPINGS:
         raise ValueError(f"by must be one of {', '.join(GROUPINGS)}, not {by!r}")
     label, key, order = GROUPINGS[by]
+    if by == "domain":
+        rows = list(rows)
+        by_item = {r.get("procedure_id", i): r for i, r in enumerate(rows)}
+        items = Counter(url_domain(r.get("url")) for r in by_item.values())
+        ranked = sorted(items.items(), key=lambda kv: (-kv[1], kv[0]))
+        key = _domain_of({d for d, _ in ranked[:TOP_DOMAINS] if d != NO_DOMAIN} | {NO_DOMAIN})
     outcomes: dict[tuple[str, str], list[int]] = defaultdict(list)
     tokens: dict[tuple[str, str], list[int]] = defaultdict(list)
     for r in rows:

@@ -1,6 +1,6 @@
 """API for the analyses (researchers and admins, token or session): the same JSON the pages
 export with ``?format=json``. ``GET /api/analyses/<kind>/?judge=NAME[&dataset=ID]`` with kind
-``difficulty``, ``breakdowns`` (``by=topic|steps``), ``checkpoints`` (``axis=step|flops``) or
+``difficulty``, ``breakdowns`` (``by=topic|steps|domain``), ``checkpoints`` (``axis=step|flops``) or
 ``orderings`` (``column=`` CSV ``generator,value``, ``higher=1``)."""
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ class AnalysisView(APIView):
         parameters=[
             OpenApiParameter("judge", OpenApiTypes.STR, required=True),
             OpenApiParameter("dataset", OpenApiTypes.INT),
-            OpenApiParameter("by", OpenApiTypes.STR, description="breakdowns: topic or steps"),
+            OpenApiParameter(
+                "by", OpenApiTypes.STR, description="breakdowns: topic, steps or domain"
+            ),
             OpenApiParameter("axis", OpenApiTypes.STR, description="checkpoints: step or flops"),
             OpenApiParameter("column", OpenApiTypes.STR, description="orderings: CSV lines"),
             OpenApiParameter(

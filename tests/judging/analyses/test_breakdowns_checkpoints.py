@@ -131,3 +131,21 @@ def test_line_chart_and_csv():
     assert "F · c2: 100.0" in svg and "(log scale)" in svg
     text = csv_text([{"a": 1, "b": None}], ["a", "b"])
     assert text == "a,b\n1,\n"
+
+
+def test_breakdown_by_source_domain_pools_beyond_the_top_ten():
+    """Table 5 style: the ten domains with most items keep a row, the rest are pooled; the host
+    is lower-cased and loses its ``www.``; a procedure without URL has its own row."""
+    rows = []
+    for d in range(12):  # domain d0 has 12 items, d1 11, …, d11 1
+        for k in range(12 - d):
+            url = f"https://{'WWW.' if k % 2 else ''}D{d}.example/p{k}"
+            rows.append({**row("a", "Food", 6, k % 2), "procedure_id": f"{d}-{k}", "url": url})
+    rows.append({**row("a", "Food", 6, 1), "procedure_id": "none", "url": ""})
+    report = breakdown(rows, "domain", n_resamples=0)
+    top = [f"d{d}.example" for d in range(10)]
+    assert report["groups"] == [*sorted(top), "(no URL)", "(other domains)"]
+    cells = {c["group"]: c for c in report["cells"]}
+    assert cells["d0.example"]["n"] == 12 and cells["d0.example"]["how2score"] == 0.5
+    assert cells["(other domains)"]["n"] == 2 + 1  # d10 (2 items) and d11 (1 item)
+    assert cells["(no URL)"]["n"] == 1
