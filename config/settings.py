@@ -338,3 +338,13 @@ IMPORT_LIMITS = {
     "id": 255,
     "url": 2_000,
 }
+
+# --- Several machines: shared rate limits (benchmarks.llm.ratelimit) -----------------------------
+# LLM backends' requests_per_minute / tokens_per_minute are token buckets kept in this Redis,
+# shared by every worker process with the same limit key. Default: the Celery broker when it is
+# Redis; "off" or no Redis broker (the embedded filesystem broker): each process counts its own.
+RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+if RATE_LIMIT_REDIS_URL.strip().lower() == "off":
+    RATE_LIMIT_REDIS_URL = ""

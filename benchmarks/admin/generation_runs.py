@@ -97,9 +97,33 @@ class GenerationRunAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "variant", "generator")
     list_select_related = ("generator", "dataset")
+    change_form_template = "admin/benchmarks/generationrun/change_form.html"  # + live status
     search_fields = ("generator__name", "model", "dataset__name")
     actions = ["launch_runs", "cancel_runs"]
     filter_horizontal = ("topics",)
+
+    def get_urls(self):
+        from django.urls import path
+
+        own = [
+            path(
+                "<int:pk>/live/",
+                self.admin_site.admin_view(self.live_view),
+                name="benchmarks_generationrun_live",
+            )
+        ]
+        return own + super().get_urls()
+
+    def live_view(self, request, pk: int):
+        """The run's status, counters and worker, polled by the run page while it is active."""
+        from django.core.exceptions import PermissionDenied
+        from django.shortcuts import get_object_or_404
+        from django.template.response import TemplateResponse
+
+        run = get_object_or_404(GenerationRun, pk=pk)
+        if not self.has_view_permission(request, run):
+            raise PermissionDenied
+        return TemplateResponse(request, "admin/benchmarks/generationrun/_live.html", {"run": run})
 
     def get_fields(self, request, obj=None):
         return CONFIG_FIELDS if obj is None else CONFIG_FIELDS + STATE_FIELDS

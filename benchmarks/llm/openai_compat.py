@@ -7,13 +7,15 @@ Config keys (all but ``model`` optional)::
      "api_key_env": "OPENAI_API_KEY",       # the NAME of the env variable; the key is never stored
      "endpoint": "chat" | "completions",    # chat for instruct models, completions for base models
      "concurrency": 16, "requests_per_minute": 500, "tokens_per_minute": 200000,
+     "rate_limit_key": "team-a",            # optional: who shares the per-minute budget
      "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
      "structured_output": true,             # send response_format json_schema when asked
      "ramp_up_s": 0.2}                      # spread the first wave over 0.2 s (slow start; default 0:
                                             # worth it for long streams, not for small batches)
 
 Concurrency is a thread pool per ``complete_many``/``complete_iter`` call; the rate limiter
-is shared by every thread of the backend. Retries (exponential backoff with jitter, honouring
+is shared by every thread of the backend and, with Redis configured, by every worker process
+using the same limit key (:mod:`benchmarks.llm.ratelimit`). Retries (exponential backoff with jitter, honouring
 Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malformed replies.
 """
 
@@ -31,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
-from benchmarks.llm.ratelimit import RateLimiter
+from benchmarks.llm.ratelimit import build_rate_limiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
 from core.secrets import api_key_env_error, llm_config_errors
 
@@ -85,12 +87,21 @@ class OpenAICompatBackend(LLMBackend):
             base_s=float(config.get("backoff_base_s", 0.5)),
             max_s=float(config.get("backoff_max_s", 30.0)),
         )
-        self.limiter = RateLimiter(
+        # one budget per limit key across every worker process (Redis), else per process
+        self.limiter = build_rate_limiter(
+            key=self.rate_limit_key(),
             requests_per_minute=self.limits.requests_per_minute,
             tokens_per_minute=self.limits.tokens_per_minute,
         )
         self._client: openai.OpenAI | None = None
         self._client_lock = threading.Lock()
+
+    def rate_limit_key(self) -> str:
+        """Which budget this backend spends: ``rate_limit_key`` from the config, else the
+        endpoint, the key's variable name and the model (a provider's limits are per account
+        and model). Backends with the same key share requests/min and tokens/min."""
+        explicit = str(self.config.get("rate_limit_key") or "")
+        return explicit or f"openai|{self.base_url or 'default'}|{self.api_key_env}|{self.model}"
 
     # -- client --------------------------------------------------------------------------
     def _api_key(self) -> str:

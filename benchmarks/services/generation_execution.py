@@ -2,10 +2,9 @@
 
 :class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) takes the next
 ``chunk_size`` procedures of the selection after the run's ``cursor`` that have no generation
-by the run's generator, sends their H.2 requests concurrently, parses and scores each reply as
-it arrives and stores the replies in small batches (:data:`FLUSH_EVERY` replies or
-:data:`FLUSH_INTERVAL_S` seconds), renewing the lease after each batch and stopping early when
-the run is cancelled or the lease is lost. ``cursor`` advances over the answered prefix of the
+by the run's generator, sends their H.2 requests concurrently, parses, scores and stores each
+reply as it arrives (:data:`FLUSH_EVERY` replies per write), renewing the lease after each
+write and stopping early when the run is cancelled or the lease is lost. ``cursor`` advances over the answered prefix of the
 chunk, so the procedures up to it without a generation are this attempt's failures
 (``n_failed``).
 
@@ -40,8 +39,10 @@ from core.runs.models import RunStatus
 
 MTOK = Decimal(1_000_000)
 FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the run
-FLUSH_EVERY = 32  # replies per stored batch
-FLUSH_INTERVAL_S = 2.0  # …or this long since the last batch
+# each reply is stored as it arrives (one small transaction): a killed worker re-buys only the
+# requests in flight, never replies it already had
+FLUSH_EVERY = 1  # replies per stored batch
+FLUSH_INTERVAL_S = 2.0  # …or this long since the last batch (when FLUSH_EVERY is raised)
 
 
 # --- requests and replies -------------------------------------------------------------------

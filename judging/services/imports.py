@@ -26,9 +26,11 @@ class JudgmentImportReport:
     created: int = 0
     unchanged: int = 0
     run_id: int | None = None
+    notes: tuple[str, ...] = ()  # lines cleaned of control characters (core.text), named
 
     def __str__(self) -> str:
-        return f"created {self.created}, unchanged {self.unchanged} (run {self.run_id})"
+        text = f"created {self.created}, unchanged {self.unchanged} (run {self.run_id})"
+        return "\n".join([text, *self.notes])
 
 
 def _lines(path: Path | str | None, lines: Iterable[bytes | str] | None):
@@ -78,8 +80,9 @@ def judgments_import(
         )
 
     records = []
+    notes: list[str] = []
     seen: dict[str, int] = {}
-    for line, value in bformats.iter_json_lines(_lines(path, lines)):
+    for line, value in bformats.iter_json_lines(_lines(path, lines), notes):
         if isinstance(value, bformats.RecordError):
             errors.add(value)
             continue
@@ -212,4 +215,6 @@ def judgments_import(
             batch_size=1000,
         )
         JudgeRun.objects.filter(pk=run.pk).update(**run_counters(run), status=JudgeRun.Status.DONE)
-    return JudgmentImportReport(created=len(new), unchanged=len(matched) - len(new), run_id=run.pk)
+    return JudgmentImportReport(
+        created=len(new), unchanged=len(matched) - len(new), run_id=run.pk, notes=tuple(notes)
+    )

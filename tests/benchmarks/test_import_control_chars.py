@@ -93,3 +93,21 @@ def test_known_items_refuse_control_characters_naming_the_line():
         KnownItemsError, match=r"items\.jsonl line 2: explanation: contains a control"
     ):
         parse_known_items(lines, source="items.jsonl")
+
+
+def test_judgments_import_strips_and_names_the_line(tmp_path):
+    from judging.models import Judgment
+    from tests.judging.support import make_data
+    from tests.judging.test_commands import record, write
+
+    make_data(n=2, generators=("gen-a",))
+    records = [
+        record("ex-00000"),
+        record("ex-00001", reasoning="bad\x00reason", failures=["f\x1b"]),
+    ]
+    out = run(
+        "import_judgments", write(tmp_path, records), "--judge", "imp", "--generator", "gen-a"
+    )
+    assert "line 2: removed 2 control character(s)" in out and "line 1:" not in out
+    j = Judgment.objects.get(source_example_id="ex-00001")
+    assert j.reasoning == "badreason" and j.critical_failures[0]["failure"] == "f"

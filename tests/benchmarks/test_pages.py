@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from benchmarks.models import Generation, Generator
 from benchmarks.tokens import count_steps_tokens
@@ -222,9 +223,7 @@ def test_browser_filters_the_table_in_place(
         page.keyboard.press("/")  # app.js: "/" focuses the search box
         assert page.evaluate("document.activeElement.id") == "filter-q"
         page.fill("#filter-q", "sourdough")
-        page.wait_for_function(
-            "document.querySelectorAll('table.procedures tbody tr').length === 1"
-        )
+        expect(page.locator("table.procedures tbody tr")).to_have_count(1)  # no eval: CSP
         assert page.evaluate("window.__marker") == "kept"  # no full reload
         assert "q=sourdough" in page.url
         page.select_option("#filter-topic", b["topics"][1].slug)

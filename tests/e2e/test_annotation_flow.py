@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Annotation, AttentionCheckResult, Participant, Study
 from annotation.services import study as study_services
@@ -105,7 +106,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     page.keyboard.press("f")  # keyboard shortcut picks "Critical failures identified"
     page.locator("#f-0-desc").fill("Steeping for 3 hours instead of 3 minutes ruins the tea.")
     page.locator(".failure").first.get_by_text("L2.2").click()
-    page.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
+    expect(page.locator("#submit-btn")).to_be_enabled(timeout=10_000)  # no eval: CSP
     page.get_by_role("button", name="Submit & Continue").click()
 
     # Item 1: an early submit is refused by the server, with a message, and nothing is lost
@@ -128,7 +129,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     assert page.locator("#read-count").inner_text().startswith("8/8")  # L1 + L2
     assert Annotation.objects.filter(item__kind="regular").count() == 0
     page.screenshot(path=str(shots / "item-early-refusal.png"), full_page=False)
-    page.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
+    expect(page.locator("#submit-btn")).to_be_enabled(timeout=10_000)  # no eval: CSP
     page.get_by_role("button", name="Submit & Continue").click()
 
     # Item 2: two failures, each linked to steps (Figures 10-11)
@@ -155,7 +156,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
     page.screenshot(path=str(shots / "item-failures-viewport.png"), full_page=False)
     no_hscroll = page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert no_hscroll, "the item page scrolls horizontally on a laptop screen"
-    page.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
+    expect(page.locator("#submit-btn")).to_be_enabled(timeout=10_000)  # no eval: CSP
     page.get_by_role("button", name="Submit & Continue").click()
 
     # Completion page with the code, then Prolific's completion URL

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Annotation
 from tests.annotation.factories import make_study
@@ -37,7 +38,7 @@ def test_two_tabs_on_one_item(live_server, page, shots):
     read_everything(page)
     page.get_by_label(re.compile("No critical failures identified")).check()
     page.locator("#comments").fill("First tab: fine.")
-    page.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
+    expect(page.locator("#submit-btn")).to_be_enabled(timeout=10_000)  # no eval: CSP
     page.get_by_role("button", name="Submit & Continue").click()
     page.get_by_text("Item 2 of 3").wait_for()
 
@@ -46,12 +47,13 @@ def test_two_tabs_on_one_item(live_server, page, shots):
     second.locator("#f-0-desc").fill("Second tab thinks step 2 is wrong.")
     second.locator(".failure").first.get_by_text("L2.2").click()
     second.locator("#comments").fill("Second tab's comment.")
-    second.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
+    expect(second.locator("#submit-btn")).to_be_enabled(timeout=10_000)
     second.get_by_role("button", name="Submit & Continue").click()
     second.get_by_text("This item was already submitted").wait_for()
     assert "Comments: First tab: fine." in second.locator("#first-answer").inner_text()
     assert second.locator("#typed-comments").input_value() == "Second tab's comment."
-    assert "Second tab thinks step 2 is wrong." in second.locator("#typed-answer").inner_text()
+    typed_failure = second.locator("#typed-answer textarea").first.input_value()
+    assert typed_failure == "Second tab thinks step 2 is wrong."
     second.screenshot(path=str(shots / "item-two-tabs.png"), full_page=True)
     stored = Annotation.objects.get()
     assert stored.has_failure is False and stored.comments == "First tab: fine."
@@ -62,7 +64,7 @@ def test_two_tabs_on_one_item(live_server, page, shots):
     read_everything(page)
     page.get_by_label(re.compile("No critical failures identified")).check()
     page.evaluate("document.getElementById('comments').value = 'bell\\u0007 here'")
-    page.wait_for_function("!document.getElementById('submit-btn').disabled", timeout=10_000)
+    expect(page.locator("#submit-btn")).to_be_enabled(timeout=10_000)  # no eval: CSP
     page.get_by_role("button", name="Submit & Continue").click()
     page.locator("#submit-errors").wait_for()
     assert (

@@ -171,3 +171,33 @@ def test_a_later_run_asks_again_what_an_earlier_run_could_not_parse(llm_server):
     again = judgment_of(second, 0)
     assert again.pk == failed.pk and not again.parse_failed and again.n_calls == 1
     assert Judgment.objects.filter(judge=judge).count() == 2
+
+
+@pytest.mark.parametrize(("backend", "suffixed"), [("openai", True), ("vllm", False)])
+def test_only_api_judges_get_the_stricter_suffix_on_a_retry(backend, suffixed):
+    from types import SimpleNamespace
+
+    from judging import prompting
+    from judging.services.items import item_input, retry_suffix_for
+
+    judge = Judge(name="x", backend=backend, model="m")
+    generation = SimpleNamespace(
+        procedure=SimpleNamespace(goal="G", steps=["a"], source_example_id="e"),
+        predicted_steps=["b"],
+    )
+    template = prompting.load_template("judge_h3")
+
+    def prompt(tries):
+        return item_input(
+            item_id=1,
+            content_hash="h",
+            generation=generation,
+            template=template,
+            parse_tries=tries,
+            retry_suffix=retry_suffix_for(judge),
+        ).prompt
+
+    assert retry_suffix_for(judge) is suffixed
+    assert not prompt(0).endswith(RETRY_SUFFIX)
+    assert prompt(1) == prompt(0) + (RETRY_SUFFIX if suffixed else "")
+    assert prompt(2) == prompt(1)  # the suffix once, not once per retry

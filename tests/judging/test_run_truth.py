@@ -207,3 +207,35 @@ def test_duplicate_chunk_messages_never_double_count(llm_server, tmp_path):
     assert (run.n_done, run.n_failed, run.n_total) == (n, 0, n)
     assert Judgment.objects.count() == n
     assert len(llm_server.requests) == n  # no item asked twice
+
+
+def test_judge_run_page_polls_and_offers_take_over_only_when_stale(
+    llm_server,
+    make_user,
+    roles,  # noqa: F811
+):
+    from datetime import timedelta
+
+    from django.test import Client
+    from django.utils import timezone
+
+    data = make_data(n=2)
+    run = services.judge_run_create(
+        judge=make_judge(llm_server.base_url),
+        selection={"dataset": data["dataset"].pk},
+        enqueue=False,
+    )
+    browser = Client()
+    browser.force_login(make_user("ada", role="admin"))
+    url = reverse("admin:judging_judgerun_progress", args=[run.pk])
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="w", heartbeat_at=timezone.now()
+    )
+    html = browser.get(url).content.decode()
+    assert 'hx-trigger="every 1s"' in html and '<span id="run-status">running</span>' in html
+    assert "take-over-run" not in html  # the worker is alive
+    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert 'id="take-over-run"' in browser.get(url).content.decode()
+    JudgeRun.objects.filter(pk=run.pk).update(status="cancelled", lease_owner="", n_done=1)
+    html = browser.get(url).content.decode()
+    assert "hx-get" not in html and 'id="run-cancelled">1<' in html

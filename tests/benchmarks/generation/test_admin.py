@@ -144,3 +144,33 @@ def test_researcher_sees_runs_but_cannot_launch(
     run.refresh_from_db()
     assert run.status == "queued"
     assert client.get(reverse("admin:benchmarks_generationrun_add")).status_code == 403
+
+
+def test_run_page_polls_live_status_and_offers_take_over_only_when_stale(
+    admin_urls, client, make_user, small_dataset, generator
+):
+    dataset, _, _ = small_dataset
+    from benchmarks.services.generation_runs import generation_run_create
+
+    run = generation_run_create(generator=generator, dataset=dataset, model="m", start=False)
+    client.force_login(make_user("reader", role="researcher", staff=True))
+    page = client.get(reverse("admin:benchmarks_generationrun_change", args=[run.pk]))
+    live_url = reverse("admin:benchmarks_generationrun_live", args=[run.pk])
+    html = page.content.decode()
+    assert f'hx-get="{live_url}"' in html and 'hx-trigger="every 1s"' in html
+    assert '<span id="genrun-status">queued</span>' in html
+
+    # a worker holds it with a fresh heartbeat: the partial shows running, no take over
+    GenerationRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="w", heartbeat_at=timezone.now(), n_done=2
+    )
+    live = client.get(live_url).content.decode()
+    assert '<span id="genrun-status">running</span>' in live and "genrun-worker-gone" not in live
+    assert '<span id="genrun-count">2 / ' in live
+    # the heartbeat went stale: now the page says the run can be taken over
+    GenerationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert "genrun-worker-gone" in client.get(live_url).content.decode()
+    # finished: the partial stops polling
+    GenerationRun.objects.filter(pk=run.pk).update(status="done", lease_owner="")
+    done = client.get(live_url).content.decode()
+    assert "hx-get" not in done and '<span id="genrun-status">done</span>' in done

@@ -73,6 +73,9 @@ def test_killed_worker_then_resume_leaves_no_duplicate_and_no_gap(
         Generation.objects.filter(generator=generator).values("procedure").annotate(c=Count("id"))
     )
     assert len(per_procedure) == N and {row["c"] for row in per_procedure} == {1}
-    # nothing already stored was asked again after the resume (at most the killed chunk's 2)
-    assert len(llm_server.requests) <= N + 2
+    # each reply is stored as it arrives: only the request in flight at the kill (concurrency
+    # 1) is bought again
+    rebought = len(llm_server.requests) - N
+    print(f"generation run: re-bought after kill -9: {rebought} (concurrency 1)")
+    assert rebought <= 1, rebought
     assert run.scores["n_examples"] == N and run.scores["step_format"] == 1.0

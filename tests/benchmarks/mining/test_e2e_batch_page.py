@@ -4,11 +4,13 @@ update by htmx polling without a reload, then the admin cancels/resumes from the
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from playwright.sync_api import expect
 
 from benchmarks.mining.models import MiningBatch
 from benchmarks.mining.services import batches as services
@@ -61,10 +63,8 @@ def test_batch_page_updates_live_until_done(
 
     runner = threading.Thread(target=run, daemon=True)
     runner.start()
-    page.wait_for_function(
-        "document.querySelector('#batch-done') && +document.querySelector('#batch-done').textContent > 0",
-        timeout=30_000,
-    )
+    # a locator wait, not wait_for_function: the page's CSP allows no eval
+    expect(page.locator("#batch-done")).to_have_text(re.compile(r"^\s*[1-9]\d*\s*$"), timeout=30_000)
     mid = int(page.locator("#batch-done").inner_text())
     assert 0 < mid <= 25
     page.locator("#batch-status", has_text="Done").wait_for(timeout=60_000)
