@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from annotation.api import report as report_api
 from annotation.api import views as api
-from annotation.views import flow, report, research
+from annotation.views import flow, prolific, report, research
 
 pages = [
     # researchers
@@ -21,6 +21,18 @@ pages = [
     path("report/<int:pk>/adjudicate/<int:item_id>/", report.adjudicate, name="adjudicate"),
     path("report/<int:pk>/labels.<str:fmt>", report.labels_export, name="labels_export"),
     path("report/<int:pk>/gold.<str:fmt>", report.gold_export, name="gold_export"),
+    # a paid study: Prolific operations, pay, participant quality
+    path("manage/<int:pk>/prolific/", prolific.prolific_page, name="prolific"),
+    path(
+        "manage/<int:pk>/prolific/submissions/",
+        prolific.submissions_action,
+        name="prolific_submissions",
+    ),
+    path("manage/<int:pk>/prolific/bonuses/", prolific.bonuses, name="prolific_bonuses"),
+    path("manage/<int:pk>/prolific/exclude/", prolific.exclude, name="prolific_exclude"),
+    path("manage/<int:pk>/pay/", prolific.pay_page, name="pay"),
+    path("manage/<int:pk>/quality/", prolific.quality_page, name="quality"),
+    path("manage/<int:pk>/quality.<str:fmt>", prolific.quality_export, name="quality_export"),
     # annotators
     path("s/<slug:slug>/", flow.enter, name="enter"),
     path("s/<slug:slug>/consent/", flow.consent, name="consent"),

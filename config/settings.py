@@ -348,3 +348,36 @@ RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or (
 )
 if RATE_LIMIT_REDIS_URL.strip().lower() == "off":
     RATE_LIMIT_REDIS_URL = ""
+
+# --- Several machines: stored files (core.storage) ------------------------------------------------
+# Uploads (mining batch inputs) are saved through STORAGES["default"] and workers read them back
+# through it (default_storage.open), never by a web host's path. STORAGE_BACKEND=filesystem (the
+# embedded default: MEDIA_ROOT) or s3: an S3-compatible object store (django-storages + boto3),
+# configured by STORAGE_S3_BUCKET (required), STORAGE_S3_ENDPOINT_URL (MinIO, Ceph, R2...; unset:
+# AWS), STORAGE_S3_REGION, STORAGE_S3_PREFIX. Credentials are boto3's own (AWS_ACCESS_KEY_ID /
+# AWS_SECRET_ACCESS_KEY in the environment, an instance role...), never stored in settings.
+STORAGE_BACKEND = os.environ.get("STORAGE_BACKEND", "filesystem").strip().lower()
+if STORAGE_BACKEND == "s3":
+    if not os.environ.get("STORAGE_S3_BUCKET"):
+        raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs STORAGE_S3_BUCKET (the bucket name)")
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ["STORAGE_S3_BUCKET"],
+            "endpoint_url": os.environ.get("STORAGE_S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("STORAGE_S3_REGION") or None,
+            "location": os.environ.get("STORAGE_S3_PREFIX", "").strip("/"),
+            "file_overwrite": False,  # two uploads of one name get two objects
+            "default_acl": None,  # the bucket's own policy; objects are private by default
+        },
+    }
+elif STORAGE_BACKEND != "filesystem":
+    raise ImproperlyConfigured(f"STORAGE_BACKEND={STORAGE_BACKEND!r}: use 'filesystem' or 's3'")
+
+# --- A paid study (annotation.prolific, annotation.pay) -------------------------------------------
+# The Prolific API token is read from the environment variable PROLIFIC_API_TOKEN at each call,
+# never stored here. ANNOTATION_MIN_HOURLY_PAY: the floor (study currency per hour) under which
+# the pay page warns; empty: no floor.
+PROLIFIC_API_BASE_URL = os.environ.get("PROLIFIC_API_BASE_URL", "https://api.prolific.com/api/v1")
+PROLIFIC_API_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_API_TIMEOUT_SECONDS", "20"))
+ANNOTATION_MIN_HOURLY_PAY = os.environ.get("ANNOTATION_MIN_HOURLY_PAY", "9.00")

@@ -100,3 +100,16 @@ def strip_value(value: Any) -> tuple[Any, int]:
 def stripped_note(line: int, n: int, *, unit: str = "line") -> str:
     """What an import says about a line it cleaned."""
     return f"{unit} {line}: removed {n} control character(s) (NUL or similar)"
+
+
+def argv_error(args: list[str]) -> str | None:
+    """The first command-line argument the gate refuses, named by its option (manage.py; the
+    operating system already keeps NUL out of arguments)."""
+    for i, arg in enumerate(args):
+        before = args[i - 1] if i else ""
+        name = arg.split("=", 1)[0] if arg.startswith("--") else ""
+        label = name or (before if before.startswith("-") else f"argument {i + 1}")
+        message = text_error(arg, label)
+        if message:
+            return message
+    return None

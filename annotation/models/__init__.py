@@ -2,6 +2,7 @@
 
 from annotation.models.adjudication import Adjudication
 from annotation.models.events import EntryEvent
+from annotation.models.payments import ProlificCall, StudyPay
 from annotation.models.study import (
     Annotation,
     Assignment,
@@ -22,8 +23,10 @@ __all__ = [
     "Draft",
     "EntryEvent",
     "Participant",
+    "ProlificCall",
     "Study",
     "StudyItem",
+    "StudyPay",
     "_new_code",
     "_new_slug",
 ]

@@ -12,7 +12,7 @@ from core.secrets import llm_config_errors
 class BatchForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
     file = forms.FileField(
-        help_text="JSONL (.jsonl, .jsonl.gz), CSV or Parquet with text, url, topic "
+        help_text="JSONL or CSV (plain or .gz/.zst/.bz2/.xz) or Parquet with text, url, topic "
         "(records with goal and steps skip extraction)"
     )
     stages = forms.TypedMultipleChoiceField(

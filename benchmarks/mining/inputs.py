@@ -64,6 +64,46 @@ def _as_list(value: Any) -> list[str]:
     return [str(value)]
 
 
+# The fields a column map may rename: the input's own column names for them.
+COLUMN_FIELDS = ("text", "url", "topic", "id")
+
+
+def clean_column_map(value: Any) -> dict[str, str]:
+    """A batch's ``columns`` option checked: ``{"text": "body", "topic": "category"}`` says which
+    input column holds each field. Raises ``ValueError`` naming the bad entry."""
+    if value in (None, "", {}):
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(
+            f'columns must be an object such as {{"text": "body"}}, not {type(value).__name__}'
+        )
+    unknown = sorted(set(value) - set(COLUMN_FIELDS))
+    if unknown:
+        raise ValueError(
+            f"columns: unknown field(s) {', '.join(map(repr, unknown))}; "
+            f"map any of {', '.join(COLUMN_FIELDS)}"
+        )
+    out: dict[str, str] = {}
+    for key, column in value.items():
+        if not isinstance(column, str) or not column.strip():
+            raise ValueError(f"columns.{key} must be a column name, got {column!r}")
+        out[key] = column.strip()
+    return out
+
+
+def map_columns(data: dict[str, Any], columns: dict[str, str]) -> dict[str, Any]:
+    """The record with each mapped field read from its column (absent column: absent field)."""
+    if not columns:
+        return data
+    out = dict(data)
+    for key, column in columns.items():
+        if column in data:
+            out[key] = data[column]
+        else:
+            out.pop(key, None)
+    return out
+
+
 def document_from_record(
     data: dict[str, Any],
     *,

@@ -1,4 +1,4 @@
-"""Streaming readers for uploaded mining inputs: JSONL (optionally .gz), CSV and Parquet.
+"""Streaming readers for uploaded mining inputs: JSONL and CSV (plain or gz/zst/bz2/xz), Parquet.
 
 Pure Python (pyarrow for Parquet), no Django. Files are never loaded whole: JSONL and CSV are
 read line by line, Parquet batch by batch with ``ParquetFile.iter_batches``. Every record comes
@@ -8,10 +8,12 @@ out as an :class:`InputRecord` carrying either its fields or an error message na
 
 from __future__ import annotations
 
+import bz2
 import csv
 import gzip
 import io
 import json
+import lzma
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -44,28 +46,79 @@ class UnsupportedFormat(ValueError):
     pass
 
 
+# JSONL and CSV may be compressed; the last suffix says how (zstd is read through pyarrow).
+COMPRESSIONS = {".gz": "gz", ".zst": "zst", ".bz2": "bz2", ".xz": "xz"}
+
+
+def compression_of(name: str) -> str:
+    """``gz``, ``zst``, ``bz2``, ``xz`` or ``none``, from the file name's last suffix."""
+    return COMPRESSIONS.get(Path(name.lower()).suffix, "none")
+
+
 def detect_format(name: str) -> str:
     lower = name.lower()
-    lower = lower.removesuffix(".gz")
+    compressed = compression_of(lower) != "none"
+    if compressed:
+        lower = lower[: lower.rfind(".")]
     if lower.endswith((".jsonl", ".json", ".ndjson")):
         return "jsonl"
     if lower.endswith(".csv"):
         return "csv"
     if lower.endswith((".parquet", ".pq")):
+        if compressed:
+            raise UnsupportedFormat(
+                f"{name}: Parquet compresses itself; upload the .parquet file as it is"
+            )
         return "parquet"
-    raise UnsupportedFormat(f"{name}: unknown file type (use .jsonl, .csv or .parquet)")
+    raise UnsupportedFormat(
+        f"{name}: unknown file type (use .jsonl, .csv or .parquet; JSONL and CSV may end in "
+        ".gz, .zst, .bz2 or .xz)"
+    )
 
 
-def _open_binary(path: Path) -> BinaryIO:
-    if str(path).lower().endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+# A source is a local path or an open binary stream (e.g. ``default_storage.open(name, "rb")``,
+# which a worker on another machine can read); a stream's name (or ``name=``) says how it is
+# compressed.
+Source = Path | str | BinaryIO
+
+
+def _source_name(source: Source, name: str | None = None) -> str:
+    if name:
+        return name
+    if isinstance(source, (str, Path)):
+        return str(source)
+    return str(getattr(source, "name", "") or "")
+
+
+def open_decompressed(path: Source, compression: str) -> BinaryIO:
+    """``path`` (a local path, or an open binary stream, which its opener closes) read through
+    ``compression`` (``none``, ``gz``, ``zst``, ``bz2``, ``xz``), as a stream: nothing is read
+    whole."""
+    local = isinstance(path, (str, Path))
+    if compression == "none":
+        return open(path, "rb") if local else path  # type: ignore[return-value,arg-type]
+    if compression == "gz":
+        return gzip.open(path, "rb") if local else gzip.GzipFile(fileobj=path, mode="rb")  # type: ignore[return-value,arg-type]
+    if compression == "bz2":
+        return bz2.BZ2File(path, "rb")  # type: ignore[return-value,arg-type]
+    if compression == "xz":
+        return lzma.LZMAFile(path, "rb")  # type: ignore[return-value,arg-type]
+    if compression == "zst":
+        import pyarrow as pa
+
+        raw = pa.OSFile(str(path), "rb") if local else pa.PythonFile(path, mode="r")
+        return io.BufferedReader(pa.CompressedInputStream(raw, "zstd"))  # type: ignore[return-value,arg-type]
+    raise UnsupportedFormat(f"unknown compression {compression!r} (use gz, zst, bz2 or xz)")
+
+
+def _open_binary(path: Source, name: str | None = None) -> BinaryIO:
+    return open_decompressed(path, compression_of(_source_name(path, name)))
 
 
 def iter_jsonl(
-    path: Path, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    path: Source, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, name: str | None = None
 ) -> Iterator[InputRecord]:
-    with _open_binary(path) as fh:
+    with _open_binary(path, name) as fh:
         line_no = 0
         while True:
             raw = fh.readline(max_record_bytes + 1)
@@ -117,9 +170,9 @@ def _has_surrogates(value: str) -> bool:
     return False
 
 
-def iter_csv(path: Path) -> Iterator[InputRecord]:
+def iter_csv(path: Source, *, name: str | None = None) -> Iterator[InputRecord]:
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    with _open_binary(path) as raw:
+    with _open_binary(path, name) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
         reader = csv.DictReader(text)
         header = reader.fieldnames
@@ -143,7 +196,7 @@ def iter_csv(path: Path) -> Iterator[InputRecord]:
 
 
 def iter_parquet(
-    path: Path, *, columns: Sequence[str] | None = None, batch_size: int = 512
+    path: Source, *, columns: Sequence[str] | None = None, batch_size: int = 512
 ) -> Iterator[InputRecord]:
     import pyarrow.parquet as pq
 
@@ -166,15 +219,21 @@ def iter_parquet(
 
 
 def iter_records(
-    path: Path | str, fmt: str | None = None, *, columns: Sequence[str] | None = None
+    path: Source,
+    fmt: str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    name: str | None = None,
 ) -> Iterator[InputRecord]:
-    """Records of ``path`` in order; ``fmt`` defaults to what the file name says."""
-    path = Path(path)
-    fmt = fmt or detect_format(path.name)
+    """Records of ``path`` (a local path or an open binary stream) in order; ``fmt`` defaults
+    to what the file name (``name``, else the path's or stream's) says."""
+    if isinstance(path, str):
+        path = Path(path)
+    fmt = fmt or detect_format(Path(_source_name(path, name)).name)
     if fmt == "jsonl":
-        return iter_jsonl(path)
+        return iter_jsonl(path, name=name)
     if fmt == "csv":
-        return iter_csv(path)
+        return iter_csv(path, name=name)
     if fmt == "parquet":
         return iter_parquet(path, columns=columns)
     raise UnsupportedFormat(f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")

@@ -14,9 +14,7 @@ twice. Pure: no Django.
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import io
 import json
 import lzma
@@ -32,7 +30,6 @@ from judging.bench.spec import DATASET_ENV, DEFAULT_DATASET, Inputs
 
 MAX_ERRORS = 20
 _COMPRESSED = {".zst": "zst", ".gz": "gz", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
-_OPENERS: dict[str, Any] = {"none": open, "gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}
 _FORMATS = {
     ".jsonl": "jsonl",
     ".json": "jsonl",
@@ -125,14 +122,12 @@ def file_kind(path: Path, fmt: str = "auto", compression: str = "auto") -> tuple
 
 @contextmanager
 def open_binary(path: Path, compression: str) -> Iterator[BinaryIO]:
-    if compression == "zst":
-        import pyarrow as pa
+    # one home for decompression: the mining readers' (a layer below), shared with uploads
+    from benchmarks.mining.readers import open_decompressed
 
-        handle: Any = io.BufferedReader(pa.input_stream(str(path), compression="zstd"))
-    elif compression in _OPENERS:
-        handle = _OPENERS[compression](path, "rb")
-    else:
+    if compression not in ("none", "gz", "zst", "bz2", "xz"):
         raise InputsError([f"{path}: unknown compression {compression!r}"])
+    handle = open_decompressed(path, compression)
     try:
         yield handle
     finally:

@@ -50,6 +50,8 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
                     else None
                 )
                 obj = obj or model.objects.filter(**{field: v}).first()
+                if obj is None and model is Topic:  # the name people read ("Crime & Law")
+                    obj = Topic.objects.filter(name=v).first()
                 (ids.append(obj.pk) if obj else missing.append(v))
             if missing:
                 errors[key] = f"unknown {key}: {', '.join(map(str, missing))}"

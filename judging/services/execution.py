@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,11 @@ CHUNK_ITEMS = int(
     os.environ.get("H2R_JUDGE_CHUNK_ITEMS", "20000")
 )  # items per chunk task (~1 min at 320/s)
 FLUSH_EVERY = 256  # at most this many results per write
+# after the first reply, gather what else arrives within this long (one write for a burst;
+# 1 ms a reply when written one by one): a killed worker loses at most these and what is in
+# flight
+GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
+LIVE_EVERY_S = 0.25  # the lease's beat and the live counters, at most this often
 PAGE = 1000
 MAX_ITEM_ATTEMPTS = 3
 
@@ -90,6 +96,10 @@ class _Progress:
     run: JudgeRun
     token: str
     base: dict[str, Any]
+    # whether this judge held parse failures when the chunk started (they are replaced when
+    # their content is judged again; without any, the store skips that lookup)
+    stale_parse_failures: bool = True
+    last_write: float = 0.0
     added: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("n_done", "n_failed", "n_parse_failed", "prompt_tokens", "completion_tokens"), 0
@@ -101,6 +111,11 @@ class _Progress:
             self.added[key] += value
 
     def write(self) -> None:
+        """At most every :data:`LIVE_EVERY_S` (the chunk's end writes them counted again)."""
+        now = time.monotonic()
+        if now - self.last_write < LIVE_EVERY_S:
+            return
+        self.last_write = now
         values = {key: self.base[key] + value for key, value in self.added.items()}
         values["cost"] = self.base["cost"] + cost_of(
             judge=self.run.judge,
@@ -274,7 +289,8 @@ def judgments_store(
     failed = [(inp, res) for inp, res in results if not isinstance(res, LLMResponse)]
     with transaction.atomic():
         if new:
-            to_create = _replace_parse_failed(judge=judge, new=new)
+            stale = progress is None or progress.stale_parse_failures
+            to_create = _replace_parse_failed(judge=judge, new=new) if stale else new
             Judgment.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=1000)
             # one UPDATE linking each item to the judgment of its content (unique index lookup)
             JudgeRunItem.objects.filter(id__in=answered).update(
@@ -305,8 +321,9 @@ def judgments_store(
 class _Writer(threading.Thread):
     """Stores results on its own thread (and DB connection) as they arrive, so the thread that
     feeds the backend keeps every request slot busy while they are written: each write takes
-    every result that came in meanwhile (up to :data:`FLUSH_EVERY`), so a killed worker loses
-    at most the requests in flight and the few replies of the write under way. Beats the lease
+    the results that came in within :data:`GATHER_S` of the first (up to :data:`FLUSH_EVERY`),
+    so a killed worker loses at most the requests in flight and the replies of the last
+    :data:`GATHER_S`. Beats the lease
     after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
     to stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
 
@@ -339,9 +356,11 @@ class _Writer(threading.Thread):
         batch, closed = [], first is self._CLOSE
         if not closed:
             batch.append(first)
+        deadline = time.monotonic() + GATHER_S
         while not closed and len(batch) < FLUSH_EVERY:
             try:
-                more = self.results.get_nowait()
+                wait = deadline - time.monotonic()
+                more = self.results.get(timeout=wait) if wait > 0 else self.results.get_nowait()
             except queue.Empty:
                 break
             if more is self._CLOSE:
@@ -352,6 +371,7 @@ class _Writer(threading.Thread):
 
     def run(self) -> None:
         idle = heartbeat_s()
+        last_beat = 0.0
         try:
             closed = False
             while not closed:
@@ -366,7 +386,10 @@ class _Writer(threading.Thread):
                             results=batch,
                             progress=self.progress,
                         )
-                    self.state = self.lease.beat()
+                    now = time.monotonic()
+                    if not batch or closed or now - last_beat >= LIVE_EVERY_S:
+                        self.state = self.lease.beat()
+                        last_beat = now
                 except BaseException as exc:  # noqa: BLE001 - re-raised by the feeding thread
                     self.error = exc
         finally:
@@ -387,7 +410,14 @@ class JudgeRunExecutor(RunExecutor):
         ``PARSE_RETRIES`` more passes, those whose reply failed to parse."""
         judge = run.judge
         template = prompting.load_template(judge.prompt_template)
-        progress = _Progress(run=run, token=lease.token, base=run_counters(run))
+        progress = _Progress(
+            run=run,
+            token=lease.token,
+            base=run_counters(run),
+            stale_parse_failures=Judgment.objects.filter(
+                judge_key=judge.judge_id, parse_failed=True
+            ).exists(),
+        )
         backend = build_backend(judge.backend_config())
         try:
             inputs = _pending_inputs(run, limit=CHUNK_ITEMS, template=template)

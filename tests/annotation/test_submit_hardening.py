@@ -115,9 +115,10 @@ def test_too_early_refusal_writes_no_row_and_reload_is_not_405(client):
     assert r.status_code == 302
     assert not AttentionCheckResult.objects.exists() and not Draft.objects.exists()
     assert not Annotation.objects.exists()
-    r = client.get(r.url)
+    item_url = r.url
+    r = client.get(item_url)
     assert r.status_code == 200 and "at least 90 s" in r.content.decode()
-    assert client.get(r.url).status_code == 200  # and again: reloads stay plain GETs
+    assert client.get(item_url).status_code == 200  # and again: reloads stay plain GETs
 
 
 def test_second_submit_of_a_submitted_item_shows_the_first_answer(client):

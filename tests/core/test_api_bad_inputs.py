@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
@@ -62,3 +63,27 @@ def test_integer_query_parameters_past_64_bits(api):
         for value in (str(2**64), str(-(2**70)), "99999999999999999999999"):
             r = api.get(path, {name: value})
             assert r.status_code in (200, 400, 404), (path, name, value, r.status_code)
+
+
+def test_schema_declares_the_error_statuses():
+    from tests.support.fuzz import api_schema_dict
+
+    paths = api_schema_dict()["paths"]
+    assert set(paths["/api/judge-runs/"]["post"]["responses"]) >= {"201", "400", "403", "413"}
+    assert set(paths["/api/judge-runs/{id}/cancel/"]["post"]["responses"]) >= {"403", "404"}
+    assert set(paths["/api/studies/"]["get"]["responses"]) >= {"200", "400", "403", "404"}
+
+
+def test_token_endpoint_is_locked_too(client, make_user, settings):
+    """The API's password exchange counts towards the same lockout (django-axes watches every
+    authenticate()): after the limit even the right password gets no token."""
+    make_user("tok", role="researcher")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        assert (
+            client.post("/api/auth/token/", {"username": "tok", "password": "x"}).status_code == 400
+        )
+    r = client.post("/api/auth/token/", {"username": "tok", "password": "pw-Test-12345"})
+    assert r.status_code == 400 and "token" not in r.json()
+    other = Client(REMOTE_ADDR="10.7.7.7")
+    r = other.post("/api/auth/token/", {"username": "tok", "password": "pw-Test-12345"})
+    assert r.status_code == 200 and r.json()["token"]

@@ -55,3 +55,17 @@ def test_query_parameters_and_form_fields(make_user, admin_client):
     r = admin_client.post("/admin/auth/group/add/", {"name": "bad\x00name"})
     assert r.status_code == 400 and "name: contains a control character" in r.content.decode()
     assert not Group.objects.filter(name__startswith="bad").exists()
+
+
+def test_command_line_arguments_are_gated():
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "manage.py", "import_procedures", "x.jsonl", "--dataset", "bell\x07"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2
+    assert "error: --dataset: contains a control character (U+0007" in r.stderr

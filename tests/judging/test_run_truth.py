@@ -239,3 +239,14 @@ def test_judge_run_page_polls_and_offers_take_over_only_when_stale(
     JudgeRun.objects.filter(pk=run.pk).update(status="cancelled", lease_owner="", n_done=1)
     html = browser.get(url).content.decode()
     assert "hx-get" not in html and 'id="run-cancelled">1<' in html
+
+
+def test_selection_takes_topics_by_the_names_reports_show(llm_server):
+    from judging.selectors.judgments import selection_clean
+
+    data = make_data(n=4, topics=("food-dining", "health"))
+    by_name = selection_clean({"dataset": data["dataset"].pk, "topics": ["Food & Dining"]})
+    by_slug = selection_clean({"dataset": data["dataset"].pk, "topics": ["food-dining"]})
+    assert by_name == by_slug and len(by_name["topics"]) == 1
+    with pytest.raises(ValidationError, match="unknown topics: Nope"):
+        selection_clean({"dataset": data["dataset"].pk, "topics": ["Nope"]})

@@ -47,19 +47,25 @@ def _plain_routes(resolver=None, prefix=""):
 
 def test_roles_by_routes(make_user):
     routes = sorted({r for r in _plain_routes() if "logout" not in r})
-    clients = {"anonymous": Client()}
+    clients = {"anonymous": Client(raise_request_exception=False)}
     for role in ("annotator", "researcher", "admin"):
-        clients[role] = Client()
+        clients[role] = Client(raise_request_exception=False)
         clients[role].force_login(make_user(f"probe-{role}", role=role))
     statuses: Counter = Counter()
+    failing: set[str] = set()
     for client in clients.values():
         for route in routes:
-            statuses[client.get(route).status_code] += 1
+            status = client.get(route).status_code
+            statuses[status] += 1
+            if status >= 500:
+                failing.add(route)
     server_errors = sum(n for s, n in statuses.items() if s >= 500)
     record(
         "Access",
         f"GET {len(routes)} parameterless routes × {len(clients)} roles",
-        ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items())) + f"; 5xx: {server_errors}",
+        ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items()))
+        + f"; 5xx: {server_errors}"
+        + (f" ({', '.join(sorted(failing))})" if failing else ""),
         server_errors,
     )
 

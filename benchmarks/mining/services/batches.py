@@ -34,6 +34,7 @@ from benchmarks.mining.stages import LLM_STAGES, STAGE_NUMBERS, parse_stages
 from core.runs import engine
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus, lease_seconds
+from core.storage import open_stored
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "chunk_size": 128,
     "require_topic": True,
     "max_tokens": None,
+    "columns": {},  # column map: {"text": "body", "url": ..., "topic": ..., "id": ...}
 }
 INGEST_BULK = 1000
 BEAT_EVERY_S = 5.0  # at most this often while replies arrive (a quarter of the lease if shorter)
@@ -69,6 +71,10 @@ def clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
     except ValueError as exc:
         raise ValidationError({"options": str(exc)}) from None
     opts["require_topic"] = bool(opts["require_topic"])
+    try:
+        opts["columns"] = inputs.clean_column_map(opts["columns"])
+    except ValueError as exc:
+        raise ValidationError({"options": str(exc)}) from None
     return opts
 
 
@@ -181,14 +187,17 @@ def _doc_from_input(batch: MiningBatch, doc: inputs.DocInput) -> MiningDocument:
     return row
 
 
-def iter_documents(path: Path, *, fmt: str, options: dict[str, Any]) -> Iterable[inputs.DocInput]:
-    """Every record of the file as a DocInput (bad records carry ``problem``)."""
-    for rec in readers.iter_records(path, fmt):
+def iter_documents(
+    path: readers.Source, *, fmt: str, options: dict[str, Any], name: str | None = None
+) -> Iterable[inputs.DocInput]:
+    """Every record of the file (a path or an open stream) as a DocInput (bad records carry
+    ``problem``)."""
+    for rec in readers.iter_records(path, fmt, name=name):
         if rec.error:
             yield inputs.DocInput(line=rec.line, source_id=f"line-{rec.line}", problem=rec.error)
             continue
         doc = inputs.document_from_record(
-            rec.data or {},
+            inputs.map_columns(rec.data or {}, options.get("columns") or {}),
             line=rec.line,
             max_chars=options["max_doc_chars"],
             require_topic=options["require_topic"],
@@ -196,6 +205,14 @@ def iter_documents(path: Path, *, fmt: str, options: dict[str, Any]) -> Iterable
         if rec.note:  # control characters stripped from the record (core.text)
             doc.notes.append(rec.note)
         yield doc
+
+
+def iter_stored_documents(batch: MiningBatch) -> Iterator[inputs.DocInput]:
+    """The batch's upload streamed from storage (core.storage): the worker reading it may be
+    another machine than the web host that saved it."""
+    name = batch.source_file.name
+    with open_stored(name) as stream:
+        yield from iter_documents(stream, fmt=batch.source_format, options=batch.options, name=name)
 
 
 def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None) -> int:
@@ -206,8 +223,7 @@ def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None
         MiningDocument.objects.filter(batch=batch).delete()
         buf: list[MiningDocument] = []
         total = invalid = 0
-        path = Path(batch.source_file.path)
-        for doc in iter_documents(path, fmt=batch.source_format, options=batch.options):
+        for doc in iter_stored_documents(batch):
             row = _doc_from_input(batch, doc)
             invalid += row.outcome == MiningDocument.Outcome.INVALID
             buf.append(row)

@@ -128,3 +128,13 @@ def test_fill_template_matches_str_format_on_templates_and_fills_once():
     with pytest.raises(KeyError, match="missing"):
         fill_template("{missing}", {})
     assert fill_template("{ not a field }", {}) == "{ not a field }"
+
+
+def test_parsers_and_templating_are_pure():
+    import benchmarks.generation
+    import core.templating
+    import judging.parsing
+    from tests.support.purity import django_imports
+
+    for module in (benchmarks.generation, core.templating, judging.parsing):
+        assert django_imports(module) == {}, module.__name__

@@ -63,3 +63,20 @@ def test_launch_refused_with_the_reason(llm_server, small_dataset, monkeypatch):
     monkeypatch.setenv("GEN_TRUTH_API_KEY", "sk-test")
     run = make_run(llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True)
     assert run.status == "queued" and llm_server.requests == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_resume_refused_when_the_server_does_not_answer(llm_server, small_dataset):
+    from benchmarks.services.generation_runs import generation_run_start
+
+    dataset, _, _ = small_dataset
+    generator = Generator.objects.create(name="g-resume")
+    run = make_run(llm_server, dataset, generator, base_url="http://127.0.0.1:9/v1", start=False)
+    type(run).objects.filter(pk=run.pk).update(status="failed")
+    run.refresh_from_db()
+    with pytest.raises(
+        GenerationRunError, match=r"cannot launch: the server at .* does not answer"
+    ):
+        generation_run_start(run=run)
+    run.refresh_from_db()
+    assert run.status == "failed"  # the resume was rolled back

@@ -64,7 +64,9 @@ def test_batch_page_updates_live_until_done(
     runner = threading.Thread(target=run, daemon=True)
     runner.start()
     # a locator wait, not wait_for_function: the page's CSP allows no eval
-    expect(page.locator("#batch-done")).to_have_text(re.compile(r"^\s*[1-9]\d*\s*$"), timeout=30_000)
+    expect(page.locator("#batch-done")).to_have_text(
+        re.compile(r"^\s*[1-9]\d*\s*$"), timeout=30_000
+    )
     mid = int(page.locator("#batch-done").inner_text())
     assert 0 < mid <= 25
     page.locator("#batch-status", has_text="Done").wait_for(timeout=60_000)

@@ -1,0 +1,204 @@
+"""Researcher pages of a paid study: Prolific submissions (approve, reject, request return, with
+a confirmation step), bonuses (preview, then pay), the exclusion group, the log of Prolific calls,
+pay terms and effective hourly pay, and the participant quality page.
+
+Researchers read; only admins change anything on Prolific or the pay terms (checked again in
+the services). Thin: reads in :mod:`annotation.selectors.quality`, writes in
+:mod:`annotation.services.prolific` and :mod:`annotation.services.pay`."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.models import Study
+from annotation.prolific.client import REJECTION_CATEGORIES, ProlificError
+from annotation.selectors import quality as qs
+from annotation.services import pay as pay_services
+from annotation.services import prolific as ps
+from core.access import admin_required, researcher_required
+from core.errors import validation_text
+from core.roles import is_admin
+from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
+
+COLUMNS = [
+    ("participant", "Participant"),
+    ("items_done", "Items"),
+    ("seconds_per_item", "Active s/item"),
+    ("attention_passed", "Attention passed"),
+    ("majority_agreement", "Majority agreement"),
+    ("gold_agreement", "Known items"),
+    ("drift", "Drift"),
+    ("action", "Suggested"),
+]
+
+
+def _page(study: Study) -> str:
+    return reverse("annotation:prolific", args=[study.pk])
+
+
+@researcher_required
+def prolific_page(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    submissions, error = [], ""
+    if study.prolific_study_id and request.GET.get("load", "1") == "1":
+        try:
+            submissions = ps.submissions_list(study=study, user=request.user)
+        except ProlificError as exc:
+            error = str(exc)
+    actions = {r["prolific_pid"]: r for r in qs.quality_rows(study=study) if r["prolific_pid"]}
+    for s in submissions:
+        s["quality"] = actions.get(s["participant_id"])
+    context = {
+        "study": study,
+        "submissions": submissions,
+        "error": error,
+        "categories": REJECTION_CATEGORIES.items(),
+        "calls": ps.calls(study=study),
+        "can_write": is_admin(request.user),
+        "terms": qs.study_pay(study),
+        "rule_bonuses": qs.rule_bonus_csv(study=study),
+    }
+    return render(request, "annotation/paid/prolific.html", context)
+
+
+@admin_required
+@require_POST
+def submissions_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """First POST: the confirmation page; the POST from it (``confirm=1``) does the calls."""
+    study = get_object_or_404(Study, pk=pk)
+    data = request.POST
+    fields = {
+        "action": data.get("action", ""),
+        "submission_ids": data.getlist("submission"),
+        "category": data.get("rejection_category", ""),
+        "message": data.get("message", ""),
+    }
+    try:
+        ids = ps.validate_transition(**fields)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+        return redirect(_page(study))
+    if data.get("confirm") != "1":
+        context = {"study": study, "ids": ids, **fields}
+        context["category_label"] = REJECTION_CATEGORIES.get(fields["category"], "")
+        return render(request, "annotation/paid/confirm_action.html", context)
+    result = ps.submissions_transition(study=study, user=request.user, **fields)
+    if result.done:
+        messages.success(request, f"{fields['action'].title()}: {len(result.done)} done.")
+    for sub_id, why in result.failed:
+        messages.error(request, f"{sub_id}: {why}")
+    return redirect(_page(study))
+
+
+@admin_required
+@require_POST
+def bonuses(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    csv_text = request.POST.get("bonuses", "")
+    try:
+        preview = ps.bonus_preview(csv_text=csv_text)
+        if request.POST.get("confirm") != "1":
+            context = {"study": study, "preview": preview, "csv_text": csv_text}
+            context["currency"] = qs.study_pay(study).currency
+            return render(request, "annotation/paid/confirm_bonuses.html", context)
+        bulk_id = ps.bonus_submit(
+            study=study, user=request.user, csv_text=csv_text, digest=request.POST.get("digest", "")
+        )
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Bonuses not paid: {exc}")
+    else:
+        messages.success(
+            request,
+            f"Bonuses paid: {len(preview.bonuses)} participants, total {preview.total} "
+            f"(Prolific payment {bulk_id}).",
+        )
+    return redirect(_page(study))
+
+
+@admin_required
+@require_POST
+def exclude(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    ids = request.POST.getlist("participant") or request.POST.get("participants", "").split()
+    group = request.POST.get("group_id", "") or qs.study_pay(study).exclusion_group_id
+    if request.POST.get("confirm") != "1":
+        ids = sorted({i.strip() for i in ids if i.strip()})
+        context = {"study": study, "ids": ids, "group_id": group}
+        return render(request, "annotation/paid/confirm_exclude.html", context)
+    try:
+        n = ps.group_add(study=study, user=request.user, group_id=group, participant_ids=ids)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Nobody added to the group: {exc}")
+    else:
+        messages.success(request, f"{n} participants added to group {group}.")
+    return redirect(_page(study))
+
+
+# --- pay -----------------------------------------------------------------------------------------
+
+
+@researcher_required
+def pay_page(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    if request.method == "POST":
+        return _pay_update(request, study)
+    context = {"study": study, **qs.pay_rows(study=study), "can_write": is_admin(request.user)}
+    return render(request, "annotation/paid/pay.html", context)
+
+
+@admin_required
+def _pay_update(request: HttpRequest, study: Study) -> HttpResponse:
+    values = {}
+    for name in pay_services.FIELDS:
+        if name not in request.POST:
+            continue
+        raw = request.POST[name].strip()
+        values[name] = raw
+        if name in ("reward", "bonus_per_item", "bonus_per_known_correct"):
+            try:
+                values[name] = Decimal(raw or "0")
+            except InvalidOperation:
+                messages.error(request, f"{name}: {raw!r} is not an amount.")
+                return redirect(reverse("annotation:pay", args=[study.pk]))
+    try:
+        pay_services.pay_terms_update(study=study, user=request.user, **values)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    else:
+        messages.success(request, "Pay terms saved.")
+    return redirect(reverse("annotation:pay", args=[study.pk]))
+
+
+# --- quality -------------------------------------------------------------------------------------
+
+
+@researcher_required
+def quality_page(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    sort = request.GET.get("sort", "action")
+    desc = sort.startswith("-")
+    key = sort.lstrip("-")
+    rows = qs.quality_rows(study=study, sort=key, descending=desc)
+    context = {"study": study, "rows": rows, "sort": sort, "columns": COLUMNS}
+    return render(request, "annotation/paid/quality.html", context)
+
+
+@researcher_required
+def quality_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    if fmt not in EXPORT_FORMATS:
+        raise Http404("Exports are .jsonl or .csv")
+    study = get_object_or_404(Study, pk=pk)
+    rows = qs.quality_rows(study=study)
+    lines = export_lines(rows, fields=qs.QUALITY_FIELDS, fmt=fmt)
+    return streaming_download(lines, filename=f"study-{study.pk}-quality.{fmt}")
