@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from annotation.api import report as report_api
 from annotation.api import views as api
-from annotation.views import flow, prolific, report, research
+from annotation.views import flow, prolific, report, research, rounds
 
 pages = [
     # researchers
@@ -33,6 +33,7 @@ pages = [
     path("manage/<int:pk>/pay/", prolific.pay_page, name="pay"),
     path("manage/<int:pk>/quality/", prolific.quality_page, name="quality"),
     path("manage/<int:pk>/quality.<str:fmt>", prolific.quality_export, name="quality_export"),
+    path("manage/<int:pk>/rounds/", rounds.rounds_page, name="rounds"),
     # annotators
     path("s/<slug:slug>/", flow.enter, name="enter"),
     path("s/<slug:slug>/consent/", flow.consent, name="consent"),

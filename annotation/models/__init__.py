@@ -3,6 +3,7 @@
 from annotation.models.adjudication import Adjudication
 from annotation.models.events import EntryEvent
 from annotation.models.payments import ProlificCall, StudyPay
+from annotation.models.rounds import StudyRound
 from annotation.models.study import (
     Annotation,
     Assignment,
@@ -27,6 +28,7 @@ __all__ = [
     "Study",
     "StudyItem",
     "StudyPay",
+    "StudyRound",
     "_new_code",
     "_new_slug",
 ]

@@ -7,6 +7,7 @@ from collections import defaultdict
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Count, Q
 
 from annotation import pay as pay_rules
@@ -126,7 +127,17 @@ def _row(q: ParticipantQuality, p: Participant) -> dict:
 
 def pay_floor() -> Decimal | None:
     floor = getattr(settings, "ANNOTATION_MIN_HOURLY_PAY", None)
-    return Decimal(str(floor)) if floor not in (None, "") else None
+    if floor in (None, ""):
+        return None
+    try:
+        value = Decimal(str(floor))
+    except ArithmeticError:
+        raise ImproperlyConfigured(
+            f"ANNOTATION_MIN_HOURLY_PAY={floor!r} is not an amount (e.g. 9.00, or empty)"
+        ) from None
+    if not value.is_finite() or value < 0:
+        raise ImproperlyConfigured(f"ANNOTATION_MIN_HOURLY_PAY={floor!r} must be 0 or more")
+    return value
 
 
 def study_pay(study: Study) -> StudyPay:

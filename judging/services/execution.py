@@ -264,6 +264,15 @@ def _replace_parse_failed(*, judge: Judge, new: list[Judgment]) -> list[Judgment
     return [j for j in new if j.content_hash not in stale]
 
 
+def _attempts_after(inp: ItemInput, err: Any) -> int:
+    """An item's attempts after a failed request: one more, or all of them at once when trying
+    again cannot help (a non-retryable error such as a prompt longer than the model's context
+    or a 400), so no request is spent on it twice."""
+    if isinstance(err, LLMError) and not err.retryable:
+        return MAX_ITEM_ATTEMPTS
+    return inp.attempts + 1
+
+
 def judgments_store(
     *,
     run: JudgeRun,
@@ -305,12 +314,14 @@ def judgments_store(
             )
         for inp, err in failed:
             JudgeRunItem.objects.filter(pk=inp.item_id).update(
-                attempts=F("attempts") + 1, error=str(err)[:2000]
+                attempts=_attempts_after(inp, err), error=str(err)[:2000]
             )
         if progress is not None:
             progress.add(
                 n_done=len(new),
-                n_failed=sum(1 for inp, _ in failed if inp.attempts + 1 >= MAX_ITEM_ATTEMPTS),
+                n_failed=sum(
+                    1 for inp, e in failed if _attempts_after(inp, e) >= MAX_ITEM_ATTEMPTS
+                ),
                 n_parse_failed=sum(1 for j in new if j.parse_failed),
                 prompt_tokens=sum(j.prompt_tokens for j in new),
                 completion_tokens=sum(j.completion_tokens for j in new),
@@ -466,7 +477,8 @@ class JudgeRunExecutor(RunExecutor):
         sample = failed.exclude(error="").values_list("error", flat=True).first() or ""
         return (
             RunStatus.FAILED,
-            f"{n_failed} item(s) failed after {MAX_ITEM_ATTEMPTS} attempts; first error: {sample}",
+            f"{n_failed} item(s) could not be judged (up to {MAX_ITEM_ATTEMPTS} attempts each, one "
+            f"when retrying cannot help); first error: {sample}",
         )
 
     def on_resume(self, run: JudgeRun) -> None:

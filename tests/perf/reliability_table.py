@@ -23,7 +23,8 @@ START, END = "<!-- reliability-table:start -->", "<!-- reliability-table:end -->
 def table(rows: list[dict]) -> str:
     lines = ["| Area | What was tried | What happened | Wrong outcomes |", "|---|---|---|---|"]
     for row in rows:
-        cells = [row["area"], row["tried"], row["result"], str(row["bad"])]
+        bad = "—" if row["bad"] is None else str(row["bad"])
+        cells = [row["area"], row["tried"], row["result"], bad]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 

@@ -139,10 +139,10 @@ class ProlificTestServer:
             return (200, study) if study else (404, _err(404, "Study not found."))
         if method == "GET" and len(parts) == 3 and parts[0] == "studies":
             return self._list(parts[1], int((query.get("page") or ["1"])[0]), path)
+        if method == "POST" and parts == ["submissions", "bonus-payments"]:
+            return self._bonus_create(body)
         if method == "POST" and parts[:1] == ["submissions"] and len(parts) == 3:
             sub = self.submissions.get(parts[1])
-            if parts[1] == "bonus-payments":
-                return self._bonus_create(body)
             if not sub:
                 return 404, _err(404, "Submission not found.")
             if parts[2] == "transition":

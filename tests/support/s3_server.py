@@ -56,7 +56,11 @@ class S3Server:
         )
 
     def keys(self) -> list[str]:
-        listing = self.client().list_objects_v2(Bucket=self.bucket)
+        client = self.client()
+        try:
+            listing = client.list_objects_v2(Bucket=self.bucket)
+        finally:
+            client.close()
         return sorted(obj["Key"] for obj in listing.get("Contents", []))
 
     def worker_env(self) -> dict[str, str]:
@@ -108,7 +112,11 @@ def start_s3_server(tmp_path: Path) -> S3Server:
         proc.kill()
         raise RuntimeError("moto server did not start in 30 s")
     server = S3Server(proc, port, f"h2r-{uuid.uuid4().hex[:12]}", log_path)
-    server.client().create_bucket(Bucket=server.bucket)
+    client = server.client()
+    try:
+        client.create_bucket(Bucket=server.bucket)
+    finally:
+        client.close()
     return server
 
 

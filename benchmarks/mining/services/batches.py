@@ -30,11 +30,14 @@ from benchmarks.mining.costs import cost_usd
 from benchmarks.mining.heuristics import HeuristicsConfig
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.pipeline import DocState, Pipeline, StageUsage
+from benchmarks.mining.services.documents import (  # iter_documents: re-exported (demo)
+    iter_documents,  # noqa: F401
+    iter_stored_documents,
+)
 from benchmarks.mining.stages import LLM_STAGES, STAGE_NUMBERS, parse_stages
 from core.runs import engine
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus, lease_seconds
-from core.storage import open_stored
 
 logger = logging.getLogger(__name__)
 
@@ -185,34 +188,6 @@ def _doc_from_input(batch: MiningBatch, doc: inputs.DocInput) -> MiningDocument:
         row.stage_reached = "input"
         row.drop_reason = f"input: {doc.problem}"
     return row
-
-
-def iter_documents(
-    path: readers.Source, *, fmt: str, options: dict[str, Any], name: str | None = None
-) -> Iterable[inputs.DocInput]:
-    """Every record of the file (a path or an open stream) as a DocInput (bad records carry
-    ``problem``)."""
-    for rec in readers.iter_records(path, fmt, name=name):
-        if rec.error:
-            yield inputs.DocInput(line=rec.line, source_id=f"line-{rec.line}", problem=rec.error)
-            continue
-        doc = inputs.document_from_record(
-            inputs.map_columns(rec.data or {}, options.get("columns") or {}),
-            line=rec.line,
-            max_chars=options["max_doc_chars"],
-            require_topic=options["require_topic"],
-        )
-        if rec.note:  # control characters stripped from the record (core.text)
-            doc.notes.append(rec.note)
-        yield doc
-
-
-def iter_stored_documents(batch: MiningBatch) -> Iterator[inputs.DocInput]:
-    """The batch's upload streamed from storage (core.storage): the worker reading it may be
-    another machine than the web host that saved it."""
-    name = batch.source_file.name
-    with open_stored(name) as stream:
-        yield from iter_documents(stream, fmt=batch.source_format, options=batch.options, name=name)
 
 
 def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None) -> int:

@@ -1,0 +1,73 @@
+"""Reads for a study's rounds: who a next round carries over or excludes, the chain of rounds,
+and agreement across them (from the agreement report of each round)."""
+
+from __future__ import annotations
+
+from annotation.models import Study, StudyRound
+from annotation.selectors.quality import quality_rows
+from annotation.selectors.report import study_report
+
+NOT_CARRIED_STAGES = {"screened_out", "declined", "consent"}
+
+
+def round_split(*, study: Study) -> tuple[list[str], list[str]]:
+    """(carried over, excluded) Prolific ids of ``study``: excluded are those screened out or
+    with the suggested action ``reject`` on the quality page; carried over are the others who
+    got past qualification (score at or above the threshold, or no qualification items)."""
+    carried, excluded = [], []
+    stages = dict(study.participants.values_list("pk", "stage"))
+    scores = dict(study.participants.values_list("pk", "qualification_score"))
+    for row in quality_rows(study=study, sort="participant"):
+        pid = row["prolific_pid"]
+        if not pid:
+            continue
+        stage, score = stages[row["pid"]], scores[row["pid"]]
+        if stage == "screened_out" or row["action"] == "reject":
+            excluded.append(pid)
+        elif stage not in NOT_CARRIED_STAGES and (
+            score is None or score >= study.qualification_pass_threshold
+        ):
+            carried.append(pid)
+    return carried, excluded
+
+
+def round_chain(*, study: Study) -> list[Study]:
+    """Every round from the first study to the last, ``study`` among them, in order."""
+    chain, seen = [study], {study.pk}
+    while (info := StudyRound.objects.filter(study=chain[0]).first()) and (
+        info.previous_id not in seen
+    ):
+        seen.add(info.previous_id)
+        chain.insert(0, info.previous)
+    while (info := StudyRound.objects.filter(previous=chain[-1]).order_by("id").first()) and (
+        info.study_id not in seen
+    ):
+        seen.add(info.study_id)
+        chain.append(info.study)
+    return chain
+
+
+def _value(stat: dict) -> float | None:
+    return stat.get("value") if isinstance(stat, dict) else None
+
+
+def rounds_comparison(*, study: Study) -> list[dict]:
+    """Per round: agreement (Krippendorff's alpha, percent agreement) on its regular items,
+    annotators, items, and how many it carried over and excluded."""
+    out = []
+    for number, s in enumerate(round_chain(study=study)):
+        report = study_report(study=s, n_resamples=0)
+        info = StudyRound.objects.filter(study=s).first()
+        out.append(
+            {
+                "study": s,
+                "number": number,
+                "n_annotators": report["n_annotators"],
+                "n_items": report["n_items"],
+                "alpha": _value(report["alpha"]),
+                "percent_agreement": _value(report["percent_agreement"]),
+                "carried_over": len(info.carried_over) if info else None,
+                "excluded": len(info.excluded) if info else None,
+            }
+        )
+    return out

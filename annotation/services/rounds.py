@@ -1,0 +1,59 @@
+"""A study's next round: the same settings and items as a new study, the previous round's
+qualified participants listed to carry over and its rejected or screened-out ones to exclude
+(on Prolific, through participant groups: an allowlist screener and the exclusion group)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+
+from annotation.models import Study, StudyItem, StudyPay, StudyRound
+from annotation.selectors.rounds import round_split
+from annotation.services.study import STUDY_SETTINGS, study_create
+from core.roles import is_researcher
+
+# settings a new round does not copy: it gets its own Prolific study, codes and status
+NOT_COPIED = {"prolific_study_id", "completion_code", "screened_out_code", "status"}
+
+
+@transaction.atomic
+def round_create(*, study: Study, user, name: str = "") -> Study:
+    if not is_researcher(user):
+        raise PermissionDenied("Only researchers and admins may create a round.")
+    previous_info = StudyRound.objects.filter(study=study).first()
+    number = (previous_info.number if previous_info else 0) + 1
+    name = (name or "").strip() or f"{study.name} · round {number + 1}"
+    if len(name) > 200:
+        raise ValidationError({"name": "At most 200 characters."})
+    settings = {key: getattr(study, key) for key in STUDY_SETTINGS if key not in NOT_COPIED}
+    items = list(study.items.order_by("kind", "position", "id"))
+    new = study_create(
+        name=name,
+        generation_ids=[i.generation_id for i in items if i.kind == StudyItem.Kind.REGULAR],
+        known_items=[
+            {
+                "generation_id": i.generation_id,
+                "kind": i.kind,
+                "expected_has_failure": i.expected_has_failure,
+                "explanation": i.explanation,
+            }
+            for i in items
+            if i.kind != StudyItem.Kind.REGULAR
+        ],
+        created_by=user,
+        **settings,
+    )
+    terms = StudyPay.objects.filter(study=study).first()
+    if terms:
+        terms.pk, terms.study = None, new
+        terms.save()
+    carried, excluded = round_split(study=study)
+    StudyRound.objects.create(
+        study=new,
+        previous=study,
+        number=number,
+        carried_over=carried,
+        excluded=excluded,
+        created_by=user,
+    )
+    return new

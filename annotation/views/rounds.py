@@ -1,0 +1,45 @@
+"""The rounds page of a study: agreement across rounds, and a button to start the next round
+(researchers and admins; adding participants to Prolific groups goes through the Prolific
+page's group action, admins only)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from annotation.models import Study, StudyRound
+from annotation.selectors import quality as qs
+from annotation.selectors.rounds import round_split, rounds_comparison
+from annotation.services import rounds as round_services
+from core.access import researcher_required
+from core.errors import validation_text
+from core.roles import is_admin
+
+
+@researcher_required
+def rounds_page(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    if request.method == "POST":
+        try:
+            new = round_services.round_create(
+                study=study, user=request.user, name=request.POST.get("name", "")
+            )
+        except ValidationError as exc:
+            messages.error(request, validation_text(exc))
+            return redirect(reverse("annotation:rounds", args=[study.pk]))
+        messages.success(request, f"Round “{new.name}” created: set its Prolific study id.")
+        return redirect(reverse("annotation:rounds", args=[new.pk]))
+    carried, excluded = round_split(study=study)
+    context = {
+        "study": study,
+        "rounds": rounds_comparison(study=study),
+        "info": StudyRound.objects.filter(study=study).first(),
+        "next_carried": carried,
+        "next_excluded": excluded,
+        "terms": qs.study_pay(study),
+        "can_write": is_admin(request.user),
+    }
+    return render(request, "annotation/paid/rounds.html", context)
