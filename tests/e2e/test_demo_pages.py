@@ -31,8 +31,9 @@ SKIP = re.compile(
 )
 HEADLINES = "h1, h2, h3, .stat b, .figure b, dd, .stats dd, strong, b"
 EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\ufe0f]")
-# Where an empty list is right even in the demo: the running study nobody has entered yet, and
-# the Table 7 procedures, which the paper prints without generations.
+# Where an empty list is right even in the demo: the running study nobody has entered yet, the
+# Table 7 procedures, which the paper prints without generations, and the Prolific call log (the
+# demo talks to no Prolific account).
 EMPTY_ALLOWED: set[str] = set()
 MAX_PAGES = 80
 
@@ -51,6 +52,8 @@ def demo(transactional_db, monkeypatch, settings, tmp_path):
         {f"/study/report/{running}/", f"/study/report/{running}/adjudicate/"}
         | {f"/study/manage/{running}/", f"/judging/compare/study/{running}/"}
         | {f"/judging/compare/leaderboard/?study={running}"}
+        | {f"/study/manage/{running}/{page}/" for page in ("quality", "pay", "rounds")}
+        | {f"/study/manage/{pk}/prolific/" for pk in Study.objects.values_list("pk", flat=True)}
         | {
             f"/data/procedures/{pk}/"
             for pk in Procedure.objects.filter(generations=None).values_list("pk", flat=True)
