@@ -123,16 +123,9 @@ def ac1_bootstrap_ci(
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(n_units, frequency / n_units, size=n_resamples)
     values, _, _ = ac1_weighted(patterns, weights.astype(np.float64), q)
-    ok = np.isfinite(values)
-    if not ok.any():
-        return Undefined("no bootstrap resample had an item rated twice")
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values[ok], [tail, 100 - tail])
-    return BootstrapCI(
-        low=float(low),
-        high=float(high),
+    return BootstrapCI.from_samples(
+        values,
         confidence=confidence,
-        n_resamples=n_resamples,
-        n_degenerate=int((~ok).sum()),
         seed=seed,
+        undefined="no bootstrap resample had an item rated twice",
     )

@@ -89,6 +89,26 @@ class BootstrapCI:
     n_degenerate: int  # resamples where α was undefined (one category only), left out
     seed: int
 
+    @classmethod
+    def from_samples(
+        cls, values: np.ndarray, *, confidence: float, seed: int, undefined: str
+    ) -> BootstrapCI | Undefined:
+        """The percentile interval of the resamples' ``values`` (``nan``: undefined there,
+        left out and counted); ``Undefined(undefined)`` when no resample had a value."""
+        ok = np.isfinite(values)
+        if not ok.any():
+            return Undefined(undefined)
+        tail = (1 - confidence) / 2 * 100
+        low, high = np.percentile(values[ok], [tail, 100 - tail])
+        return cls(
+            low=float(low),
+            high=float(high),
+            confidence=confidence,
+            n_resamples=len(values),
+            n_degenerate=int((~ok).sum()),
+            seed=seed,
+        )
+
 
 def alpha_bootstrap_ci(
     matrix: LabelMatrix,
@@ -133,18 +153,11 @@ def alpha_bootstrap_ci(
     alphas = _alpha_from_pattern_weights(
         patterns, weights.astype(np.float64), level=level, domain=_value_domain(matrix, level)
     )
-    ok = np.isfinite(alphas)
-    if not ok.any():
-        return Undefined("every bootstrap resample had a single category")
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(alphas[ok], [tail, 100 - tail])
-    return BootstrapCI(
-        low=float(low),
-        high=float(high),
+    return BootstrapCI.from_samples(
+        alphas,
         confidence=confidence,
-        n_resamples=n_resamples,
-        n_degenerate=int((~ok).sum()),
         seed=seed,
+        undefined="every bootstrap resample had a single category",
     )
 
 
