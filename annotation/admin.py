@@ -1,6 +1,9 @@
-"""The annotation console: studies, items, participants, assignments, annotations, adjudications."""
+"""The annotation console: studies, items, participants, assignments, annotations, adjudications;
+a paid study's pay terms, rounds and the log of calls to Prolific (read-only)."""
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 
 from annotation.models import (
     Adjudication,
@@ -9,17 +12,69 @@ from annotation.models import (
     AttentionCheckResult,
     EntryEvent,
     Participant,
+    ProlificCall,
     Study,
     StudyItem,
+    StudyPay,
+    StudyRound,
 )
+from annotation.services.assignment import study_sample_ranks_refresh
+from annotation.services.form_items import study_form_item_checked
+
+
+class StudyItemFormSet(forms.BaseInlineFormSet):
+    """Item rows of a study of another form type than critical failure are checked by its
+    form type (:func:`annotation.services.form_items.study_form_item_checked`): a pairwise
+    item's second generation of the same procedure, the context, a known item's
+    ``expected_label``; a critical-failure study's rows take no second generation."""
+
+    def clean(self):
+        super().clean()
+        study = self.instance
+        for n, form in enumerate(self.forms, start=1):
+            data = getattr(form, "cleaned_data", None)
+            if not data or data.get("DELETE") or not data.get("generation"):
+                continue
+            if study.form_type == "critical_failure":
+                if data.get("generation_b"):
+                    form.add_error("generation_b", "For pairwise studies only.")
+                continue
+            spec = {
+                "generation_id": data["generation"].pk,
+                "generation_b_id": data["generation_b"].pk if data.get("generation_b") else None,
+                "kind": data.get("kind"),
+                "context": data.get("context") or {},
+                "expected_label": data.get("expected_label"),
+                "explanation": data.get("explanation", ""),
+            }
+            try:
+                checked = study_form_item_checked(study=study, spec=spec, where=f"item row {n}")
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                data["expected_label"] = checked.expected_label
+                form.instance.expected_label = checked.expected_label
 
 
 class StudyItemInline(admin.TabularInline):
     model = StudyItem
+    formset = StudyItemFormSet
     extra = 0
-    raw_id_fields = ["generation"]
-    fields = ["generation", "kind", "position", "expected_has_failure", "explanation", "n_assigned"]
-    readonly_fields = ["n_assigned"]
+    raw_id_fields = ["generation", "generation_b"]
+    fields = [
+        "generation",
+        "generation_b",
+        "kind",
+        "position",
+        "attempt",
+        "expected_has_failure",
+        "expected_label",
+        "context",
+        "explanation",
+        "n_assigned",
+        "sample_rank",
+    ]
+    readonly_fields = ["n_assigned", "sample_rank"]
 
 
 @admin.register(Study)
@@ -31,9 +86,11 @@ class StudyAdmin(admin.ModelAdmin):
         "overlap",
         "items_per_participant",
         "min_seconds_per_item",
+        "sampling",
+        "gold_rate",
         "created_at",
     ]
-    list_filter = ["status", "entry"]
+    list_filter = ["status", "entry", "sampling"]
     search_fields = ["name", "slug", "prolific_study_id"]
     readonly_fields = ["created_at", "created_by"]
     inlines = [StudyItemInline]
@@ -42,6 +99,52 @@ class StudyAdmin(admin.ModelAdmin):
         if not change:
             obj.created_by = request.user
         super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        study_sample_ranks_refresh(study=form.instance)  # a new seed or new items
+
+
+@admin.register(StudyPay)
+class StudyPayAdmin(admin.ModelAdmin):
+    list_display = (
+        "study",
+        "currency",
+        "reward",
+        "estimated_minutes",
+        "bonus_per_item",
+        "bonus_per_known_correct",
+        "exclusion_group_id",
+    )
+    search_fields = ("study__name", "exclusion_group_id")
+    raw_id_fields = ("study",)
+
+
+@admin.register(StudyRound)
+class StudyRoundAdmin(admin.ModelAdmin):
+    list_display = ("study", "previous", "number", "created_by", "created_at")
+    search_fields = ("study__name", "previous__name")
+    raw_id_fields = ("study", "previous")
+    readonly_fields = ("created_by", "created_at")
+
+
+@admin.register(ProlificCall)
+class ProlificCallAdmin(admin.ModelAdmin):
+    """The log of calls to Prolific: read-only for everyone (the log is evidence)."""
+
+    list_display = ("created_at", "study", "user", "action", "target", "status", "ok")
+    list_filter = ("action", "ok")
+    search_fields = ("target", "request_summary", "message")
+    list_select_related = ("study", "user")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Participant)
@@ -53,6 +156,8 @@ class ParticipantAdmin(admin.ModelAdmin):
         "n_done",
         "attention_failures",
         "qualification_score",
+        "qualification_attempt",
+        "n_gold_served",
         "created_at",
     ]
     list_filter = ["study", "stage"]

@@ -288,6 +288,9 @@ def _alpha_with_ci(
     return out
 
 
+alpha_with_ci = _alpha_with_ci  # α with its bootstrap CI, for the form types' agreement levels
+
+
 def _ci_json(ci: ag.BootstrapCI | ag.Undefined) -> dict:
     if isinstance(ci, ag.Undefined):
         return ci.to_json()

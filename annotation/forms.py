@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation.form_types.registry import form_choices
 from annotation.models import Study
+from annotation.selectors.study import generation_pairs
 from annotation.services.study import STUDY_SETTINGS
 from benchmarks.models import Dataset, Generation, Generator
 
@@ -19,6 +21,44 @@ class StudyCreateForm(forms.ModelForm):
     limit = forms.IntegerField(
         min_value=1, initial=200, help_text="How many generations (in procedure order)."
     )
+    generator_b = forms.ModelChoiceField(
+        queryset=Generator.objects.all(),
+        required=False,
+        label="Second generator (pairwise)",
+        help_text="Pairwise studies only: each item pairs the first generator's generation of a "
+        "procedure with this one's (procedures both generated, in procedure order, up to the "
+        "limit).",
+    )
+    # a paid study's flow (optional; left out = the defaults)
+    sampling = forms.ChoiceField(
+        choices=Study.Sampling.choices,
+        required=False,
+        initial=Study.Sampling.LEAST_ANNOTATED,
+        help_text="Which item a participant gets next: least annotated first, a balanced mix "
+        "of topics or of generators per participant, or a fixed seeded order.",
+    )
+    sampling_seed = forms.IntegerField(
+        min_value=0, required=False, initial=0, help_text="Seed of the fixed seeded order."
+    )
+    gold_rate = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        initial=0.0,
+        help_text="Silent gold items (kind gold) per regular item, e.g. 0.2; 0 = none.",
+    )
+    form_type = forms.ChoiceField(
+        choices=form_choices,
+        required=False,
+        initial="critical_failure",
+        help_text="The item form (README, “Form types”).",
+    )
+    form_config = forms.JSONField(
+        required=False,
+        initial=dict,
+        help_text='The form type\'s settings as JSON, e.g. {"preset": "scirecipe"} for a '
+        'rating scale or {"pack": "longproc-countdown"} for solve mode; {} for none.',
+    )
 
     class Meta:
         model = Study
@@ -28,7 +68,28 @@ class StudyCreateForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        if data.get("dataset") and data.get("generator") and data.get("limit"):
+        pairwise = data.get("form_type") == "pairwise"
+        second = data.get("generator_b")
+        if second and not pairwise:
+            self.add_error("generator_b", "A second generator is for pairwise studies only.")
+        elif pairwise and not second:
+            self.add_error("generator_b", "A pairwise study needs a second generator to pair.")
+        elif pairwise and second == data.get("generator"):
+            self.add_error("generator_b", "Choose a generator other than the first.")
+        elif data.get("dataset") and data.get("generator") and data.get("limit"):
+            if pairwise:
+                data["pairs"] = generation_pairs(
+                    dataset=data["dataset"],
+                    generator=data["generator"],
+                    generator_b=second,
+                    limit=data["limit"],
+                )
+                if not data["pairs"]:
+                    raise forms.ValidationError(
+                        "These two generators have no procedure of this dataset in common."
+                    )
+                data["generation_ids"] = []
+                return data
             ids = list(
                 Generation.objects.filter(
                     procedure__dataset=data["dataset"], generator=data["generator"]
@@ -40,6 +101,21 @@ class StudyCreateForm(forms.ModelForm):
                 raise forms.ValidationError("This generator has no generations on this dataset.")
             data["generation_ids"] = ids
         return data
+
+    def clean_form_type(self):
+        return self.cleaned_data.get("form_type") or "critical_failure"
+
+    def clean_form_config(self):
+        return self.cleaned_data.get("form_config") or {}
+
+    def clean_sampling(self):
+        return self.cleaned_data.get("sampling") or Study.Sampling.LEAST_ANNOTATED
+
+    def clean_sampling_seed(self):
+        return self.cleaned_data.get("sampling_seed") or 0
+
+    def clean_gold_rate(self):
+        return self.cleaned_data.get("gold_rate") or 0.0
 
     def settings(self) -> dict:
         return {f: self.cleaned_data[f] for f in self.Meta.fields if f != "name"}

@@ -1,7 +1,9 @@
 """Read known-answer items (attention, training, qualification) from JSONL (pure Python).
 
 One object per line: ``{"source_example_id" or "generation_id", "kind":
-"attention|training|qualification", "expected_has_failure": true|false, "explanation"?}``.
+"attention|training|qualification|gold", "expected_has_failure": true|false, "explanation"?,
+"attempt"?: 1|2}`` (``attempt`` 2: a qualification item of the second try; ``gold``: a silent
+gold item, shown like any other).
 Errors name the file line and the field.
 """
 
@@ -12,7 +14,7 @@ from collections.abc import Iterable
 
 from core.text import first_bad_text
 
-KINDS = ("attention", "training", "qualification")
+KINDS = ("attention", "training", "qualification", "gold")
 
 
 class KnownItemsError(ValueError):
@@ -54,7 +56,13 @@ def parse_known_items(lines: Iterable[str], *, source: str = "<input>") -> list[
         explanation = obj.get("explanation", "")
         if not isinstance(explanation, str):
             raise KnownItemsError(f"{where}: field explanation must be a string")
+        attempt = obj.get("attempt", 1)
+        if attempt not in (1, 2) or isinstance(attempt, bool):
+            raise KnownItemsError(f"{where}: field attempt must be 1 or 2")
+        if attempt == 2 and obj["kind"] != "qualification":
+            raise KnownItemsError(f"{where}: field attempt 2 is for qualification items only")
         item = {
+            "attempt": attempt,
             "kind": obj["kind"],
             "expected_has_failure": obj["expected_has_failure"],
             "explanation": explanation,

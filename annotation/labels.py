@@ -16,6 +16,7 @@ MAX_DESCRIPTION = 2_000
 MAX_COMMENTS = 5_000
 MAX_FAILURES = 30
 _FAILURE_KEY = re.compile(r"^f-(\d{1,3})-(desc|l1|l2)$")
+CRITICAL_FAILURE = "critical_failure"
 
 
 @dataclass
@@ -26,13 +27,16 @@ class ParsedLabel:
     choice: str = ""
     failures: list[dict] = field(default_factory=list)
     comments: str = ""
+    # a form type other than critical failure (annotation.form_types): its name and answer
+    form_type: str = CRITICAL_FAILURE
+    answer: dict = field(default_factory=dict)
 
     @property
     def has_failure(self) -> bool | None:
         return {"none": False, "failure": True}.get(self.choice)
 
     def as_draft(self) -> dict:
-        return {
+        draft = {
             "goal_ack": self.goal_ack,
             "read_steps": self.read_steps,
             "read_l1_steps": self.read_l1_steps,
@@ -40,6 +44,9 @@ class ParsedLabel:
             "failures": self.failures,
             "comments": self.comments,
         }
+        if self.form_type != CRITICAL_FAILURE:
+            draft |= {"form_type": self.form_type, "answer": self.answer}
+        return draft
 
 
 def _ints(values: Sequence[str], *, upper: int) -> list[int]:
@@ -75,6 +82,34 @@ def parse_label(data: Mapping[str, Sequence[str]], *, n_l1: int, n_l2: int) -> P
             }
         )
     return label
+
+
+def parse_form(data: Mapping[str, Sequence[str]], *, form, item) -> ParsedLabel:
+    """The item form of any form type (``form``: a bound form type of
+    :mod:`annotation.form_types`, ``item``: its ``ItemView``): the critical-failure form as
+    :func:`parse_label` reads it; another type's answer under ``answer``, with the goal
+    acknowledgement and the comments every form shares."""
+    if form.name == CRITICAL_FAILURE:
+        return parse_label(data, n_l1=len(item.l1), n_l2=len(item.l2))
+    answer = form.parse(data, item)
+    answer.pop("comments", None)
+    values = data.get("goal_ack") or []
+    comments = data.get("comments") or []
+    return ParsedLabel(
+        goal_ack=bool(values) and values[0] in {"1", "on", "true"},
+        comments=(comments[0] if comments else "")[:MAX_COMMENTS],
+        form_type=form.name,
+        answer=answer,
+    )
+
+
+def form_submission_errors(label: ParsedLabel, *, form, item, n_l1: int = 0) -> list[str]:
+    """What stops a label of any form type from being submitted (see
+    :func:`submission_errors` for the critical-failure form; ``n_l1`` as there)."""
+    if form.name == CRITICAL_FAILURE:
+        return submission_errors(label, n_l2=len(item.l2), n_l1=n_l1)
+    errors = [] if label.goal_ack else ["Goal: tick “I've read the goal…” before submitting."]
+    return errors + form.errors(label.answer, item)
 
 
 def unread_steps(label: ParsedLabel, *, n_l2: int, n_l1: int = 0) -> tuple[list[int], list[int]]:

@@ -95,14 +95,21 @@ ITEM_FULL = PreparedRead(
 # --- claiming: the pool's head and a slot on an item -------------------------------------------
 
 
-def regular_pool(*, study_id: int, overlap: int, participant_id: int) -> QuerySet:
-    """Regular items with room left that this participant never had, least annotated first."""
+LEAST_ANNOTATED_ORDER = ("n_assigned", "position", "id")
+SEEDED_ORDER = ("sample_rank", "id")
+
+
+def regular_pool(
+    *, study_id: int, overlap: int, participant_id: int, order=LEAST_ANNOTATED_ORDER
+) -> QuerySet:
+    """Regular items with room left that this participant never had, least annotated first
+    (or in ``order``: :data:`SEEDED_ORDER` for the fixed seeded order)."""
     return (
         StudyItem.objects.filter(
             study_id=study_id, kind=StudyItem.Kind.REGULAR, n_assigned__lt=overlap
         )
         .exclude(assignments__participant_id=participant_id)
-        .order_by("n_assigned", "position", "id")
+        .order_by(*order)
     )
 
 
@@ -116,6 +123,23 @@ POOL_HEAD = PreparedRead(
         "study_id": 2_073_000_011,
         "overlap": 2_073_000_012,
         "participant_id": 2_073_000_013,
+    },
+)
+
+# The pool's head in the study's fixed seeded order (sampling "seeded"): each item in turn, by
+# its seeded rank, until it has k live assignments.
+POOL_HEAD_SEEDED = PreparedRead(
+    "annotation.pool_head_seeded",
+    model=StudyItem,
+    build=lambda **kw: (
+        regular_pool(**kw, order=SEEDED_ORDER)
+        .select_for_update(skip_locked=True)
+        .values_list("pk")[:1]
+    ),
+    sentinels={
+        "study_id": 2_073_000_014,
+        "overlap": 2_073_000_015,
+        "participant_id": 2_073_000_016,
     },
 )
 

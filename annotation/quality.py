@@ -4,10 +4,16 @@ drift over the session, and a suggested action with its reasons.
 
 Definitions (one home for each):
 - *agreement with the majority*: over the participant's regular items that at least one other
-  participant labelled and whose other labels are not tied, the share where the participant's
-  "has failure" equals the majority of the others' labels.
-- *gold agreement*: the share of known-answer items (attention, qualification: an expected
-  answer) labelled as expected.
+  participant labelled and whose other labels have a strict majority (more than half alike;
+  a tie has none), the share where the participant's label equals that majority. The label
+  compared is ``Label.value`` (the form type's ``quality_value``: "has failure" for critical
+  failure, the preferred system for pairwise, all ratings for rating), else "has failure".
+- *gold agreement*: the share of known-answer items (attention, qualification, silent gold:
+  an expected answer) labelled as expected: ``Label.correct`` when the reader set it (the
+  study's form type's known-answer rule, ``BoundForm.known_answer``, so it holds for every
+  form type), else "has failure" equals the expected bool.
+- *silent gold agreement*: the same share over the silent gold items alone (known answers
+  shown like any other item, so the participant cannot tell them apart).
 - *drift*: majority agreement on the second half of those compared items (in submission order)
   minus the first half (the first half is the smaller one when their number is odd); needs at
   least ``DRIFT_MIN_ITEMS`` compared items.
@@ -17,8 +23,8 @@ Definitions (one home for each):
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -35,9 +41,20 @@ class Label:
     participant: str
     item: int
     has_failure: bool
-    expected: bool | None  # the known answer; None for regular items
+    expected: object | None  # the known answer (a bool, or a form type's label); None: regular
     active_ms: int
     submitted_at: datetime
+    silent: bool = False  # a silent gold item
+    correct: bool | None = None  # known items: answered as expected (None: compare has_failure)
+    value: Hashable = None  # what the majority compares (None: has_failure)
+
+    @property
+    def compared(self) -> Hashable:
+        return self.has_failure if self.value is None else self.value
+
+    @property
+    def right(self) -> bool:
+        return self.correct if self.correct is not None else self.has_failure == self.expected
 
 
 @dataclass
@@ -51,6 +68,8 @@ class ParticipantQuality:
     majority_compared: int = 0
     gold_agree: int = 0
     gold_total: int = 0
+    silent_gold_agree: int = 0
+    silent_gold_total: int = 0
     first_half: float | None = None
     second_half: float | None = None
     action: str = "keep"
@@ -63,6 +82,12 @@ class ParticipantQuality:
     @property
     def gold_agreement(self) -> float | None:
         return self.gold_agree / self.gold_total if self.gold_total else None
+
+    @property
+    def silent_gold_agreement(self) -> float | None:
+        if not self.silent_gold_total:
+            return None
+        return self.silent_gold_agree / self.silent_gold_total
 
     @property
     def attention_failed(self) -> int:
@@ -135,14 +160,17 @@ def participant_quality(
         q.attention_passed, q.attention_total = attention.get(pid, (0, 0))
         known = [lab for lab in mine if lab.expected is not None]
         q.gold_total = len(known)
-        q.gold_agree = sum(lab.has_failure == lab.expected for lab in known)
+        q.gold_agree = sum(lab.right for lab in known)
+        silent = [lab for lab in known if lab.silent]
+        q.silent_gold_total = len(silent)
+        q.silent_gold_agree = sum(lab.right for lab in silent)
         agreed: list[bool] = []
         for lab in regular:
-            others = [o.has_failure for o in by_item[lab.item] if o.participant != pid]
-            yes = sum(others)
-            if not others or yes * 2 == len(others):
+            others = [o.compared for o in by_item[lab.item] if o.participant != pid]
+            top = Counter(others).most_common(1)
+            if not top or top[0][1] * 2 <= len(others):
                 continue
-            agreed.append(lab.has_failure == (yes * 2 > len(others)))
+            agreed.append(lab.compared == top[0][0])
         q.majority_compared, q.majority_agree = len(agreed), sum(agreed)
         if len(agreed) >= DRIFT_MIN_ITEMS:
             half = len(agreed) // 2

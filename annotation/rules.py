@@ -19,6 +19,22 @@ Qualification
     threshold, with a tolerance of 1e-9 for float error (2 of 3 right passes a threshold
     written as 0.6666666667). :func:`screened_out_reason` tells the two ways out apart.
 
+Comprehension check, second attempt
+    :func:`comprehension_outcome`: after a qualification attempt, a pass goes on to the items;
+    a first failure goes back to the training (with the missed items explained) for one more
+    try on the study's second set of qualification items, when it has one; a failure with no
+    try left screens the participant out (:data:`QUALIFICATION_MAX_ATTEMPTS`).
+
+Silent gold
+    :func:`gold_due` says when the next item is a silent gold item (a known answer shown like any
+    other item, scored, never blocking); :func:`item_position` is the "Item n" the page shows,
+    counting gold items like regular ones so that nothing tells them apart.
+
+Item sampling
+    :data:`SAMPLING` names the strategies; :func:`seeded_rank` is an item's place in the fixed
+    seeded order; :func:`stratum_next` picks the stratum (topic or generator) that keeps a
+    participant's mix balanced.
+
 Active time
     :func:`active_ms_after_beat`: a page's report of active time is capped at two heartbeat
     intervals and the total never exceeds the wall-clock time since the item was served.
@@ -26,7 +42,9 @@ Active time
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Iterable
 from datetime import datetime
 
 # --- minimum time per item ---------------------------------------------------------------
@@ -142,6 +160,72 @@ def screened_out_reason(*, qualification_score: float | None, attention_failures
     if qualification_score is not None and attention_failures == 0:
         return SCREENED_BY_QUALIFICATION
     return SCREENED_BY_ATTENTION
+
+
+# --- comprehension check: a second attempt after the training -------------------------------
+
+QUALIFICATION_MAX_ATTEMPTS = 2
+COMPREHENSION_WORK = "work"
+COMPREHENSION_RETRAIN = "retrain"
+COMPREHENSION_SCREEN_OUT = "screen_out"
+
+
+def comprehension_outcome(*, passed: bool, attempt: int, has_second_set: bool) -> str:
+    """What follows a finished qualification attempt: :data:`COMPREHENSION_WORK` on a pass,
+    :data:`COMPREHENSION_RETRAIN` (the training again, then the second set) after a first
+    failure when the study has a second set of items, else :data:`COMPREHENSION_SCREEN_OUT`."""
+    if passed:
+        return COMPREHENSION_WORK
+    if has_second_set and attempt < QUALIFICATION_MAX_ATTEMPTS:
+        return COMPREHENSION_RETRAIN
+    return COMPREHENSION_SCREEN_OUT
+
+
+# --- silent gold ---------------------------------------------------------------------------
+
+
+def gold_due(*, rate: float, regular_done: int, gold_served: int) -> bool:
+    """Whether the next item should be a silent gold item (same spacing rule as attention)."""
+    return attention_due(rate=rate, regular_done=regular_done, attention_served=gold_served)
+
+
+def gold_planned(*, rate: float, items_per_participant: int, n_gold_items: int) -> int:
+    """How many silent gold items a participant who does every item is served: one after every
+    interval of regular items, never after the last, at most the study's gold items."""
+    interval = attention_interval(rate)
+    if interval == 0 or items_per_participant <= 0:
+        return 0
+    return min((items_per_participant - 1) // interval, n_gold_items)
+
+
+def item_position(*, regular_done: int, gold_served: int, current_is_gold: bool) -> int:
+    """The "Item n" shown: regular and silent gold items counted alike (a gold item is counted
+    in ``gold_served`` as soon as it is served)."""
+    return regular_done + gold_served + (0 if current_is_gold else 1)
+
+
+# --- item sampling -------------------------------------------------------------------------
+
+SAMPLING_LEAST_ANNOTATED = "least_annotated"
+SAMPLING_BY_TOPIC = "by_topic"
+SAMPLING_BY_GENERATOR = "by_generator"
+SAMPLING_SEEDED = "seeded"
+SAMPLING = (SAMPLING_LEAST_ANNOTATED, SAMPLING_BY_TOPIC, SAMPLING_BY_GENERATOR, SAMPLING_SEEDED)
+SEEDED_RANK_MAX = 2**31 - 1
+
+
+def seeded_rank(*, seed: int, key: int) -> int:
+    """An item's place in the fixed seeded order: a hash of (seed, generation id), so the same
+    seed gives the same order on any machine, whatever order items were added in."""
+    digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % SEEDED_RANK_MAX
+
+
+def stratum_next(*, open_strata: Iterable, seen: dict) -> object | None:
+    """Of the strata that still have items for this participant, the one they have seen least
+    (``seen``: stratum → items had); ties go to the smallest key. None when none is open."""
+    candidates = sorted(open_strata, key=lambda s: (seen.get(s, 0), str(s)))
+    return candidates[0] if candidates else None
 
 
 # --- active time ---------------------------------------------------------------------------

@@ -4,12 +4,18 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import views as api
-from benchmarks.views import datasets
+from benchmarks.views import datasets, outputs
 
 pages = [
     path("", datasets.dataset_list, name="dataset_list"),
     path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset_detail"),
     path("procedures/<int:pk>/", datasets.procedure_detail, name="procedure_detail"),
+    path("generations/<int:pk>/output/", outputs.generation_output, name="generation_output"),
+    path(
+        "generations/<int:pk>/step-diff/",
+        outputs.generation_step_diff,
+        name="generation_step_diff",
+    ),
 ]
 
 router = DefaultRouter(trailing_slash=True)

@@ -130,6 +130,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+if env_bool("DB_PGBOUNCER_TRANSACTION", False):
+    # Behind pgbouncer in *transaction* pooling: no server-side cursors (a cursor would outlive
+    # its transaction's server connection) and no server-side prepared statements (psycopg 3
+    # prepares after 5 executions; pgbouncer < 1.21, or without max_prepared_statements, cannot).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
 if os.environ.get("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 
@@ -213,6 +219,9 @@ HOW2JUDGE_MODEL_DIR = os.environ.get("HOW2JUDGE_MODEL_DIR", str(VAR_DIR / "model
 # A run's lease is stale (its worker presumed gone, the run taken over) when its heartbeat is
 # older than this (core.runs); workers beat at least every few seconds while they work.
 RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 60)
+# A chunk takes no new work after this many seconds and hands over to the next chunk (the Redis
+# visibility timeout is set above it: config.celery.visibility_timeout).
+RUN_CHUNK_SECONDS = env_int("RUN_CHUNK_SECONDS", 300)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

@@ -1,12 +1,13 @@
-"""The one chunk task of the run engine (:mod:`core.runs.engine`), and the resume of orphaned
-runs when a worker starts."""
+"""The one chunk task of the run engine (:mod:`core.runs.engine`); the resume of orphaned runs
+(when a worker starts, and every ``RUN_ORPHAN_SCAN_SECONDS`` from Celery beat, see
+``config.celery``); and the worker's health beacon (:mod:`core.health`)."""
 
 from __future__ import annotations
 
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 
 logger = logging.getLogger(__name__)
 
@@ -23,16 +24,41 @@ def run_chunk(self, label: str, run_id: int) -> str:
     return outcome.status
 
 
-@shared_task(name="core.runs_resume_orphans")
+@shared_task(name="core.runs_resume_orphans", ignore_result=True, expires=300)
 def runs_resume_orphans() -> list[str]:
+    """Requeue the runs whose worker is gone (a stale heartbeat). Run by beat periodically and
+    by each worker when it starts; repeating it is harmless (an execution that finds a run held
+    does nothing)."""
     from core.runs import engine
 
-    return engine.resume_orphans()
+    resumed = engine.resume_orphans()
+    if resumed:
+        logger.warning("resumed orphaned runs: %s", ", ".join(resumed))
+    return resumed
+
+
+_beacon = None
 
 
 @worker_ready.connect
-def _resume_on_worker_start(sender=None, **_kwargs) -> None:
+def _on_worker_ready(sender=None, **_kwargs) -> None:
+    global _beacon
     try:
         runs_resume_orphans.delay()
     except Exception:  # never keep a worker from starting
         logger.exception("could not enqueue the resume of orphaned runs")
+    try:
+        from core.health import BeaconThread, default_worker_name
+
+        name = getattr(sender, "hostname", None) or default_worker_name()
+        queues = list(sender.app.amqp.queues.consume_from) if sender is not None else []
+        _beacon = BeaconThread(name=name, queues=queues)
+        _beacon.start()
+    except Exception:
+        logger.exception("could not start the worker's health beacon")
+
+
+@worker_shutdown.connect
+def _on_worker_shutdown(**_kwargs) -> None:
+    if _beacon is not None:
+        _beacon.stop()

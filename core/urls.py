@@ -9,6 +9,8 @@ from core import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("healthz/ready", views.healthz_ready, name="healthz-ready"),
+    path("healthz/workers", views.healthz_workers, name="healthz-workers"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

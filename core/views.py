@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
 
+from core import health
 from core.dashboard import home_cards
 from core.roles import is_researcher
 
@@ -23,4 +26,24 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
+    """Liveness: the process answers (no dependency checked)."""
     return HttpResponse("ok", content_type="text/plain")
+
+
+def _health_response(result: dict) -> JsonResponse:
+    return JsonResponse(result, status=200 if result["ok"] else 503)
+
+
+@never_cache
+@require_safe
+def healthz_ready(request: HttpRequest) -> JsonResponse:
+    """Readiness of a web process: 200 when its database and broker answer, else 503."""
+    return _health_response(health.web_health())
+
+
+@never_cache
+@require_safe
+def healthz_workers(request: HttpRequest) -> JsonResponse:
+    """200 when a worker is alive (``?queue=gpu``: one consuming that queue), else 503."""
+    queue = (request.GET.get("queue") or "").strip()[:100] or None
+    return _health_response(health.workers_health(queue=queue))

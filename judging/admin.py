@@ -1,8 +1,11 @@
-"""The judging console: judges, runs (launch with a cost estimate first, then a live htmx
-progress bar; cancel, resume, take over a run whose worker is gone) and judgments. Launch,
+"""The judging console: judges, runs (launch with a cost estimate first, both worked out of
+the request by workers, then a live htmx progress bar polling with back-off; cancel, resume,
+take over a run whose worker is gone) and judgments. Launch,
 cancel and resume are for the admin role only."""
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
@@ -15,9 +18,11 @@ from django.utils.html import format_html
 
 from benchmarks.models import Dataset, Generator, Topic
 from core.errors import validation_text
+from core.polling import Poll, next_poll
 from core.roles import is_admin
-from judging.models import Judge, JudgeRun, Judgment
+from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment
 from judging.selectors import judgments as selectors
+from judging.services import estimates
 from judging.services import runs as services
 
 
@@ -109,6 +114,24 @@ class LaunchForm(forms.Form):
         return out
 
 
+def _poll(request: HttpRequest, mark: str) -> Poll:
+    return next_poll(waited=request.GET.get("wait"), seen=request.GET.get("seen"), mark=mark)
+
+
+def _run_mark(run: JudgeRun) -> str:
+    return f"{run.status}:{run.n_done}:{run.n_failed}:{int(run.prepared_at is not None)}"
+
+
+def _estimated_cost(estimate_id: str | None, judge: Judge):
+    """The cost of the estimate shown before launch (the same judge's, when done)."""
+    if not (estimate_id or "").isdigit():
+        return None
+    est = JudgeRunEstimate.objects.filter(
+        pk=estimate_id, judge=judge, status=JudgeRunEstimate.Status.DONE
+    ).first()
+    return Decimal(est.result["est_cost"]) if est is not None and est.result else None
+
+
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
     list_display = (
@@ -145,7 +168,11 @@ class JudgeRunAdmin(admin.ModelAdmin):
         run = JudgeRun.objects.select_related("judge").filter(pk=object_id).first()
         extra = dict(extra_context or {})
         if run is not None:
-            extra.update(progress=selectors.judge_run_progress(run), can_act=is_admin(request.user))
+            extra.update(
+                progress=selectors.judge_run_progress(run),
+                poll=_poll(request, _run_mark(run)),
+                can_act=is_admin(request.user),
+            )
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     def get_urls(self):
@@ -154,6 +181,11 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 "launch/",
                 self.admin_site.admin_view(self.launch_view),
                 name="judging_judgerun_launch",
+            ),
+            path(
+                "estimate/<int:pk>/",
+                self.admin_site.admin_view(self.estimate_view),
+                name="judging_judgerun_estimate",
             ),
             path(
                 "<int:pk>/progress/",
@@ -183,6 +215,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
             raise PermissionDenied("launching, cancelling and resuming judge runs is for admins")
 
     def launch_view(self, request: HttpRequest) -> HttpResponse:
+        """Estimate first (a worker computes it; the page polls it), then launch: the run is
+        created at once and the worker selects and hashes its items."""
         self._require_admin(request)
         estimate = None
         if request.method == "POST":
@@ -192,11 +226,16 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 try:
                     if request.POST.get("confirm") == "1":
                         run = services.judge_run_create(
-                            judge=judge, selection=form.selection(), user=request.user
+                            judge=judge,
+                            selection=form.selection(),
+                            user=request.user,
+                            estimated_cost=_estimated_cost(request.POST.get("estimate"), judge),
                         )
                         messages.success(request, f"Run {run.pk} launched: {run.n_total} item(s).")
                         return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
-                    estimate = services.judge_run_estimate(judge=judge, selection=form.selection())
+                    estimate = estimates.judge_run_estimate_request(
+                        judge=judge, selection=form.selection(), user=request.user
+                    )
                 except ValidationError as exc:
                     for field, errs in getattr(
                         exc, "message_dict", {"__all__": exc.messages}
@@ -208,12 +247,24 @@ class JudgeRunAdmin(admin.ModelAdmin):
             **self.admin_site.each_context(request),
             "title": "Launch a judge run",
             "form": form,
-            "estimate": estimate,
+            "est": estimate,
+            "poll": None if estimate is None else _poll(request, estimate.status),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/judging/judgerun/launch.html", context)
 
+    def estimate_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The estimate's partial (htmx polls it with back-off until a worker is done)."""
+        self._require_admin(request)
+        est = get_object_or_404(JudgeRunEstimate, pk=pk)
+        return TemplateResponse(
+            request,
+            "admin/judging/judgerun/_estimate.html",
+            {"est": est, "poll": _poll(request, est.status)},
+        )
+
     def progress_view(self, request: HttpRequest, pk: int, notice: str = "") -> HttpResponse:
+        """The live progress partial: the run's row only (its counters), one query."""
         run = get_object_or_404(JudgeRun.objects.select_related("judge"), pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
@@ -223,6 +274,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
             {
                 "run": run,
                 "p": selectors.judge_run_progress(run),
+                "poll": _poll(request, _run_mark(run)),
                 "can_act": is_admin(request.user),
                 "notice": notice,
             },

@@ -16,6 +16,8 @@ Statistics (each function's docstring says what it measures and how to read it):
   (:mod:`~annotation.agreement.alpha`).
 - :func:`percent_agreement` — raw share of agreeing annotator pairs.
 - :func:`cohen_kappa` / :func:`pairwise_cohen_kappa` — chance-corrected agreement of two annotators.
+- :func:`weighted_kappa_from_confusion` / :func:`mean_pairwise_weighted_kappa` — weighted κ for
+  ordered categories (rating scales).
 - :func:`fleiss_kappa` — chance-corrected agreement of many annotators
   (these three in :mod:`~annotation.agreement.kappa`).
 - :func:`gwet_ac1` and :func:`ac1_bootstrap_ci` — Gwet's AC1, chance-corrected agreement that
@@ -46,8 +48,10 @@ from annotation.agreement.kappa import (
     confusion_matrix,
     fleiss_kappa,
     fleiss_kappa_from_counts,
+    mean_pairwise_weighted_kappa,
     pairwise_cohen_kappa,
     percent_agreement,
+    weighted_kappa_from_confusion,
 )
 from annotation.agreement.majority import LeaveOneOut, Majority, leave_one_out, majority_labels
 from annotation.agreement.matrix import (
@@ -93,7 +97,9 @@ __all__ = [
     "label_distribution",
     "leave_one_out",
     "majority_labels",
+    "mean_pairwise_weighted_kappa",
     "pairwise_cohen_kappa",
     "percent_agreement",
     "stat_json",
+    "weighted_kappa_from_confusion",
 ]

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Adjudication, Study, StudyItem
 from annotation.selectors import report as rs
+from annotation.selectors.report_forms import study_form_report
 from annotation.services import adjudication as adjudication_services
 
 
@@ -61,11 +62,15 @@ def _paginated(view: APIView, request, rows: list) -> Response:
 
 class StudyReportView(APIView):
     @extend_schema(
-        summary="Agreement report of a study's regular items (α with CI, κ, leave-one-out, groups, annotators)",
+        summary="Agreement report of a study's regular items (α with CI, κ, leave-one-out, groups, annotators; form_report: the form type's own agreement level)",
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request, pk: int):
-        return Response(rs.study_report(study=get_object_or_404(Study, pk=pk)))
+        study = get_object_or_404(Study, pk=pk)
+        report = {**rs.study_report(study=study), "form_type": study.form_type}
+        if study.form_type != "critical_failure":  # the form type's own agreement level
+            report["form_report"] = study_form_report(study=study)
+        return Response(report)
 
 
 class AdjudicationQueueView(APIView):

@@ -11,15 +11,28 @@ from annotation.services.study import STUDY_SETTINGS
 class KnownItemSerializer(serializers.Serializer):
     generation_id = serializers.IntegerField()
     kind = serializers.ChoiceField(
-        choices=[StudyItem.Kind.ATTENTION, StudyItem.Kind.TRAINING, StudyItem.Kind.QUALIFICATION]
+        choices=[
+            StudyItem.Kind.ATTENTION,
+            StudyItem.Kind.TRAINING,
+            StudyItem.Kind.QUALIFICATION,
+            StudyItem.Kind.GOLD,
+        ]
     )
+    attempt = serializers.IntegerField(required=False, default=1, min_value=1, max_value=2)
     expected_has_failure = serializers.BooleanField()
     explanation = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class StudySerializer(serializers.ModelSerializer):
     generation_ids = serializers.ListField(
-        child=serializers.IntegerField(), write_only=True, allow_empty=False
+        child=serializers.IntegerField(), write_only=True, required=False
+    )
+    pairs = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        write_only=True,
+        required=False,
+        help_text="A pairwise study's items: [[generation_a, generation_b], …], two "
+        "generations of the same procedure each (instead of generation_ids).",
     )
     known_items = KnownItemSerializer(many=True, write_only=True, required=False)
     n_items = serializers.IntegerField(read_only=True, source="items.count")
@@ -35,10 +48,18 @@ class StudySerializer(serializers.ModelSerializer):
             "n_items",
             "entry_path",
             "generation_ids",
+            "pairs",
             "known_items",
             *STUDY_SETTINGS,
         ]
         read_only_fields = ["id", "slug", "created_at"]
+
+    def validate(self, attrs):
+        if not attrs.get("generation_ids") and not attrs.get("pairs"):
+            raise serializers.ValidationError(
+                {"generation_ids": "Give generation_ids, or pairs for a pairwise study."}
+            )
+        return attrs
 
     def get_entry_path(self, study: Study) -> str:
         from django.urls import reverse

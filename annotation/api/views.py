@@ -25,7 +25,8 @@ class StudyViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = dict(serializer.validated_data)
         study = study_services.study_create(  # ValidationError → 400 (core.errors)
             name=data.pop("name"),
-            generation_ids=data.pop("generation_ids"),
+            generation_ids=data.pop("generation_ids", []),
+            pairs=data.pop("pairs", []),
             known_items=data.pop("known_items", []),
             created_by=request.user,
             **data,

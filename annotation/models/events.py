@@ -16,6 +16,7 @@ class EntryEvent(models.Model):
             "Another Prolific session for a participant in progress",
         )
         RATE_LIMITED = "rate_limited", "Too many new participants from one address"
+        EXCLUDED = "excluded", "Excluded participant refused (earlier round or group)"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="entry_events")
     participant = models.ForeignKey(

@@ -65,6 +65,12 @@ class ProlificCall(models.Model):
     status = models.PositiveSmallIntegerField(default=0, help_text="HTTP status; 0: no answer.")
     ok = models.BooleanField(default=False)
     message = models.TextField(blank=True)
+    participant_ids = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Prolific ids a group call added (the entry page refuses those of the "
+        "exclusion group).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

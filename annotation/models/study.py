@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -23,6 +24,12 @@ def _new_code() -> str:
 
 
 class Study(models.Model):
+    class Sampling(models.TextChoices):
+        LEAST_ANNOTATED = "least_annotated", "Least annotated first"
+        BY_TOPIC = "by_topic", "Balanced mix of topics per participant"
+        BY_GENERATOR = "by_generator", "Balanced mix of generators per participant"
+        SEEDED = "seeded", "Fixed seeded order"
+
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         PAUSED = "paused", "Paused"
@@ -84,6 +91,33 @@ class Study(models.Model):
         help_text="Participants also click through every L1 (reference) step before submitting, "
         "as in the paper's interface (Figures 7-11); every L2 step always.",
     )
+    form_type = models.CharField(
+        max_length=40,
+        default="critical_failure",
+        help_text="The item form: a name in annotation.form_types (critical_failure, rating, "
+        "customplans, pairwise, solve).",
+    )
+    form_config = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The form type's settings (e.g. a rating scale's dimensions), checked by it.",
+    )
+    # a paid study's flow (issue 16): item sampling, silent gold
+    sampling = models.CharField(
+        max_length=16,
+        choices=Sampling.choices,
+        default=Sampling.LEAST_ANNOTATED,
+        help_text="Which item a participant gets next (annotation.rules.SAMPLING).",
+    )
+    sampling_seed = models.PositiveIntegerField(
+        default=0, help_text="Seed of the fixed seeded order (same seed, same order)."
+    )
+    gold_rate = models.FloatField(
+        default=0.0,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Silent gold items per regular item (0.2 = one after every 5): known answers "
+        "shown like any other item, scored on the quality page, never blocking.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -98,6 +132,17 @@ class Study(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("annotation:study_progress", args=[self.pk])
+
+    def clean(self) -> None:
+        super().clean()
+        from annotation.form_types.registry import FormConfigError, form_checked
+
+        try:
+            self.form_config = form_checked(self.form_type, self.form_config).config
+        except FormConfigError as exc:
+            key = "form_type" if exc.field == "form_type" else "form_config"
+            message = exc.message if exc.field == key else f"{exc.field}: {exc.message}"
+            raise ValidationError({key: message}) from exc
 
     @property
     def accepts_prolific(self) -> bool:
@@ -116,6 +161,7 @@ class StudyItem(models.Model):
         ATTENTION = "attention", "Attention check (planted)"
         TRAINING = "training", "Training example"
         QUALIFICATION = "qualification", "Qualification"
+        GOLD = "gold", "Silent gold (known answer, looks like any item)"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     generation = models.ForeignKey(Generation, on_delete=models.PROTECT, related_name="study_items")
@@ -124,9 +170,36 @@ class StudyItem(models.Model):
     expected_has_failure = models.BooleanField(
         null=True, blank=True, help_text="Known answer (attention, training, qualification)."
     )
+    # form types other than critical failure (annotation.form_types)
+    generation_b = models.ForeignKey(
+        Generation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="study_items_b",
+        help_text="The second system's generation (pairwise preference items).",
+    )
+    expected_label = models.JSONField(
+        null=True, blank=True, help_text="Known answer of a form type other than critical failure."
+    )
+    context = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the form type shows or scores with: a customization hint, a solve "
+        "item's scoring record.",
+    )
     explanation = models.TextField(blank=True, help_text="Shown with training examples.")
     # Live assignments (served or submitted, not expired); never above study.overlap for regular items.
     n_assigned = models.PositiveIntegerField(default=0)
+    attempt = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(2)],
+        help_text="Qualification items: the attempt they belong to (2: the second try, after "
+        "the training again).",
+    )
+    sample_rank = models.PositiveIntegerField(
+        default=0, help_text="Place in the study's fixed seeded order (annotation.rules)."
+    )
 
     class Meta:
         ordering = ["study_id", "kind", "position", "id"]
@@ -135,7 +208,9 @@ class StudyItem(models.Model):
                 fields=["study", "generation", "kind"], name="studyitem_unique_generation_kind"
             ),
             models.CheckConstraint(
-                condition=Q(kind="regular") | Q(expected_has_failure__isnull=False),
+                condition=Q(kind="regular")
+                | Q(expected_has_failure__isnull=False)
+                | Q(expected_label__isnull=False),
                 name="studyitem_known_answer_required",
             ),
         ]
@@ -143,7 +218,10 @@ class StudyItem(models.Model):
             models.Index(
                 fields=["study", "kind", "n_assigned", "position", "id"],
                 name="studyitem_pool_order_idx",
-            )
+            ),
+            models.Index(  # the fixed seeded order (sampling "seeded")
+                fields=["study", "kind", "sample_rank", "id"], name="studyitem_seeded_order_idx"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -178,6 +256,10 @@ class Participant(models.Model):
     attention_failures = models.PositiveSmallIntegerField(default=0)
     n_done = models.PositiveIntegerField(default=0, help_text="Regular items submitted.")
     n_attention_served = models.PositiveIntegerField(default=0)
+    n_gold_served = models.PositiveIntegerField(default=0)
+    qualification_attempt = models.PositiveSmallIntegerField(
+        default=1, help_text="The comprehension check attempt in progress (2: second try)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -257,6 +339,8 @@ class Annotation(models.Model):
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="annotations")
     has_failure = models.BooleanField()
     failures = models.JSONField(default=list, blank=True)
+    # the answer of a form type other than critical failure (annotation.form_types)
+    label = models.JSONField(default=dict, blank=True)
     comments = models.TextField(blank=True)
     wall_ms = models.PositiveBigIntegerField()
     active_ms = models.PositiveBigIntegerField()

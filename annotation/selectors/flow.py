@@ -19,6 +19,7 @@ from annotation.models import (
     Study,
     StudyItem,
 )
+from annotation.selectors.forms import study_form
 from core.prepared import model_instances
 
 # What an item page or a save never shows: the mined source document, the raw model output and
@@ -161,36 +162,82 @@ def participant_unfinished_assignments(*, participant_id: int) -> list[Assignmen
 
 
 def next_known_item(*, study: Study, participant: Participant, kind: str) -> StudyItem | None:
-    """The first qualification or attention item of the study this participant never had."""
-    return (
-        study.items.filter(kind=kind)
-        .exclude(assignments__participant=participant)
-        .order_by("position", "id")
-        .first()
-    )
+    """The first qualification (of the participant's current attempt), attention or silent
+    gold item of the study this participant never had."""
+    items = study.items.filter(kind=kind)
+    if kind == StudyItem.Kind.QUALIFICATION:
+        items = items.filter(attempt=participant.qualification_attempt)
+    return items.exclude(assignments__participant=participant).order_by("position", "id").first()
 
 
-def study_has_qualification(*, study: Study) -> bool:
-    """Whether the study has a qualification stage (qualification items)."""
-    return study.items.filter(kind=StudyItem.Kind.QUALIFICATION).exists()
+def study_has_qualification(*, study: Study, attempt: int = 1) -> bool:
+    """Whether the study has a qualification stage (qualification items); with ``attempt=2``,
+    whether it has the second set that a participant who fails once gets to try."""
+    return study.items.filter(kind=StudyItem.Kind.QUALIFICATION, attempt=attempt).exists()
 
 
 def qualification_answers(*, participant: Participant) -> tuple[int, int]:
-    """(answered as expected, answered) over the participant's qualification items."""
+    """(answered as expected, answered) over the qualification items of the participant's
+    current attempt."""
     answers = list(
         Annotation.objects.filter(
-            participant=participant, item__kind=StudyItem.Kind.QUALIFICATION
+            participant=participant,
+            item__kind=StudyItem.Kind.QUALIFICATION,
+            item__attempt=participant.qualification_attempt,
         ).values_list("has_failure", "item__expected_has_failure")
     )
     return sum(1 for got, want in answers if got == want), len(answers)
 
 
+def qualification_missed(*, participant: Participant, attempt: int = 1) -> list[StudyItem]:
+    """The qualification items of ``attempt`` the participant answered otherwise than expected
+    (what the training shows again before the second attempt), with what they answered."""
+    rows = (
+        Annotation.objects.filter(
+            participant=participant, item__kind=StudyItem.Kind.QUALIFICATION, item__attempt=attempt
+        )
+        .select_related("item__generation__procedure")
+        .defer(*(f"item__{name}" for name in ITEM_UNUSED_FIELDS))
+        .order_by("item__position", "item_id")
+    )
+    form = study_form(study=participant.study)
+    missed = []
+    for annotation in rows:
+        item = annotation.item
+        passed, _detail = form.known_answer(
+            answer=annotation.label or {},
+            has_failure=annotation.has_failure,
+            expected_label=item.expected_label,
+            expected_has_failure=item.expected_has_failure,
+        )
+        if not passed:
+            item.answered_has_failure = annotation.has_failure
+            if not form.is_critical_failure:  # the form type's answers in words
+                item.answered_text = "; ".join(
+                    form.type.describe(annotation.label or {}, config=form.config)
+                )
+                item.expected_text = form.type.describe_expected(
+                    item.expected_label or {}, config=form.config
+                )
+            missed.append(item)
+    return missed
+
+
 def training_items(*, study: Study) -> list[StudyItem]:
-    return list(
+    """The worked examples; for a form type other than critical failure each carries its
+    expected answer in words (``expected_text``)."""
+    items = list(
         study.items.filter(kind=StudyItem.Kind.TRAINING)
-        .select_related("generation__procedure")
+        .select_related("generation__procedure", "generation_b")
         .order_by("position", "id")
     )
+    form = study_form(study=study)
+    if not form.is_critical_failure:
+        for item in items:
+            item.expected_text = form.type.describe_expected(
+                item.expected_label or {}, config=form.config
+            )
+    return items
 
 
 def study_progress(*, study: Study) -> dict:
@@ -269,6 +316,8 @@ EXPORT_FIELDS = (
     "failures",
     "first_failure_l2_step",
     "comments",
+    "label",
+    "generation_b_id",
     "wall_ms",
     "active_ms",
     "served_at",
@@ -311,6 +360,8 @@ def study_export_rows(*, study: Study) -> Iterator[dict]:
             "failures": a.failures,
             "first_failure_l2_step": first_failure_step(a.failures),
             "comments": a.comments,
+            "label": a.label,  # a form type's answer (annotation.form_types); {} for failures
+            "generation_b_id": item.generation_b_id,
             "wall_ms": a.wall_ms,
             "active_ms": a.active_ms,
             "served_at": a.assignment.served_at.isoformat(),

@@ -14,8 +14,13 @@ from django.utils.safestring import mark_safe
 
 from annotation import conf, rules
 from annotation.codebook import CODEBOOK
-from annotation.models import Assignment, Participant, Study
-from annotation.selectors.flow import study_has_qualification, training_items
+from annotation.models import Assignment, Participant, Study, StudyItem
+from annotation.selectors.flow import (
+    qualification_missed,
+    study_has_qualification,
+    training_items,
+)
+from annotation.selectors.forms import form_codebook, form_page_context
 
 
 def consent_context(*, study: Study, participant: Participant) -> dict:
@@ -27,14 +32,36 @@ def consent_context(*, study: Study, participant: Participant) -> dict:
 
 
 def training_context(*, study: Study, participant: Participant, review: bool) -> dict:
+    """The codebook and worked examples; before a second comprehension attempt (``retry``) also
+    the qualification items missed on the first, with their answers explained."""
+    attempt = participant.qualification_attempt
+    retry = not review and attempt > 1 and participant.stage == Participant.Stage.TRAINING
     return {
         "study": study,
         "participant": participant,
         "codebook": CODEBOOK,
+        "form_codebook": form_codebook(study=study),
         "review": review,
         "examples": training_items(study=study),
-        "has_qualification": study_has_qualification(study=study),
+        "has_qualification": study_has_qualification(study=study, attempt=attempt),
+        "retry": retry,
+        "missed": qualification_missed(participant=participant, attempt=attempt - 1)
+        if retry
+        else [],
+        "attempts_left": rules.QUALIFICATION_MAX_ATTEMPTS - attempt + 1,
     }
+
+
+def _items_total(study: Study) -> int:
+    """The "of n" on the item page: regular items plus the silent gold ones to come."""
+    if not study.gold_rate:
+        return study.items_per_participant
+    n_gold = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.GOLD).count()
+    return study.items_per_participant + rules.gold_planned(
+        rate=study.gold_rate,
+        items_per_participant=study.items_per_participant,
+        n_gold_items=n_gold,
+    )
 
 
 def final_context(*, study: Study, participant: Participant, code: str, redirect_url: str) -> dict:
@@ -126,10 +153,16 @@ def item_page_context(
         "heartbeat_seconds": conf.heartbeat_seconds(),
         "idle_seconds": conf.idle_timeout_seconds(),
         "codebook": {"question": CODEBOOK["question"]},
-        "position": participant.n_done + 1,
+        "position": rules.item_position(
+            regular_done=participant.n_done,
+            gold_served=participant.n_gold_served,
+            current_is_gold=assignment.item.kind == StudyItem.Kind.GOLD,
+        ),
+        "items_total": _items_total(study),
         "warning": rules.attention_warning(
             failures=participant.attention_failures,
             warn_after=study.attention_warn_after,
             screen_after=study.attention_screen_after,
         ),
+        **form_page_context(study=study, assignment=assignment, state=state),
     }

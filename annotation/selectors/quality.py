@@ -13,6 +13,7 @@ from django.db.models import Count, Q
 from annotation import pay as pay_rules
 from annotation.models import Annotation, AttentionCheckResult, Participant, Study, StudyPay
 from annotation.quality import Label, ParticipantQuality, participant_quality
+from annotation.selectors.forms import study_form
 
 QUALITY_FIELDS = [
     "participant",
@@ -25,6 +26,8 @@ QUALITY_FIELDS = [
     "majority_compared",
     "gold_agreement",
     "gold_total",
+    "silent_gold_agreement",
+    "silent_gold_total",
     "first_half",
     "second_half",
     "drift",
@@ -36,6 +39,9 @@ _ACTION_ORDER = {"reject": 0, "warn": 1, "keep": 2}
 
 
 def _labels(study: Study) -> list[Label]:
+    """Every non-training label; a known item's ``correct`` by the study's form type's
+    known-answer rule (:meth:`annotation.form_types.base.BoundForm.known_answer`)."""
+    form = study_form(study=study)
     rows = (
         Annotation.objects.filter(item__study=study)
         .exclude(item__kind="training")
@@ -43,23 +49,44 @@ def _labels(study: Study) -> list[Label]:
             "participant_id",
             "item_id",
             "has_failure",
+            "label",
             "item__expected_has_failure",
+            "item__expected_label",
             "item__kind",
             "active_ms",
             "submitted_at",
         )
     )
-    return [
-        Label(
-            participant=str(pid),
-            item=item,
-            has_failure=has,
-            expected=None if kind == "regular" else expected,
-            active_ms=active,
-            submitted_at=at,
+    out = []
+    for pid, item, has, label, expected, expected_label, kind, active, at in rows:
+        known = kind != "regular"
+        correct = None
+        if known:
+            correct, _detail = form.known_answer(
+                answer=label or {},
+                has_failure=has,
+                expected_label=expected_label,
+                expected_has_failure=expected,
+            )
+        out.append(
+            Label(
+                participant=str(pid),
+                item=item,
+                has_failure=has,
+                expected=(expected_label if expected is None else expected) if known else None,
+                active_ms=active,
+                submitted_at=at,
+                silent=kind == "gold",
+                correct=correct,
+                value=None if form.is_critical_failure else _value(form, label),
+            )
         )
-        for pid, item, has, expected, kind, active, at in rows
-    ]
+    return out
+
+
+def _value(form, label):
+    value = form.type.quality_value(label or {}, config=form.config)
+    return value if value is not None else ""
 
 
 def _attention(study: Study) -> dict[str, tuple[int, int]]:
@@ -114,6 +141,8 @@ def _row(q: ParticipantQuality, p: Participant) -> dict:
         "majority_compared": q.majority_compared,
         "gold_agreement": r(q.gold_agreement),
         "gold_total": q.gold_total,
+        "silent_gold_agreement": r(q.silent_gold_agreement),
+        "silent_gold_total": q.silent_gold_total,
         "first_half": r(q.first_half),
         "second_half": r(q.second_half),
         "drift": r(q.drift),
@@ -157,7 +186,7 @@ def pay_rows(*, study: Study) -> dict:
         entry["active_ms"] += active
         if kind == "regular":
             entry["items"] += 1
-        elif kind in ("attention", "qualification") and has == expected:
+        elif kind in ("attention", "qualification", "gold") and has == expected:
             entry["known_correct"] += 1
     participants = {p.pk: p for p in Participant.objects.filter(pk__in=list(per))}
     labels = {pid: participants[pid].label for pid in per}

@@ -313,6 +313,8 @@ ITEM_EXPORT_FIELDS = (
     "study_id",
     "item_id",
     "generation_id",
+    "generation_b_id",
+    "form_type",
     "source_example_id",
     "topic",
     "generator",
@@ -355,10 +357,11 @@ def study_item_label_rows(*, study: Study) -> Iterator[dict]:
             "generation__procedure__source_example_id",
             "generation__procedure__topic__name",
             "generation__generator__name",
+            "generation_b_id",
         )
     )
     annotations: dict[int, list[dict]] = defaultdict(list)
-    for item_id, ppid, uid, has_failure, failures, comments in (
+    for item_id, ppid, uid, has_failure, failures, comments, label in (
         Annotation.objects.filter(item__study=study, item__kind=StudyItem.Kind.REGULAR)
         .order_by("item_id", "participant_id")
         .values_list(
@@ -368,6 +371,7 @@ def study_item_label_rows(*, study: Study) -> Iterator[dict]:
             "has_failure",
             "failures",
             "comments",
+            "label",
         )
     ):
         annotations[item_id].append(
@@ -377,6 +381,7 @@ def study_item_label_rows(*, study: Study) -> Iterator[dict]:
                 "failures": failures or [],
                 "first_failure_l2_step": first_failure_step(failures or []),
                 "comments": comments,
+                "label": label or {},  # a form type's answer (annotation.form_types)
             }
         )
     adjudications = {
@@ -385,7 +390,7 @@ def study_item_label_rows(*, study: Study) -> Iterator[dict]:
             "item_id", "has_failure", "failures", "note", "adjudicator__username", "updated_at"
         )
     }
-    for item_id, generation_id, source_example_id, topic, generator in items:
+    for item_id, generation_id, source_example_id, topic, generator, generation_b_id in items:
         labels = annotations.get(item_id, [])
         majority, tie = majority_of([x["has_failure"] for x in labels])
         adj = adjudications.get(item_id)
@@ -394,6 +399,8 @@ def study_item_label_rows(*, study: Study) -> Iterator[dict]:
             "study_id": study.pk,
             "item_id": item_id,
             "generation_id": generation_id,
+            "generation_b_id": generation_b_id,
+            "form_type": study.form_type,
             "source_example_id": source_example_id,
             "topic": topic or "",
             "generator": generator,

@@ -13,6 +13,7 @@ from django.core.paginator import Paginator
 from annotation.models import Adjudication, Study, StudyItem
 from annotation.plots import report_plots
 from annotation.selectors import report as rs
+from annotation.selectors.report_forms import form_report_display
 from core.formatting import DASH, UNDEFINED_WITH_REASON, fmt_interval, fmt_stat, stat_value
 
 QUEUE_PAGE_SIZE = 50
@@ -135,6 +136,7 @@ def report_page_context(*, study: Study) -> dict:
         "plots": [(key, svg) for key, svg in plots.items()],
         "distribution": list(report["label_distribution"]["overall"].items()),
         "majority": report["majority"],
+        "form_report": form_report_display(study=study),
         "poll_seconds": getattr(settings, "ANNOTATION_REPORT_POLL_SECONDS", 10),
     }
 

@@ -3,7 +3,7 @@ and agreement across them (from the agreement report of each round)."""
 
 from __future__ import annotations
 
-from annotation.models import Study, StudyRound
+from annotation.models import ProlificCall, Study, StudyPay, StudyRound
 from annotation.selectors.quality import quality_rows
 from annotation.selectors.report import study_report
 
@@ -29,6 +29,24 @@ def round_split(*, study: Study) -> tuple[list[str], list[str]]:
         ):
             carried.append(pid)
     return carried, excluded
+
+
+def entry_exclusion(*, study: Study, prolific_pid: str) -> str:
+    """Why this Prolific participant may not enter ``study`` (empty when they may): excluded
+    by the round it continues (rejected or screened out before), or added through this app to
+    the study's exclusion group on Prolific (from any study)."""
+    info = StudyRound.objects.filter(study=study).first()
+    if info is not None and prolific_pid in info.excluded:
+        return f"excluded by round {info.number} (from {info.previous.name})"
+    group = StudyPay.objects.filter(study=study).values_list("exclusion_group_id", flat=True)
+    group_id = next(iter(group), "")
+    if group_id:
+        added = ProlificCall.objects.filter(
+            action=ProlificCall.Action.GROUP_ADD, ok=True, target=group_id
+        ).values_list("participant_ids", flat=True)  # a few calls; JSON lookups vary by database
+        if any(prolific_pid in ids for ids in added):
+            return f"in the exclusion group {group_id}"
+    return ""
 
 
 def round_chain(*, study: Study) -> list[Study]:

@@ -37,6 +37,7 @@ def known_items_resolved(
                 "kind": item["kind"],
                 "expected_has_failure": item["expected_has_failure"],
                 "explanation": item["explanation"],
+                "attempt": item.get("attempt", 1),
             }
         )
     return known
@@ -50,3 +51,21 @@ def regular_generation_ids(
     excluded = set(exclude)
     ids = _generations(dataset, generator).order_by("procedure_id").values_list("pk", flat=True)
     return [g for g in ids if g not in excluded][:limit]
+
+
+def generation_pairs(
+    *, dataset: Dataset, generator: Generator, generator_b: Generator, limit: int
+) -> list[list[int]]:
+    """A pairwise study's items from two generators: per procedure of the dataset that both
+    generated, ``[first generator's generation, second's]`` (the earliest of each when a
+    generator has several), in procedure order, at most ``limit``."""
+
+    def first_by_procedure(gen: Generator) -> dict[int, int]:
+        out: dict[int, int] = {}
+        rows = _generations(dataset, gen).order_by("procedure_id", "pk")
+        for procedure_id, pk in rows.values_list("procedure_id", "pk"):
+            out.setdefault(procedure_id, pk)
+        return out
+
+    a, b = first_by_procedure(generator), first_by_procedure(generator_b)
+    return [[a[p], b[p]] for p in sorted(set(a) & set(b))][:limit]

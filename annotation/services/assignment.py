@@ -1,8 +1,16 @@
 """Writes of assignment: which item a participant works on now, claiming items (k slots per
-item, least annotated first, never twice), and returning idle assignments to the pool.
+item, never twice), and returning idle assignments to the pool.
+
+Which regular item comes next is the study's sampling strategy (``Study.sampling``):
+least annotated first (the default), a balanced mix of topics or of generators per
+participant (the stratum they have seen least, least annotated within it), or a fixed seeded
+order (each item in turn by its seeded rank until it has k). Every strategy claims the same
+way: the pool's head is read with ``FOR UPDATE SKIP LOCKED`` and the slot is taken by a
+conditional update (never past k); the database refuses a second active assignment and the
+same item twice for one participant.
 
 The claim runs on every item page load; its hot reads and the slot update are prepared
-statements (:mod:`annotation.prepared`)."""
+statements (:mod:`annotation.prepared`); the stratified strategies add two small ORM reads."""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ import time
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation import conf, prepared, rules
@@ -62,6 +70,24 @@ def assignments_release_stale(*, study: Study, now: datetime | None = None) -> i
     return released
 
 
+# --- the fixed seeded order ----------------------------------------------------------------
+
+
+@transaction.atomic
+def study_sample_ranks_refresh(*, study: Study) -> int:
+    """Give every item its place in the study's fixed seeded order (after the seed changed or
+    items were added in the console); returns how many changed."""
+    items = list(StudyItem.objects.filter(study=study).only("pk", "generation_id", "sample_rank"))
+    changed = []
+    for item in items:
+        rank = rules.seeded_rank(seed=study.sampling_seed, key=item.generation_id)
+        if item.sample_rank != rank:
+            item.sample_rank = rank
+            changed.append(item)
+    StudyItem.objects.bulk_update(changed, ["sample_rank"], batch_size=500)
+    return len(changed)
+
+
 # --- slots and claims -------------------------------------------------------------------------
 
 
@@ -78,15 +104,57 @@ def _new_assignment(participant: Participant, item: StudyItem, now: datetime) ->
     return assignment
 
 
+# The stratum of an item under each stratified sampling strategy.
+STRATUM_PATHS = {
+    Study.Sampling.BY_TOPIC: "generation__procedure__topic_id",
+    Study.Sampling.BY_GENERATOR: "generation__generator_id",
+}
+
+
+def _stratified_head(study: Study, pool: dict) -> int | None:
+    """The least annotated free item of the stratum this participant has seen least."""
+    path = STRATUM_PATHS[study.sampling]
+    base = prepared.regular_pool(**pool)
+    open_strata = set(base.order_by().values_list(path, flat=True).distinct())
+    seen = dict(
+        Assignment.objects.filter(participant_id=pool["participant_id"], item__kind=Kind.REGULAR)
+        .values(f"item__{path}")
+        .annotate(n=Count("id"))
+        .values_list(f"item__{path}", "n")
+        .order_by()
+    )
+    stratum = rules.stratum_next(open_strata=open_strata, seen=seen)
+    if stratum is None and not open_strata:
+        return None
+    lookup = {path: stratum} if stratum is not None else {f"{path}__isnull": True}
+    return (
+        base.filter(**lookup)
+        .select_for_update(skip_locked=True, of=("self",))
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def _pool_head(study: Study, pool: dict) -> int | None:
+    """The next free regular item for this participant under the study's sampling strategy,
+    locked (SKIP LOCKED); None when none is free right now."""
+    if study.sampling in STRATUM_PATHS:
+        return _stratified_head(study, pool)
+    statement = (
+        prepared.POOL_HEAD_SEEDED if study.sampling == Study.Sampling.SEEDED else prepared.POOL_HEAD
+    )
+    head = statement.rows(**pool)
+    return head[0][0] if head else None
+
+
 def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
     study = participant.study
     pool = {"study_id": study.pk, "overlap": study.overlap, "participant_id": participant.pk}
     # When every candidate is momentarily locked by other claims, look again shortly (bounded)
     # before calling the pool empty; claims never wait on each other, so they cannot deadlock.
     for attempt in range(40):
-        head = prepared.POOL_HEAD.rows(**pool)
-        if head:
-            item_id = head[0][0]
+        item_id = _pool_head(study, pool)
+        if item_id is not None:
             if item_take_slot(item_id=item_id, overlap=study.overlap):
                 item = study_item_for_page(item_id=item_id)
                 return _new_assignment(participant, item, now)
@@ -124,6 +192,11 @@ def _plain_claim_due(participant: Participant) -> bool:
             regular_done=participant.n_done,
             attention_served=participant.n_attention_served,
         )
+        and not rules.gold_due(
+            rate=study.gold_rate,
+            regular_done=participant.n_done,
+            gold_served=participant.n_gold_served,
+        )
     )
 
 
@@ -160,7 +233,8 @@ def _next_qualification(participant: Participant, unfinished: list, now: datetim
 
 def _next_working(participant: Participant, unfinished: list, now: datetime):
     """The next item of a working participant: one returned to the pool, a planted attention
-    check when one is due, else the least annotated regular item; None when done."""
+    check when one is due, a silent gold item when one is due, else the next regular item
+    (the study's sampling strategy); None when done."""
     study = participant.study
     resumed = _resume_expired(participant, unfinished, now)
     if resumed is not None:
@@ -177,6 +251,14 @@ def _next_working(participant: Participant, unfinished: list, now: datetime):
         if item is not None:
             participant.n_attention_served += 1
             participant.save(update_fields=["n_attention_served"])
+            return _new_assignment(participant, item, now)
+    if rules.gold_due(
+        rate=study.gold_rate, regular_done=participant.n_done, gold_served=participant.n_gold_served
+    ):
+        item = next_known_item(study=study, participant=participant, kind=Kind.GOLD)
+        if item is not None:
+            participant.n_gold_served += 1
+            participant.save(update_fields=["n_gold_served"])
             return _new_assignment(participant, item, now)
     assignment = _claim_regular(participant, now)
     if assignment is None:

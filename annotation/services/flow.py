@@ -29,7 +29,9 @@ def participant_consent(*, participant: Participant, agree: bool) -> Participant
 def participant_finish_training(*, participant: Participant) -> Participant:
     if participant.stage != Stage.TRAINING:
         return participant
-    has_qualification = study_has_qualification(study=participant.study)
+    has_qualification = study_has_qualification(
+        study=participant.study, attempt=participant.qualification_attempt
+    )
     participant.stage = Stage.QUALIFICATION if has_qualification else Stage.WORKING
     participant.save(update_fields=["stage"])
     return participant
@@ -43,14 +45,28 @@ def participant_finish(*, participant: Participant, stage: str) -> None:
 
 
 def participant_finish_qualification(*, participant: Participant) -> None:
-    """Score the answered qualification items: on to the items, or screened out."""
+    """Score the answered qualification items of the current attempt: on to the items, back
+    to the training for a second attempt (:func:`annotation.rules.comprehension_outcome`),
+    or screened out (the screen-out code)."""
     n_correct, n_answered = qualification_answers(participant=participant)
     score = rules.qualification_score(n_correct=n_correct, n_answered=n_answered)
     participant.qualification_score = score
     participant.save(update_fields=["qualification_score"])
     threshold = participant.study.qualification_pass_threshold
-    if rules.qualification_state(score=score, threshold=threshold) == rules.QUALIFICATION_PASSED:
+    outcome = rules.comprehension_outcome(
+        passed=rules.qualification_state(score=score, threshold=threshold)
+        == rules.QUALIFICATION_PASSED,
+        attempt=participant.qualification_attempt,
+        has_second_set=study_has_qualification(
+            study=participant.study, attempt=participant.qualification_attempt + 1
+        ),
+    )
+    if outcome == rules.COMPREHENSION_WORK:
         participant.stage = Stage.WORKING
         participant.save(update_fields=["stage"])
+    elif outcome == rules.COMPREHENSION_RETRAIN:
+        participant.qualification_attempt += 1
+        participant.stage = Stage.TRAINING
+        participant.save(update_fields=["qualification_attempt", "stage"])
     else:
         participant_finish(participant=participant, stage=Stage.SCREENED_OUT)

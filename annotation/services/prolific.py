@@ -43,7 +43,7 @@ def _prolific_study_id(study: Study) -> str:
     return study.prolific_study_id
 
 
-def _logged(*, study, user, action, target, summary, call, client=None):
+def _logged(*, study, user, action, target, summary, call, client=None, participant_ids=()):
     """Run ``call(client)``; log it either way; re-raise a refusal after logging it."""
     client = client or ProlificClient()
     try:
@@ -69,6 +69,7 @@ def _logged(*, study, user, action, target, summary, call, client=None):
         status=200,
         ok=True,
         message=_answer_text(result),
+        participant_ids=list(participant_ids),
     )
     return result
 
@@ -268,6 +269,7 @@ def group_add(*, study: Study, user, group_id: str, participant_ids, client=None
         summary=f"add {len(ids)}: {', '.join(ids)[:400]}",
         call=lambda c: c.add_to_group(group_id, ids),
         client=client,
+        participant_ids=ids,
     )
     return len(ids)
 

@@ -14,6 +14,19 @@ from core.roles import is_researcher
 
 # settings a new round does not copy: it gets its own Prolific study, codes and status
 NOT_COPIED = {"prolific_study_id", "completion_code", "screened_out_code", "status"}
+# every field that defines an item, whatever the form type (not its live assignment count)
+ITEM_FIELDS = (
+    "generation_id",
+    "generation_b_id",
+    "kind",
+    "position",
+    "expected_has_failure",
+    "expected_label",
+    "context",
+    "explanation",
+    "attempt",
+    "sample_rank",
+)
 
 
 @transaction.atomic
@@ -26,22 +39,10 @@ def round_create(*, study: Study, user, name: str = "") -> Study:
     if len(name) > 200:
         raise ValidationError({"name": "At most 200 characters."})
     settings = {key: getattr(study, key) for key in STUDY_SETTINGS if key not in NOT_COPIED}
-    items = list(study.items.order_by("kind", "position", "id"))
-    new = study_create(
-        name=name,
-        generation_ids=[i.generation_id for i in items if i.kind == StudyItem.Kind.REGULAR],
-        known_items=[
-            {
-                "generation_id": i.generation_id,
-                "kind": i.kind,
-                "expected_has_failure": i.expected_has_failure,
-                "explanation": i.explanation,
-            }
-            for i in items
-            if i.kind != StudyItem.Kind.REGULAR
-        ],
-        created_by=user,
-        **settings,
+    new = study_create(name=name, generation_ids=[], created_by=user, **settings)
+    StudyItem.objects.bulk_create(
+        StudyItem(study=new, **{f: getattr(item, f) for f in ITEM_FIELDS})
+        for item in study.items.order_by("kind", "position", "id")
     )
     terms = StudyPay.objects.filter(study=study).first()
     if terms:

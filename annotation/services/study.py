@@ -4,15 +4,17 @@ letting participants in (Prolific link or account). Its reads: :mod:`annotation.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation import conf
+from annotation import conf, rules
 from annotation.models import EntryEvent, Participant, Study, StudyItem
+from annotation.selectors.rounds import entry_exclusion
+from annotation.services.form_items import study_form_items_add
 from benchmarks.models import Generation
 
 Kind = StudyItem.Kind
@@ -50,6 +52,11 @@ STUDY_SETTINGS = (
     "assignment_timeout_minutes",
     "show_resources",
     "click_through_l1",
+    "form_type",
+    "form_config",
+    "sampling",
+    "sampling_seed",
+    "gold_rate",
 )
 
 
@@ -59,13 +66,19 @@ def study_create(
     name: str,
     generation_ids: Iterable[int],
     known_items: Iterable[dict] = (),
+    pairs: Iterable[Sequence[int]] = (),
     created_by=None,
     **settings,
 ) -> Study:
     """Create a study over generations (regular items) plus known-answer items.
 
-    ``known_items``: ``{generation_id, kind: attention|training|qualification,
-    expected_has_failure: bool, explanation?}``.
+    ``pairs``: a pairwise study's regular items, ``[generation_a, generation_b]`` each (two
+    generations of the same procedure; checked by :func:`study_form_items_add`, all or none);
+    a pairwise study takes pairs instead of ``generation_ids``.
+
+    ``known_items``: ``{generation_id, kind: attention|training|qualification|gold,
+    expected_has_failure: bool, explanation?, attempt?}`` (``attempt`` 2: a qualification item
+    of the second try, after the training again).
     """
     unknown = set(settings) - set(STUDY_SETTINGS)
     if unknown:
@@ -74,12 +87,30 @@ def study_create(
     study = Study(name=name, created_by=created_by, **settings)
     study.full_clean()
     study.save()
+    generation_ids, pairs = list(generation_ids), list(pairs)
+    if study.form_type == "pairwise" and generation_ids:
+        raise ValidationError(
+            {
+                "generation_ids": "A pairwise study's items are pairs: give pairs, not generation_ids."
+            }
+        )
+    if pairs:
+        try:
+            study_form_items_add(study=study, items=_pair_specs(pairs))
+        except ValidationError as exc:  # "item 2: generation_b_id …" → under "pairs"
+            raise ValidationError({"pairs": exc.messages}) from exc
     study_items_add(study=study, generation_ids=generation_ids, kind=Kind.REGULAR)
     for position, spec in enumerate(known_items):
         kind = spec.get("kind")
-        if kind not in (Kind.ATTENTION, Kind.TRAINING, Kind.QUALIFICATION):
+        if kind not in (Kind.ATTENTION, Kind.TRAINING, Kind.QUALIFICATION, Kind.GOLD):
             raise ValidationError(
-                f"known item {position + 1}: kind must be attention, training or qualification, not {kind!r}"
+                f"known item {position + 1}: kind must be attention, training, qualification or "
+                f"gold, not {kind!r}"
+            )
+        attempt = spec.get("attempt", 1)
+        if attempt not in (1, 2) or (attempt == 2 and kind != Kind.QUALIFICATION):
+            raise ValidationError(
+                f"known item {position + 1}: attempt must be 1, or 2 for a qualification item"
             )
         if not isinstance(spec.get("expected_has_failure"), bool):
             raise ValidationError(
@@ -92,8 +123,18 @@ def study_create(
             expected_has_failure=spec["expected_has_failure"],
             explanation=spec.get("explanation", ""),
             start=position,
+            attempt=attempt,
         )
     return study
+
+
+def _pair_specs(pairs: list) -> list[dict]:
+    specs = []
+    for n, pair in enumerate(pairs, start=1):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValidationError({"pairs": f"pair {n}: give two generation ids [a, b]"})
+        specs.append({"generation_id": pair[0], "generation_b_id": pair[1]})
+    return specs
 
 
 def study_items_add(
@@ -104,6 +145,7 @@ def study_items_add(
     expected_has_failure: bool | None = None,
     explanation: str = "",
     start: int | None = None,
+    attempt: int = 1,
 ) -> list[StudyItem]:
     ids = list(dict.fromkeys(int(g) for g in generation_ids))
     found = set(Generation.objects.filter(pk__in=ids).values_list("pk", flat=True))
@@ -120,6 +162,8 @@ def study_items_add(
             position=start + i,
             expected_has_failure=expected_has_failure,
             explanation=explanation,
+            attempt=attempt,
+            sample_rank=rules.seeded_rank(seed=study.sampling_seed, key=g),
         )
         for i, g in enumerate(ids)
     ]
@@ -239,6 +283,27 @@ def _refuse_over_ip_limit(study: Study, client_ip) -> None:
     )
 
 
+EXCLUDED_MESSAGE = (
+    "Sorry, you cannot take part in this study: you are excluded from it because of an earlier "
+    "round of this research. Please return the study on Prolific so that you are not penalised."
+)
+
+
+def _refuse_excluded(study: Study, prolific_pid: str, client_ip) -> None:
+    """A new Prolific participant excluded from this study (rejected in an earlier round, or
+    in its exclusion group) is refused, and the refusal is logged for the researcher."""
+    why = entry_exclusion(study=study, prolific_pid=prolific_pid)
+    if not why:
+        return
+    EntryEvent.objects.create(
+        study=study,
+        kind=EntryEvent.Kind.EXCLUDED,
+        client_ip=client_ip,
+        detail=f"PROLIFIC_PID {prolific_pid} refused: {why}"[:255],
+    )
+    raise EntryRefused("excluded", EXCLUDED_MESSAGE)
+
+
 def participant_enter_prolific(
     *, study: Study, params: dict[str, str], client_ip: str | None = None
 ) -> Participant:
@@ -254,6 +319,7 @@ def participant_enter_prolific(
     values = _prolific_params(study, params)
     existing = Participant.objects.filter(study=study, prolific_pid=values["PROLIFIC_PID"]).first()
     if existing is None:
+        _refuse_excluded(study, values["PROLIFIC_PID"], client_ip)
         _refuse_over_ip_limit(study, client_ip)
     participant = _enter(
         study,

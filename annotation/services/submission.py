@@ -10,7 +10,8 @@ from django.db import router, transaction
 from django.utils import timezone
 
 from annotation import conf, prepared, rules
-from annotation.labels import ParsedLabel, cleaned_failures, submission_errors
+from annotation.form_types.registry import get_form_type
+from annotation.labels import ParsedLabel, cleaned_failures, form_submission_errors
 from annotation.models import (
     Annotation,
     Assignment,
@@ -20,6 +21,7 @@ from annotation.models import (
     Study,
     StudyItem,
 )
+from annotation.selectors.forms import item_view, known_answer_result, study_form
 from annotation.services.assignment import item_take_slot
 from annotation.services.flow import participant_finish
 from core.text import text_error
@@ -66,6 +68,8 @@ def label_text_errors(label: ParsedLabel) -> list[str]:
         (f"Failure {i} description", failure.get("description", ""))
         for i, failure in enumerate(label.failures, start=1)
     ]
+    if label.form_type != "critical_failure":  # another form type's free text (its answer)
+        fields += get_form_type(label.form_type).text_fields(label.answer)
     return [message for name, value in fields if (message := text_error(value, name))]
 
 
@@ -109,7 +113,6 @@ def _refuse_unready(
 ) -> None:
     """Refuse (SubmissionRefused) text the gate refuses and an early or incomplete submission.
     A refused submit writes nothing (the page keeps what was typed)."""
-    n_l2 = len(assignment.item.generation.predicted_steps)
     problems: list[str] = label_text_errors(label)
     waited = rules.waited_seconds(served_at=assignment.served_at, now=now)
     left = rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited)
@@ -119,7 +122,9 @@ def _refuse_unready(
         click_through_l1=study.click_through_l1,
         n_l1=len(assignment.item.generation.procedure.steps),
     )
-    problems.extend(submission_errors(label, n_l2=n_l2, n_l1=n_l1))
+    form = study_form(study=study)
+    view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
+    problems.extend(form_submission_errors(label, form=form, item=view, n_l1=n_l1))
     if problems:
         raise SubmissionRefused(problems)
 
@@ -131,12 +136,19 @@ def _store(
     n_l2 = len(item.generation.predicted_steps)
     active = _active_ms(locked, active_ms, now)
     wall_ms = rules.wall_ms(served_at=locked.served_at, now=now)
+    has_failure, failures, answer = bool(label.has_failure), cleaned_failures(label), {}
+    if label.form_type != "critical_failure":  # another form type: its (scored) answer
+        form = study_form(study=item.study)
+        view = item_view(item=item, participant_id=locked.participant_id, form=form)
+        answer = form.type.finalize(label.answer, config=form.config, item=view)
+        has_failure, failures = form.type.has_failure(answer, config=form.config), []
     annotation = Annotation.objects.create(
         assignment=locked,
         participant_id=locked.participant_id,
         item=item,
-        has_failure=bool(label.has_failure),
-        failures=cleaned_failures(label),
+        has_failure=has_failure,
+        failures=failures,
+        label=answer,
         comments=label.comments.strip(),
         wall_ms=wall_ms,
         active_ms=min(active, wall_ms),
@@ -164,7 +176,7 @@ def _record_known_answer(
         .select_related("study")
         .get(pk=locked.participant_id)
     )
-    passed = annotation.has_failure == item.expected_has_failure
+    passed, detail = known_answer_result(study=study, item=item, annotation=annotation)
     kind = (
         AttentionCheckResult.Kind.PLANTED
         if item.kind == Kind.ATTENTION
@@ -175,7 +187,7 @@ def _record_known_answer(
         assignment=locked,
         kind=kind,
         passed=passed,
-        detail=f"answered has_failure={annotation.has_failure}, expected {item.expected_has_failure}",
+        detail=detail,
     )
     if item.kind != Kind.ATTENTION or passed:
         return []

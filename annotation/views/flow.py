@@ -19,8 +19,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import conf
 from annotation.codebook import CODEBOOK
-from annotation.labels import parse_label
-from annotation.models import Annotation, Assignment, Participant, Study
+from annotation.labels import parse_form
+from annotation.models import Annotation, Assignment, Participant, Study, StudyItem
 from annotation.selectors.flow import (
     assignment_for_cookie,
     assignment_for_participant,
@@ -34,6 +34,12 @@ from annotation.selectors.flow_pages import (
     final_context,
     item_page_context,
     training_context,
+)
+from annotation.selectors.forms import (
+    form_codebook,
+    item_view,
+    study_form,
+    submitted_answer_lines,
 )
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
@@ -91,6 +97,7 @@ def _refused(request: HttpRequest, study: Study | None, reason: str, message: st
     status = {
         "bad_link": 400,
         "no_session": 403,
+        "excluded": 403,
         "full": 409,
         "session_conflict": 409,
         "closed": 410,
@@ -196,10 +203,11 @@ def training(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET"])
 def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
-    _, _, response = _load(request, slug)
+    study, _, response = _load(request, slug)
     if response:
         return response
-    return render(request, "annotation/_codebook.html", {"codebook": CODEBOOK, "full": True})
+    context = {"codebook": CODEBOOK, "form_codebook": form_codebook(study=study), "full": True}
+    return render(request, "annotation/_codebook.html", context)
 
 
 @require_http_methods(["GET"])
@@ -220,6 +228,8 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
                 "This study is not accepting work right now. Your answers so far are saved.",
             )
         return redirect(_stage_url(study, participant))
+    if getattr(assignment, "is_new", False) and assignment.item.kind == StudyItem.Kind.GOLD:
+        participant.refresh_from_db(fields=["n_gold_served"])  # counted by the claim just now
     kept = request.session.pop(_kept_key(assignment.pk), None) if _has_session(request) else None
     context = item_page_context(
         study=study,
@@ -279,11 +289,10 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
 
 
 def _label(request: HttpRequest, assignment: Assignment):
-    generation = assignment.item.generation
     data = {key: request.POST.getlist(key) for key in request.POST}
-    return parse_label(
-        data, n_l1=len(generation.procedure.steps), n_l2=len(generation.predicted_steps)
-    )
+    form = study_form(study=assignment.participant.study)
+    view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
+    return parse_form(data, form=form, item=view)
 
 
 def _int(value: str | None) -> int:
@@ -335,10 +344,12 @@ def submitted(request: HttpRequest, slug: str, assignment_id: int) -> HttpRespon
     if annotation is None:  # not submitted after all: back to the item
         return redirect("annotation:item", study.slug)
     kept = request.session.get(_kept_key(assignment.pk)) if _has_session(request) else None
+    typed = (kept or {}).get("state")
     context = {
         "study": study,
         "annotation": annotation,
-        "typed": (kept or {}).get("state"),
+        "typed": typed,
+        **submitted_answer_lines(study=study, annotation=annotation, typed=typed),
     }
     return render(request, "annotation/submitted.html", context)
 

@@ -34,20 +34,26 @@ COLUMNS = [
     ("attention_passed", "Attention passed"),
     ("majority_agreement", "Majority agreement"),
     ("gold_agreement", "Known items"),
+    ("silent_gold_agreement", "Silent gold"),
     ("drift", "Drift"),
     ("action", "Suggested"),
 ]
 
 
-def _page(study: Study) -> str:
-    return reverse("annotation:prolific", args=[study.pk])
+def _page(study: Study, *, listed: bool = False) -> str:
+    """The Prolific page; ``listed``: with the submissions listed again (after an action)."""
+    url = reverse("annotation:prolific", args=[study.pk])
+    return f"{url}?load=1" if listed else url
 
 
 @researcher_required
 def prolific_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """A plain view never calls Prolific: the submissions are listed (one logged call) only
+    when asked for, with the "List submissions" button (``?load=1``), or after an action."""
     study = get_object_or_404(Study, pk=pk)
     submissions, error = [], ""
-    if study.prolific_study_id and request.GET.get("load", "1") == "1":
+    listed = study.prolific_study_id and request.GET.get("load") == "1"
+    if listed:
         try:
             submissions = ps.submissions_list(study=study, user=request.user)
         except ProlificError as exc:
@@ -64,6 +70,7 @@ def prolific_page(request: HttpRequest, pk: int) -> HttpResponse:
         "can_write": is_admin(request.user),
         "terms": qs.study_pay(study),
         "rule_bonuses": qs.rule_bonus_csv(study=study),
+        "listed": listed,
     }
     return render(request, "annotation/paid/prolific.html", context)
 
@@ -94,7 +101,7 @@ def submissions_action(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"{fields['action'].title()}: {len(result.done)} done.")
     for sub_id, why in result.failed:
         messages.error(request, f"{sub_id}: {why}")
-    return redirect(_page(study))
+    return redirect(_page(study, listed=True))
 
 
 @admin_required

@@ -32,6 +32,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
             study = study_services.study_create(
                 name=form.cleaned_data["name"],
                 generation_ids=form.cleaned_data["generation_ids"],
+                pairs=form.cleaned_data.get("pairs", []),
                 created_by=request.user,
                 **form.settings(),
             )
@@ -40,7 +41,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Study “{study.name}” created with {len(form.cleaned_data['generation_ids'])} items.",
+                f"Study “{study.name}” created with {study.items.count()} items.",
             )
             return redirect(study.get_absolute_url())
     return render(request, "annotation/research/study_create.html", {"form": form})

@@ -128,6 +128,7 @@ class ProcedureAdmin(_CreatedAtReadonly, admin.ModelAdmin):
         ("Reference steps", {"fields": ("steps_list", "steps")}),
         ("Resources", {"fields": ("resources_list", "resources")}),
         ("Source document", {"fields": ("source_text",), "classes": ("collapse",)}),
+        ("Scorer-pack gold", {"fields": ("payload",), "classes": ("collapse",)}),
     )
     inlines = (GenerationInline,)
 
@@ -213,8 +214,13 @@ class GenerationAdmin(_CreatedAtReadonly, admin.ModelAdmin):
             None,
             {"fields": ("procedure", "procedure_link", "generator", "token_count", "created_at")},
         ),
+        (
+            "How it stopped",
+            {"fields": ("finish_reason", "prompt_tokens", "completion_tokens")},
+        ),
         ("Predicted steps", {"fields": ("predicted_steps_list", "predicted_steps")}),
-        ("Scores", {"fields": ("scores",), "classes": ("collapse",)}),
+        ("Scores", {"fields": ("scores", "pack_scores"), "classes": ("collapse",)}),
+        ("Structured output (scorer packs)", {"fields": ("payload",), "classes": ("collapse",)}),
         ("Raw model output", {"fields": ("model_completion",), "classes": ("collapse",)}),
     )
 
@@ -225,6 +231,8 @@ class GenerationAdmin(_CreatedAtReadonly, admin.ModelAdmin):
             "procedure__steps",
             "procedure__resources",
             "model_completion",
+            "payload",
+            "pack_scores",
         )
         return super().get_queryset(request).select_related(*self.list_select_related).defer(*heavy)
 

@@ -18,6 +18,7 @@ from benchmarks.services.generation_runs import (
     GenerationRunError,
     generation_run_cancel,
     generation_run_create,
+    generation_run_rerun_failures,
     generation_run_start,
     generation_run_validate,
 )
@@ -99,7 +100,7 @@ class GenerationRunAdmin(admin.ModelAdmin):
     list_select_related = ("generator", "dataset")
     change_form_template = "admin/benchmarks/generationrun/change_form.html"  # + live status
     search_fields = ("generator__name", "model", "dataset__name")
-    actions = ["launch_runs", "cancel_runs"]
+    actions = ["launch_runs", "rerun_failures_runs", "cancel_runs"]
     filter_horizontal = ("topics",)
 
     def get_urls(self):
@@ -224,6 +225,21 @@ class GenerationRunAdmin(admin.ModelAdmin):
                 request,
                 f"run {run.pk} {'taken over' if taken_over else 'launched'} "
                 f"({run.n_total - run.n_done} to go)",
+            )
+
+    @admin.action(
+        description="Re-run only the failures of selected runs (done or failed)",
+        permissions=["launch"],
+    )
+    def rerun_failures_runs(self, request, queryset):
+        for run in queryset:
+            try:
+                run = generation_run_rerun_failures(run=run)
+            except GenerationRunError as exc:
+                messages.error(request, f"run {run.pk}: {exc}")
+                continue
+            messages.success(
+                request, f"run {run.pk}: its failures are asked again ({run.n_total - run.n_done})"
             )
 
     @admin.action(description="Cancel selected runs", permissions=["launch"])

@@ -142,6 +142,9 @@ class GenerationSerializer(_GeneratedBy):
             "predicted_steps",
             "n_steps",
             "token_count",
+            "finish_reason",
+            "prompt_tokens",
+            "completion_tokens",
             "scores",
             "created_at",
         )
@@ -149,4 +152,4 @@ class GenerationSerializer(_GeneratedBy):
 
 class GenerationDetailSerializer(GenerationSerializer):
     class Meta(GenerationSerializer.Meta):
-        fields = (*GenerationSerializer.Meta.fields, "model_completion")
+        fields = (*GenerationSerializer.Meta.fields, "model_completion", "payload", "pack_scores")

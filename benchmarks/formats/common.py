@@ -125,7 +125,14 @@ def iter_json_lines(
                 RecordError(number, None, f"malformed JSON: {exc.msg} (column {exc.colno})"),
             )
             continue
-        value, removed = strip_value(value)
+        except RecursionError:
+            yield number, RecordError(number, None, "JSON nested too deeply to read")
+            continue
+        try:
+            value, removed = strip_value(value)
+        except RecursionError:
+            yield number, RecordError(number, None, "JSON nested too deeply to read")
+            continue
         if removed and notes is not None:
             notes.append(stripped_note(number, removed))
         yield number, value

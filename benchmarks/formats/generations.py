@@ -3,7 +3,8 @@
 ::
 
     {schema_version?, generator_id?, source_example_id, predicted_steps: [str],
-     model_completion?, token_count?, goal?, steps?, resources?, topic?,
+     model_completion?, token_count?, finish_reason?, prompt_tokens?, completion_tokens?,
+     goal?, steps?, resources?, topic?,
      generator?: {backend, provider, model}, prompt?, ...}
 """
 
@@ -36,6 +37,10 @@ class GenerationRecord:
     token_count: int | None = None
     generator_id: str = ""
     generator_model: str = ""
+    # how the model stopped and its token counts, when the file says (None / "": not given)
+    finish_reason: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 def parse_generation(
@@ -64,6 +69,15 @@ def parse_generation(
         not isinstance(token_count, int) or isinstance(token_count, bool) or token_count < 0
     ):
         check.error("token_count", f"must be a non-negative integer, got {token_count!r}")
+    finish_reason = check.text(value.get("finish_reason"), "finish_reason", limit=32)
+    usage = {}
+    for name in ("prompt_tokens", "completion_tokens"):
+        count = value.get(name)
+        if count is not None and (
+            not isinstance(count, int) or isinstance(count, bool) or count < 0
+        ):
+            check.error(name, f"must be a non-negative integer, got {count!r}")
+        usage[name] = count
     generator_id = check.text(value.get("generator_id"), "generator_id", limit=limits.id)
     generator_model = ""
     info = value.get("generator")
@@ -92,6 +106,8 @@ def parse_generation(
             token_count=token_count,
             generator_id=generator_id or "",
             generator_model=generator_model or "",
+            finish_reason=finish_reason or "",
+            **usage,
         ),
         [],
     )
@@ -162,6 +178,9 @@ def fill_token_counts(
                 token_count=count_steps_tokens(r.predicted_steps),
                 generator_id=r.generator_id,
                 generator_model=r.generator_model,
+                finish_reason=r.finish_reason,
+                prompt_tokens=r.prompt_tokens,
+                completion_tokens=r.completion_tokens,
             )
         out.append(r)
     return out
@@ -180,6 +199,9 @@ def generation_record(
     model_completion: str,
     predicted_steps: list[str],
     token_count: int | None,
+    finish_reason: str = "",
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
 ) -> dict[str, Any]:
     """A ``how2bench.generation.v1`` record carrying its procedure, like the reference writes."""
     record: dict[str, Any] = {
@@ -196,4 +218,9 @@ def generation_record(
     }
     if token_count is not None:
         record["token_count"] = token_count
+    if finish_reason:
+        record["finish_reason"] = finish_reason
+    for name, count in (("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens)):
+        if count is not None:
+            record[name] = count
     return record

@@ -297,11 +297,14 @@ class OpenAICompatBackend(LLMBackend):
         requests: Iterable[LLMRequest],
         *,
         should_stop: Callable[[], bool] | None = None,
+        admit: Callable[[], bool] | None = None,
     ) -> Iterator[tuple[int, LLMResponse | LLMError]]:
         """Yield ``(index, result)`` as requests finish, keeping ``limits.concurrency`` in flight.
 
         ``requests`` is consumed lazily. ``should_stop()`` (optional) is polled between
         submissions: when it returns true no new request is sent; those in flight finish.
+        ``admit()`` (optional, the caller's backpressure) is polled before each new request:
+        false holds it back, replies keep being yielded, and it is asked again shortly.
         """
         width = self.limits.concurrency
         iterator = iter(enumerate(requests))
@@ -310,9 +313,22 @@ class OpenAICompatBackend(LLMBackend):
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm") as pool:
             exhausted = False
             while True:
+                # hand over every reply already here before asking for the next request: a
+                # caller that sends only once replies are stored (backpressure) gets them all
+                while in_flight:
+                    try:
+                        index, future = finished.get_nowait()
+                    except queue.Empty:
+                        break
+                    in_flight -= 1
+                    yield index, future.result()
+                held = False
                 while not exhausted and in_flight < width:
                     if should_stop is not None and should_stop():
                         exhausted = True
+                        break
+                    if admit is not None and not admit():
+                        held = True
                         break
                     try:
                         index, request = next(iterator)
@@ -326,7 +342,13 @@ class OpenAICompatBackend(LLMBackend):
                     in_flight += 1
                     started += 1
                 if not in_flight:
-                    return
-                index, future = finished.get()
+                    if exhausted:
+                        return
+                    time.sleep(0.002)  # held back with nothing in flight: a slot frees soon
+                    continue
+                try:
+                    index, future = finished.get(timeout=0.002 if held else None)
+                except queue.Empty:
+                    continue
                 in_flight -= 1
                 yield index, future.result()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
+from benchmarks.mining.budgets import BUDGET_KEYS
+from benchmarks.mining.inputs import COLUMN_FIELDS
 from benchmarks.mining.stages import LLM_STAGES, STAGE_LABELS, STAGE_NUMBERS, STAGES
 from benchmarks.models import Dataset
 from core.secrets import llm_config_errors
@@ -12,8 +14,8 @@ from core.secrets import llm_config_errors
 class BatchForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
     file = forms.FileField(
-        help_text="JSONL or CSV (plain or .gz/.zst/.bz2/.xz) or Parquet with text, url, topic "
-        "(records with goal and steps skip extraction)"
+        help_text="JSONL or CSV (plain or .gz/.zst/.bz2/.xz), Parquet or Arrow with text, url, "
+        "topic (records with goal and steps skip extraction)"
     )
     stages = forms.TypedMultipleChoiceField(
         choices=[(n, f"{n}. {label}") for n, _k, label, _p in STAGES],
@@ -38,6 +40,19 @@ class BatchForm(forms.Form):
     )
     min_steps = forms.IntegerField(min_value=1, initial=5)
     max_steps = forms.IntegerField(min_value=1, initial=15)
+    # the column map: which input column holds each field (empty: the field's own name)
+    column_text = forms.CharField(required=False, max_length=200, label="Text column")
+    column_url = forms.CharField(required=False, max_length=200, label="URL column")
+    column_topic = forms.CharField(required=False, max_length=200, label="Topic column")
+    column_id = forms.CharField(required=False, max_length=200, label="Id column")
+    candidates_per_topic = forms.IntegerField(
+        required=False, min_value=1, help_text="at most this many documents per topic are mined"
+    )
+    desired_valid_per_topic = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="stop a topic once this many of its documents passed every stage",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -56,6 +71,21 @@ class BatchForm(forms.Form):
         ).items():
             self.add_error(field, problem)
         return cleaned
+
+    def options(self) -> dict:
+        """The batch's options: steps, the column map, per-topic budgets."""
+        d = self.cleaned_data
+        columns = {
+            key: d[f"column_{key}"].strip()
+            for key in COLUMN_FIELDS
+            if (d.get(f"column_{key}") or "").strip()
+        }
+        return {
+            "min_steps": d["min_steps"],
+            "max_steps": d["max_steps"],
+            "columns": columns,
+            **{key: d.get(key) for key in BUDGET_KEYS},
+        }
 
     def backends(self) -> dict:
         d = self.cleaned_data

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from benchmarks.topics import topic_slug
+
+_topic_slug = lru_cache(maxsize=4096)(topic_slug)  # a corpus names few topics, many times
 
 DEFAULT_MAX_DOC_CHARS = 100_000
 
@@ -126,7 +129,7 @@ def document_from_record(
     doc.text = _as_str(text)
 
     if doc.topic_raw:
-        doc.topic = topic_slug(doc.topic_raw)
+        doc.topic = _topic_slug(doc.topic_raw)
         if doc.topic is None and require_topic:
             doc.problem = (
                 f"unknown topic {doc.topic_raw[:80]!r} (not one of the 14 WebOrganizer topics)"

@@ -24,9 +24,11 @@ class MiningBatch(Run):
     executor_path = "benchmarks.mining.services.batches.MiningBatchExecutor"
 
     name = models.CharField(max_length=200)
-    source_file = models.FileField(upload_to="mining/uploads/%Y/%m/", max_length=500)
+    source_file = models.FileField(upload_to="mining/uploads/%Y/%m/", max_length=500, blank=True)
+    # or, instead of an upload: a stored file, a shard directory or a glob (storage names)
+    source_pattern = models.CharField(max_length=1000, blank=True)
     source_name = models.CharField(max_length=255, blank=True)
-    source_format = models.CharField(max_length=16)  # jsonl | csv | parquet
+    source_format = models.CharField(max_length=16)  # jsonl | csv | parquet | arrow (1st file)
     stages = models.JSONField(default=list)  # e.g. [1, 2, 3, 4, 5, 6]
     # Per LLM stage key ("procedures", "filter", ...): a backend config for build_backend(), plus
     # "price_in_per_mtok" / "price_out_per_mtok" (USD per million tokens) for the cost column.

@@ -1,7 +1,12 @@
-"""Streaming readers for uploaded mining inputs: JSONL and CSV (plain or gz/zst/bz2/xz), Parquet.
+"""Streaming readers for corpus files: JSONL and CSV (plain or gz/zst/bz2/xz), Parquet, Arrow IPC.
 
-Pure Python (pyarrow for Parquet), no Django. Files are never loaded whole: JSONL and CSV are
-read line by line, Parquet batch by batch with ``ParquetFile.iter_batches``. Every record comes
+The one home for how a corpus file is read: the file kind from its name (:func:`file_kind`),
+decompression (:func:`open_decompressed`), Parquet and Arrow rows, and shard globs over any
+listing (:func:`match_names`: a Django storage's ``listdir`` or the local one). Mining batches
+and the ``bench`` command's inputs (``judging.bench.inputs``) both read through it.
+
+Pure Python (pyarrow for Parquet and Arrow), no Django. Files are never loaded whole: JSONL and
+CSV are read line by line, Parquet and Arrow batch by batch. Every record comes
 out as an :class:`InputRecord` carrying either its fields or an error message naming the line
 (or row) and what is wrong, so one bad record never stops a file.
 """
@@ -10,19 +15,22 @@ from __future__ import annotations
 
 import bz2
 import csv
+import fnmatch
 import gzip
 import io
 import json
 import lzma
+import os
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from core.text import strip_value, stripped_note
 
-FORMATS = ("jsonl", "csv", "parquet")
+FORMATS = ("jsonl", "csv", "parquet", "arrow")
 DEFAULT_MAX_RECORD_BYTES = 32 * 1024 * 1024
 
 
@@ -42,38 +50,115 @@ def _cleaned(line: int, value: dict[str, Any], unit: str = "line") -> InputRecor
     )
 
 
+# what core.text strips, found in a raw JSON line: a line without it (and without \u escapes,
+# which could decode to it) needs no stripping
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 class UnsupportedFormat(ValueError):
     pass
 
 
 # JSONL and CSV may be compressed; the last suffix says how (zstd is read through pyarrow).
-COMPRESSIONS = {".gz": "gz", ".zst": "zst", ".bz2": "bz2", ".xz": "xz"}
+COMPRESSIONS = {".gz": "gz", ".zst": "zst", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
+SUFFIX_FORMATS = {
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".arrow": "arrow",
+    ".feather": "arrow",
+    ".ipc": "arrow",
+}
+KNOWN_SUFFIXES = ".jsonl, .csv, .parquet or .arrow; JSONL and CSV may end in .gz, .zst, .bz2 or .xz"
 
 
 def compression_of(name: str) -> str:
     """``gz``, ``zst``, ``bz2``, ``xz`` or ``none``, from the file name's last suffix."""
-    return COMPRESSIONS.get(Path(name.lower()).suffix, "none")
+    return COMPRESSIONS.get(PurePosixPath(name.lower()).suffix, "none")
+
+
+def file_kind(
+    name: str, fmt: str = "auto", compression: str = "auto", *, default: str | None = None
+) -> tuple[str, str]:
+    """``(format, compression)`` of the file ``name``: as given, else from its suffixes
+    (``default``: the format of a name with no known suffix; None refuses it). Raises
+    :class:`UnsupportedFormat` naming the file."""
+    suffixes = [s.lower() for s in PurePosixPath(name).suffixes]
+    comp = compression if compression != "auto" else compression_of(name)
+    if suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes = suffixes[:-1]
+    form = fmt
+    if form == "auto":
+        form = SUFFIX_FORMATS.get(suffixes[-1], "") if suffixes else ""
+        form = form or (default or "")
+        if not form:
+            raise UnsupportedFormat(f"{name}: unknown file type (use {KNOWN_SUFFIXES})")
+    if form not in FORMATS:
+        raise UnsupportedFormat(f"{name}: unknown format {form!r} (use {', '.join(FORMATS)})")
+    if comp not in ("none", "gz", "zst", "bz2", "xz"):
+        raise UnsupportedFormat(f"{name}: unknown compression {comp!r} (use gz, zst, bz2 or xz)")
+    if form in ("parquet", "arrow") and comp != "none":
+        label = "Parquet" if form == "parquet" else "Arrow"
+        raise UnsupportedFormat(
+            f"{name}: {form} files carry their own compression ({label} compresses itself); "
+            f"external {comp} is not supported: use the .{form} file as it is"
+        )
+    return form, comp
 
 
 def detect_format(name: str) -> str:
-    lower = name.lower()
-    compressed = compression_of(lower) != "none"
-    if compressed:
-        lower = lower[: lower.rfind(".")]
-    if lower.endswith((".jsonl", ".json", ".ndjson")):
-        return "jsonl"
-    if lower.endswith(".csv"):
-        return "csv"
-    if lower.endswith((".parquet", ".pq")):
-        if compressed:
-            raise UnsupportedFormat(
-                f"{name}: Parquet compresses itself; upload the .parquet file as it is"
-            )
-        return "parquet"
-    raise UnsupportedFormat(
-        f"{name}: unknown file type (use .jsonl, .csv or .parquet; JSONL and CSV may end in "
-        ".gz, .zst, .bz2 or .xz)"
-    )
+    return file_kind(name)[0]
+
+
+# -- shard globs -------------------------------------------------------------------------------
+GLOB_CHARS = frozenset("*?[")
+Listdir = Callable[[str], tuple[list[str], list[str]]]  # dir -> (dirs, files), like Storage.listdir
+
+
+def is_pattern(name: str) -> bool:
+    return any(c in GLOB_CHARS for c in name)
+
+
+def local_listdir(path: str) -> tuple[list[str], list[str]]:
+    """``Storage.listdir`` for a local directory."""
+    dirs: list[str] = []
+    files: list[str] = []
+    with os.scandir(path or ".") as it:
+        for entry in it:
+            (dirs if entry.is_dir() else files).append(entry.name)
+    return dirs, files
+
+
+def match_names(pattern: str, listdir: Listdir) -> list[str]:
+    """The file names matching ``pattern`` (``dir/part-*.jsonl.gz``; ``*``, ``?`` and ``[...]``
+    inside one path segment, a segment per directory level, as :mod:`glob` does), sorted, read
+    through ``listdir`` (a Django storage's, so shards in an object store are found too)."""
+    parts = pattern.replace("\\", "/").split("/")
+    if any(p == "**" for p in parts):
+        raise UnsupportedFormat(f"{pattern}: '**' is not supported; name each directory level")
+    prefix: list[str] = []
+    while parts and not is_pattern(parts[0]) and len(parts) > 1:
+        prefix.append(parts.pop(0))
+    found: list[str] = []
+
+    def walk(base: str, rest: list[str]) -> None:
+        try:
+            dirs, files = listdir(base)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        head, tail = rest[0], rest[1:]
+        if tail:
+            for d in sorted(fnmatch.filter(dirs, head)):
+                walk(f"{base}/{d}" if base else d, tail)
+        else:
+            found.extend(f"{base}/{f}" if base else f for f in fnmatch.filter(files, head))
+
+    if parts:
+        walk("/".join(prefix), parts)
+    return sorted(found)
 
 
 # A source is a local path or an open binary stream (e.g. ``default_storage.open(name, "rb")``,
@@ -111,14 +196,18 @@ def open_decompressed(path: Source, compression: str) -> BinaryIO:
     raise UnsupportedFormat(f"unknown compression {compression!r} (use gz, zst, bz2 or xz)")
 
 
-def _open_binary(path: Source, name: str | None = None) -> BinaryIO:
-    return open_decompressed(path, compression_of(_source_name(path, name)))
+def _open_binary(path: Source, name: str | None = None, compression: str = "") -> BinaryIO:
+    return open_decompressed(path, compression or compression_of(_source_name(path, name)))
 
 
 def iter_jsonl(
-    path: Source, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, name: str | None = None
+    path: Source,
+    *,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    name: str | None = None,
+    compression: str = "",
 ) -> Iterator[InputRecord]:
-    with _open_binary(path, name) as fh:
+    with _open_binary(path, name, compression) as fh:
         line_no = 0
         while True:
             raw = fh.readline(max_record_bytes + 1)
@@ -159,7 +248,10 @@ def iter_jsonl(
                     f"line {line_no}: expected a JSON object, got {type(value).__name__}",
                 )
                 continue
-            yield _cleaned(line_no, value)
+            if "\\u" not in text and _CONTROL.search(text) is None:
+                yield InputRecord(line_no, value)  # nothing to strip (the common case: fast)
+            else:
+                yield _cleaned(line_no, value)
 
 
 def _has_surrogates(value: str) -> bool:
@@ -170,9 +262,11 @@ def _has_surrogates(value: str) -> bool:
     return False
 
 
-def iter_csv(path: Source, *, name: str | None = None) -> Iterator[InputRecord]:
+def iter_csv(
+    path: Source, *, name: str | None = None, compression: str = ""
+) -> Iterator[InputRecord]:
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    with _open_binary(path, name) as raw:
+    with _open_binary(path, name, compression) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
         reader = csv.DictReader(text)
         header = reader.fieldnames
@@ -218,22 +312,46 @@ def iter_parquet(
             yield InputRecord(row, None, bad) if bad else _cleaned(row, item, unit="row")
 
 
+def iter_arrow(path: Source) -> Iterator[InputRecord]:
+    """Rows of an Arrow IPC file (random-access format, else the streaming format), batch by
+    batch; a local file is memory-mapped, a stream (a stored file) read as it goes."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    local = isinstance(path, (str, Path))
+    source = pa.memory_map(str(path), "r") if local else pa.PythonFile(path, mode="r")
+    with source:
+        try:
+            reader = ipc.open_file(source)
+            batches: Iterator[Any] = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        except pa.ArrowInvalid:
+            source.seek(0)
+            batches = iter(ipc.open_stream(source))
+        row = 0
+        for batch in batches:
+            for item in batch.to_pylist():
+                row += 1
+                yield _cleaned(row, item, unit="row")
+
+
 def iter_records(
     path: Source,
     fmt: str | None = None,
     *,
     columns: Sequence[str] | None = None,
     name: str | None = None,
+    compression: str | None = None,
 ) -> Iterator[InputRecord]:
-    """Records of ``path`` (a local path or an open binary stream) in order; ``fmt`` defaults
-    to what the file name (``name``, else the path's or stream's) says."""
+    """Records of ``path`` (a local path or an open binary stream) in order; ``fmt`` and
+    ``compression`` default to what the file name (``name``, else the path's or stream's) says."""
     if isinstance(path, str):
         path = Path(path)
-    fmt = fmt or detect_format(Path(_source_name(path, name)).name)
+    label = _source_name(path, name)
+    fmt, comp = file_kind(PurePosixPath(label).name, fmt or "auto", compression or "auto")
     if fmt == "jsonl":
-        return iter_jsonl(path, name=name)
+        return iter_jsonl(path, name=name, compression=comp)
     if fmt == "csv":
-        return iter_csv(path, name=name)
+        return iter_csv(path, name=name, compression=comp)
     if fmt == "parquet":
         return iter_parquet(path, columns=columns)
-    raise UnsupportedFormat(f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})")
+    return iter_arrow(path)

@@ -14,6 +14,7 @@ pages = [
     path("batches/<int:pk>/cancel/", batches.batch_cancel, name="batch_cancel"),
     path("batches/<int:pk>/resume/", batches.batch_resume, name="batch_resume"),
     path("batches/<int:pk>/promote/", batches.batch_promote, name="batch_promote"),
+    path("batches/<int:pk>/promotion/", batches.batch_promotion, name="batch_promotion"),
     path("batches/<int:pk>/documents/", batches.batch_documents, name="batch_documents"),
     path("batches/<int:pk>/export.jsonl", batches.batch_export, name="batch_export"),
 ]

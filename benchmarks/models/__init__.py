@@ -2,5 +2,14 @@
 
 from benchmarks.models.catalog import Dataset, Generation, Generator, Procedure, Topic
 from benchmarks.models.generation_runs import GenerationRun
+from benchmarks.models.scoring_runs import ScoringRun
 
-__all__ = ["Dataset", "Generation", "GenerationRun", "Generator", "Procedure", "Topic"]
+__all__ = [
+    "Dataset",
+    "Generation",
+    "GenerationRun",
+    "Generator",
+    "Procedure",
+    "ScoringRun",
+    "Topic",
+]

@@ -57,6 +57,9 @@ class Procedure(models.Model):
     steps = models.JSONField(default=list)
     url = models.URLField(max_length=2000, blank=True)
     source_text = models.TextField(blank=True)
+    # A scorer pack's gold for this item in the benchmark's own shape (benchmarks.formats.packs):
+    # ProcBench {"gold": [states]}, SciRecipe {"gold": [steps]}, CustomPlans {"hint", "steps"}…
+    payload = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -125,6 +128,16 @@ class Generation(models.Model):
     token_count = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(0)]
     )
+    # How the model stopped and what it cost (filled by generation runs and by imports): LongProc
+    # scores termination from finish_reason ("stop", "length", …; blank when unknown).
+    finish_reason = models.CharField(max_length=32, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # A structured prediction in a pack's shape (e.g. SciRecipe steps, CustomPlans edits); the
+    # raw text stays in model_completion.
+    payload = models.JSONField(default=dict, blank=True)
+    # Scorer-pack results by pack name: {"metrics", "breakdown", "run"} or {"error", "run"}.
+    pack_scores = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -52,6 +52,9 @@ def generation_records(
             "model_completion",
             "predicted_steps",
             "token_count",
+            "finish_reason",
+            "prompt_tokens",
+            "completion_tokens",
             "procedure__source_example_id",
             "procedure__topic__slug",
             "procedure__goal",
@@ -68,4 +71,7 @@ def generation_records(
             model_completion=g.model_completion,
             predicted_steps=g.predicted_steps,
             token_count=g.token_count,
+            finish_reason=g.finish_reason,
+            prompt_tokens=g.prompt_tokens,
+            completion_tokens=g.completion_tokens,
         )

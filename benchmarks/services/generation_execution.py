@@ -115,6 +115,9 @@ def generation_build(
         model_completion=completion,
         predicted_steps=steps,
         token_count=gen_tokens,
+        finish_reason=(response.finish_reason or "")[:32],
+        prompt_tokens=response.prompt_tokens or None,
+        completion_tokens=response.completion_tokens or None,
         scores=sc.score_example(item, scorers),
     )
 

@@ -16,12 +16,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from benchmarks import generation as gen
 from benchmarks import scorers as sc
 from benchmarks.llm.preflight import preflight_error
-from benchmarks.models import Dataset, GenerationRun, Generator, Procedure, Topic
+from benchmarks.models import Dataset, Generation, GenerationRun, Generator, Procedure, Topic
 from core.runs import engine
 from core.runs.engine import RunStateError
 from core.secrets import llm_config_errors
@@ -260,6 +260,61 @@ def generation_run_start(
         except RunStateError as exc:
             raise GenerationRunError(str(exc)) from exc
         if enqueue:  # refused: the transaction (and the enqueue on commit) is rolled back
+            _launch_check(
+                {
+                    **run.backend_options,
+                    "backend": run.backend,
+                    "base_url": run.base_url,
+                    "api_key_env": run.api_key_env,
+                }
+            )
+        return resumed
+
+
+def generation_run_failures(*, run: GenerationRun) -> dict[str, Any]:
+    """What a finished run could not generate: procedures of its selection without a generation
+    by its generator (``missing``: requests that failed for good) and generations with no step
+    (``empty``: a reply nothing could be parsed from), split into those that may be asked again
+    and those in use by a judge run or a study (``in_use``: kept, never deleted here)."""
+    selection = generation_run_selection(run=run)
+    empty = Generation.objects.filter(
+        generator_id=run.generator_id, procedure__in=selection, predicted_steps=[]
+    )
+    in_use = empty.filter(Q(judge_run_items__isnull=False) | Q(study_items__isnull=False))
+    return {
+        "missing": selection.exclude(generations__generator_id=run.generator_id).count(),
+        "empty": empty.exclude(pk__in=in_use.values("pk")),
+        "in_use": in_use.distinct().count(),
+    }
+
+
+def generation_run_rerun_failures(*, run: GenerationRun, enqueue: bool = True) -> GenerationRun:
+    """Work again only what a done or failed run could not generate (see
+    :func:`generation_run_failures`): the empty generations are deleted and, with the missing
+    procedures, asked again by a new attempt (``engine.resume``, the judge runs' mechanism);
+    every other generation is kept. A cancelled run is resumed instead
+    (:func:`generation_run_start`)."""
+    if run.status not in (GenerationRun.Status.DONE, GenerationRun.Status.FAILED):
+        raise GenerationRunError(
+            f"run {run.pk} is {run.status}: only a done or failed run re-runs its failures"
+            + (" (resume a cancelled one)" if run.status == GenerationRun.Status.CANCELLED else "")
+        )
+    with transaction.atomic():
+        generator = Generator.objects.select_for_update().get(pk=run.generator_id)
+        _other_active_run(generator=generator, exclude_pk=run.pk)
+        failures = generation_run_failures(run=run)
+        n_empty = failures["empty"].count()
+        if not (n_empty or failures["missing"]):
+            kept = f" ({failures['in_use']} empty one(s) are in use and kept)"
+            raise GenerationRunError(
+                f"run {run.pk} has no failures to re-run" + (kept if failures["in_use"] else "")
+            )
+        failures["empty"].delete()
+        try:
+            resumed = engine.resume(run, enqueue=enqueue, done_too=True)
+        except RunStateError as exc:
+            raise GenerationRunError(str(exc)) from exc
+        if enqueue:  # refused: the transaction (deletes included) is rolled back
             _launch_check(
                 {
                     **run.backend_options,

@@ -213,7 +213,29 @@ def procedures_import(
 
 
 def _generation_content(g: Generation) -> tuple:
-    return (g.model_completion, list(g.predicted_steps), g.token_count)
+    return (
+        g.model_completion,
+        list(g.predicted_steps),
+        g.token_count,
+        g.finish_reason,
+        g.prompt_tokens,
+        g.completion_tokens,
+    )
+
+
+USAGE_FIELDS = ("finish_reason", "prompt_tokens", "completion_tokens")
+
+
+def _usage(r: formats.GenerationRecord, current: Generation | None) -> dict:
+    """finish_reason and token counts from the record; where it gives none, what is stored (a
+    file without them neither clears them nor differs because of them)."""
+    out = {}
+    for name in USAGE_FIELDS:
+        value = getattr(r, name)
+        missing = value is None or value == ""
+        out[name] = (getattr(current, name) if current is not None else value) if missing else value
+    out["finish_reason"] = out["finish_reason"] or ""
+    return out
 
 
 def _procedure_index(ids: list[str], dataset: Dataset | None) -> dict[str, list[int]]:
@@ -296,18 +318,24 @@ def generations_import(
                                 model_completion=r.model_completion,
                                 predicted_steps=r.predicted_steps,
                                 token_count=r.token_count,
+                                **_usage(r, None),
                             )
                         )
-                    elif _generation_content(current) == (
+                        continue
+                    usage = _usage(r, current)
+                    if _generation_content(current) == (
                         r.model_completion,
                         r.predicted_steps,
                         r.token_count,
+                        *(usage[name] for name in USAGE_FIELDS),
                     ):
                         unchanged += 1
                     elif update:
                         current.model_completion = r.model_completion
                         current.predicted_steps = r.predicted_steps
                         current.token_count = r.token_count
+                        for name, value in usage.items():
+                            setattr(current, name, value)
                         to_update.append(current)
                     else:
                         conflicts.append(
@@ -327,7 +355,7 @@ def generations_import(
             if to_update:
                 Generation.objects.bulk_update(
                     to_update,
-                    ["model_completion", "predicted_steps", "token_count"],
+                    ["model_completion", "predicted_steps", "token_count", *USAGE_FIELDS],
                     batch_size=BATCH_SIZE,
                 )
     finally:

@@ -16,7 +16,10 @@ the rest, the same way for every type:
    again when that lease would go stale (so a run whose worker died is taken over).
 4. :func:`cancel` stops a queued run at once and asks a running one to stop (``cancelling``);
    :func:`resume` requeues a failed, cancelled or orphaned run; :func:`resume_orphans` requeues
-   every active run that nobody holds (run when a worker starts).
+   every active run that nobody holds (run when a worker starts and periodically by Celery beat).
+6. A chunk is bounded in time too: its lease's :attr:`Lease.due` (``RUN_CHUNK_SECONDS``) makes
+   :meth:`Lease.beat` answer ``DUE``; the executor stores what is in flight and returns "more",
+   so every chunk ends well inside the broker's visibility timeout (``config.celery``).
 5. A run's counters are counted by the executor from the run's rows (:meth:`RunExecutor.counters`),
    never incremented here.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 import enum
 import logging
 import threading
+import time
 import uuid
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -41,7 +45,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, lease_seconds
+from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, chunk_seconds, lease_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +58,10 @@ class LeaseState(enum.Enum):
     HELD = "held"
     CANCELLING = "cancelling"
     LOST = "lost"
+    # held, but the chunk's time (RUN_CHUNK_SECONDS) is up: store what is in flight and return
+    # True ("more"); the next chunk goes on. Keeps every chunk shorter than the broker's
+    # visibility timeout, whatever the backend's speed.
+    DUE = "due"
 
 
 @dataclass(frozen=True)
@@ -63,17 +71,24 @@ class Lease:
     model: type[Run]
     run_id: int
     token: str
+    due: float = 0.0  # time.monotonic() when the chunk should stop taking new work; 0: never
 
     def beat(self) -> LeaseState:
-        """Renew the heartbeat; say whether the lease is still held and whether the run is
-        being cancelled. Cheap (two indexed statements): call it after each stored batch."""
+        """Renew the heartbeat; say whether the lease is still held, whether the run is being
+        cancelled and whether the chunk's time is up (``DUE``). Cheap (two indexed
+        statements): call it after each stored batch. Anything but ``HELD`` means: send
+        nothing new, store what is in flight, return."""
         n = self.model.objects.filter(pk=self.run_id, lease_owner=self.token).update(
             heartbeat_at=timezone.now()
         )
         if not n:
             return LeaseState.LOST
         status = self.model.objects.filter(pk=self.run_id).values_list("status", flat=True).first()
-        return LeaseState.CANCELLING if status == RunStatus.CANCELLING else LeaseState.HELD
+        if status == RunStatus.CANCELLING:
+            return LeaseState.CANCELLING
+        if self.due and time.monotonic() >= self.due:
+            return LeaseState.DUE
+        return LeaseState.HELD
 
 
 class RunExecutor(ABC):
@@ -298,7 +313,7 @@ def execute(
     chunks (:func:`execute_inline`)."""
     model = apps.get_model(label)
     executor = executor_for(model)
-    lease = Lease(model, run_id, token or uuid.uuid4().hex)
+    lease = Lease(model, run_id, token or uuid.uuid4().hex, due=time.monotonic() + chunk_seconds())
     if not _acquire(model, run_id, lease.token):
         run = model.objects.filter(pk=run_id).first()
         if run is None or not run.is_active:

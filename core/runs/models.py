@@ -64,6 +64,14 @@ def lease_seconds() -> float:
     return float(getattr(settings, "RUN_LEASE_SECONDS", 60))
 
 
+def chunk_seconds() -> float:
+    """How long one chunk takes new work (``settings.RUN_CHUNK_SECONDS``, default 300): then it
+    stores what is in flight and hands over to the next chunk. The broker's visibility timeout
+    is set above it (``config.celery.visibility_timeout``), so a chunk still running is never
+    redelivered by the broker for being slow."""
+    return float(getattr(settings, "RUN_CHUNK_SECONDS", 300))
+
+
 class Run(models.Model):
     Status = RunStatus
     ACTIVE = ACTIVE_STATUSES

@@ -15,6 +15,7 @@ from annotation.models import Study
 from benchmarks.models import Dataset
 from judging.models import Judge
 from judging.selectors import comparison as sel
+from judging.services.leaderboard import leaderboard_get
 
 JUDGES_PARAM = OpenApiParameter(
     "judges", OpenApiTypes.STR, description="comma-separated judge names (default: all)"
@@ -83,9 +84,23 @@ class RankingsView(APIView):
 class LeaderboardView(APIView):
     @extend_schema(
         summary="Judge leaderboard: agreement with humans, cost, time, parse-failure and failure rates, verbosity",
+        description="The leaderboard as stored for these judges and study (200). A large one "
+        "whose data changed since is recomputed by a worker: 202 with ``status``, the last "
+        "``report`` (or null) and ``computed_at``; ask again until 200.",
         parameters=[JUDGES_PARAM, OpenApiParameter("study", OpenApiTypes.INT)],
-        responses=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request) -> Response:
         study = _optional_object(request, "study", Study)
-        return Response(sel.judge_leaderboard(judges=_judges(request), study=study))
+        got = leaderboard_get(judges=_judges(request), study=study)
+        if got["fresh"]:
+            return Response(got["report"])
+        return Response(
+            {
+                "status": got["status"],
+                "report": got["report"],
+                "computed_at": got["computed_at"],
+                "error": got["error"],
+            },
+            status=202,
+        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from judging.models import Judge, JudgeRun, Judgment
+from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment
 from judging.selectors import judgments as selectors
 
 
@@ -73,6 +73,32 @@ class JudgeRunSerializer(serializers.ModelSerializer):
 class JudgeRunLaunchSerializer(serializers.Serializer):
     judge = serializers.SlugRelatedField(slug_field="name", queryset=Judge.objects.all())
     selection = serializers.JSONField()
+
+
+class JudgeRunEstimateResultSerializer(serializers.Serializer):
+    n_items = serializers.IntegerField()
+    n_reused = serializers.IntegerField(help_text="already judged by this judge (free)")
+    n_requests = serializers.IntegerField()
+    est_prompt_tokens = serializers.IntegerField(help_text="o200k counts of sampled prompts")
+    est_completion_tokens = serializers.IntegerField()
+    est_cost = serializers.CharField(help_text="USD, a decimal string")
+    selection = serializers.JSONField()
+
+
+class JudgeRunEstimateSerializer(serializers.ModelSerializer):
+    """An estimate computed by a worker: poll ``url`` until ``status`` is done (``result``) or
+    failed (``error``)."""
+
+    judge = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    url = serializers.SerializerMethodField(help_text="where to poll this estimate")
+    result = JudgeRunEstimateResultSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = JudgeRunEstimate
+        fields = ("id", "judge", "selection", "status", "result", "error", "url", "created_at")
+
+    def get_url(self, est: JudgeRunEstimate) -> str:
+        return f"/api/judge-runs/estimates/{est.pk}/"
 
 
 class JudgeRunResumeSerializer(serializers.Serializer):

@@ -15,8 +15,9 @@ from benchmarks.models import Generator
 from core.errors import drf_validation_error
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 from judging.api import serializers
-from judging.models import Judge, JudgeRun
+from judging.models import Judge, JudgeRun, JudgeRunEstimate
 from judging.selectors import judgments as selectors
+from judging.services import estimates
 from judging.services import runs as services
 
 
@@ -52,7 +53,14 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.judge_run_list()
 
     def get_permissions(self):
-        if self.action in ("create", "cancel", "resume", "estimate", "rerun_failures"):
+        if self.action in (
+            "create",
+            "cancel",
+            "resume",
+            "estimate",
+            "estimate_detail",
+            "rerun_failures",
+        ):
             return [IsAdminRole()]
         return [IsResearcherOrAdmin()]
 
@@ -74,18 +82,36 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
             raise ValidationError({"judge": str(exc)}) from exc
         return Response(serializers.JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=serializers.JudgeRunLaunchSerializer)
+    @extend_schema(
+        request=serializers.JudgeRunLaunchSerializer,
+        responses={202: serializers.JudgeRunEstimateSerializer},
+    )
     @action(detail=False, methods=["post"])
     def estimate(self, request):
+        """Ask for a cost estimate: answered at once with 202 and the estimate's ``url``, which
+        a worker fills in (items, reused, requests, tokens, cost); poll it until ``status`` is
+        done or failed."""
         data = serializers.JudgeRunLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            est = services.judge_run_estimate(
-                judge=data.validated_data["judge"], selection=data.validated_data["selection"]
+            est = estimates.judge_run_estimate_request(
+                judge=data.validated_data["judge"],
+                selection=data.validated_data["selection"],
+                user=request.user,
             )
         except DjangoValidationError as exc:
             raise drf_validation_error(exc, field="selection") from exc
-        return Response({**est, "est_cost": str(est["est_cost"])})
+        except ValueError as exc:
+            raise ValidationError({"judge": str(exc)}) from exc
+        body = serializers.JudgeRunEstimateSerializer(est).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+    @extend_schema(responses=serializers.JudgeRunEstimateSerializer)
+    @action(detail=False, methods=["get"], url_path=r"estimates/(?P<estimate_id>[0-9]+)")
+    def estimate_detail(self, request, estimate_id=None):
+        """One estimate (one query): ``status`` queued or running until a worker is done."""
+        est = get_object_or_404(JudgeRunEstimate.objects.select_related("judge"), pk=estimate_id)
+        return Response(serializers.JudgeRunEstimateSerializer(est).data)
 
     @extend_schema(request=None, responses=serializers.JudgeRunSerializer)
     @action(detail=True, methods=["post"])

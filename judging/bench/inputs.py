@@ -26,21 +26,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from benchmarks.formats import RecordError, iter_json_lines
+from benchmarks.mining import readers
 from judging.bench.spec import DATASET_ENV, DEFAULT_DATASET, Inputs
 
 MAX_ERRORS = 20
-_COMPRESSED = {".zst": "zst", ".gz": "gz", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
-_FORMATS = {
-    ".jsonl": "jsonl",
-    ".json": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".arrow": "arrow",
-    ".feather": "arrow",
-    ".ipc": "arrow",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
 
 
 class InputsError(ValueError):
@@ -91,8 +80,9 @@ def input_files(inputs: Inputs) -> list[Path]:
             ]
         )
     out: list[Path] = []
-    for pattern in inputs.include_globs:
-        for p in sorted(path.glob(pattern)):
+    for pattern in inputs.include_globs:  # the one glob rule (benchmarks.mining.readers)
+        for name in readers.match_names(f"{path}/{pattern}", readers.local_listdir):
+            p = Path(name)
             if p.is_file() and p not in out:
                 out.append(p)
     if not out:
@@ -103,31 +93,19 @@ def input_files(inputs: Inputs) -> list[Path]:
 
 
 def file_kind(path: Path, fmt: str = "auto", compression: str = "auto") -> tuple[str, str]:
-    """(format, compression) of ``path``: as configured, else from its suffixes."""
-    suffixes = [s.lower() for s in path.suffixes]
-    comp = compression
-    if comp == "auto":
-        comp = _COMPRESSED.get(suffixes[-1], "none") if suffixes else "none"
-    if suffixes and suffixes[-1] in _COMPRESSED:
-        suffixes = suffixes[:-1]
-    form = fmt
-    if form == "auto":
-        form = _FORMATS.get(suffixes[-1], "jsonl") if suffixes else "jsonl"
-    if form in ("arrow", "parquet") and comp != "none":
-        raise InputsError(
-            [f"{path}: {form} files carry their own compression; external {comp} is not supported"]
-        )
-    return form, comp
+    """(format, compression) of ``path``: as configured, else from its suffixes (the shared
+    rule, :func:`benchmarks.mining.readers.file_kind`; an unknown suffix reads as JSONL)."""
+    try:
+        return readers.file_kind(str(path), fmt, compression, default="jsonl")
+    except readers.UnsupportedFormat as exc:
+        raise InputsError([str(exc)]) from None
 
 
 @contextmanager
 def open_binary(path: Path, compression: str) -> Iterator[BinaryIO]:
-    # one home for decompression: the mining readers' (a layer below), shared with uploads
-    from benchmarks.mining.readers import open_decompressed
-
     if compression not in ("none", "gz", "zst", "bz2", "xz"):
         raise InputsError([f"{path}: unknown compression {compression!r}"])
-    handle = open_decompressed(path, compression)
+    handle = readers.open_decompressed(path, compression)
     try:
         yield handle
     finally:
@@ -142,13 +120,9 @@ def iter_rows(path: Path, fmt: str, compression: str) -> Iterator[tuple[int, dic
             yield from _jsonl_rows(path, compression)
         elif fmt == "csv":
             yield from _csv_rows(path, compression)
-        elif fmt == "parquet":
-            from benchmarks.mining.readers import iter_parquet
-
-            for rec in iter_parquet(path):
+        elif fmt in ("parquet", "arrow"):
+            for rec in readers.iter_records(path, fmt, compression="none"):
                 yield rec.line, (rec.data if rec.error is None else rec.error)
-        elif fmt == "arrow":
-            yield from _arrow_rows(path)
         else:
             raise InputsError([f"{path}: unknown format {fmt!r}"])
     except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
@@ -182,24 +156,6 @@ def _csv_rows(path: Path, compression: str) -> Iterator[tuple[int, dict | str]]:
                 yield reader.line_num, "more fields than the header has columns"
                 continue
             yield reader.line_num, {k: v for k, v in row.items() if v is not None}
-
-
-def _arrow_rows(path: Path) -> Iterator[tuple[int, dict | str]]:
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
-
-    with pa.memory_map(str(path), "r") as source:
-        try:
-            reader = ipc.open_file(source)
-            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-        except pa.ArrowInvalid:
-            source.seek(0)
-            batches = ipc.open_stream(source)
-        row = 0
-        for batch in batches:
-            for item in batch.to_pylist():
-                row += 1
-                yield row, item
 
 
 # --- records → examples ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchmarks import generation as gen
+from core.runs.progress import Progress
 from judging.bench import layout as lay
 from judging.bench import outputs as out
 from judging.bench import store
@@ -39,33 +40,6 @@ class Outcome:
 
     problems: list[str] = field(default_factory=list)
     launched: list[str] = field(default_factory=list)
-
-
-class Progress:
-    """A one-line progress bar (``\\r``-redrawn on a terminal; one line at the end otherwise)."""
-
-    def __init__(self, label: str, stream: TextIO) -> None:
-        self.label, self.stream = label, stream
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self.last = ""
-
-    def __call__(self, run: Any) -> None:
-        total, done = max(run.n_total or 0, 0), run.n_done or 0
-        width = 30
-        filled = int(width * done / total) if total else 0
-        text = (
-            f"  {self.label} [{'#' * filled}{'-' * (width - filled)}] {done}/{total} {run.status}"
-        )
-        if text == self.last:
-            return
-        self.last = text
-        if self.tty:
-            self.stream.write("\r" + text)
-            if not run.is_active:
-                self.stream.write("\n")
-        elif not run.is_active:
-            self.stream.write(text + "\n")
-        self.stream.flush()
 
 
 def _say(opts: Options, text: str) -> None:

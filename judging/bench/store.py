@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,7 +27,7 @@ from benchmarks.services.generation_runs import generation_run_cancel, generatio
 from benchmarks.services.imports import ImportRefused, procedures_import
 from benchmarks.tokens import count_steps_tokens
 from benchmarks.topics import topic_name, topic_slug
-from core.runs import engine
+from core.runs import progress
 from judging import prompting
 from judging.bench.config import SuiteConfig
 from judging.bench.inputs import BenchExample
@@ -348,20 +347,12 @@ def stored_judgments(*, judge: Judge, generations: Iterable[Generation]) -> dict
 def wait(
     run, *, inline: bool = False, on_progress: Callable[[Any], None] | None = None, poll_s=0.5
 ):
-    """Until ``run`` stops (worked here with ``inline``); Ctrl-C cancels it."""
-    try:
-        if inline:
-            return engine.execute_inline(run, on_chunk=on_progress)
-        while True:
-            run.refresh_from_db()
-            if on_progress is not None:
-                on_progress(run)
-            if not run.is_active:
-                return run
-            time.sleep(poll_s)
-    except KeyboardInterrupt:
-        cancel = generation_run_cancel if isinstance(run, GenerationRun) else judge_run_cancel
-        run.refresh_from_db()
-        if run.is_active:
-            cancel(run=run)
-        raise
+    """Until ``run`` stops (worked here with ``inline``); Ctrl-C cancels it (core.runs.progress)."""
+    cancel = generation_run_cancel if isinstance(run, GenerationRun) else judge_run_cancel
+    return progress.wait(
+        run,
+        inline=inline,
+        on_progress=on_progress,
+        poll_s=poll_s,
+        cancel=lambda r: cancel(run=r),
+    )

@@ -1,6 +1,14 @@
 """The judging data model: one module per concern, all importable from ``judging.models``."""
 
 from judging.models.judges import Judge, Judgment
-from judging.models.runs import JudgeRun, JudgeRunItem
+from judging.models.leaderboard import LeaderboardReport
+from judging.models.runs import JudgeRun, JudgeRunEstimate, JudgeRunItem
 
-__all__ = ["Judge", "JudgeRun", "JudgeRunItem", "Judgment"]
+__all__ = [
+    "Judge",
+    "JudgeRun",
+    "JudgeRunEstimate",
+    "JudgeRunItem",
+    "Judgment",
+    "LeaderboardReport",
+]

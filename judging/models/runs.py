@@ -4,6 +4,7 @@ engine's (:class:`core.runs.models.Run`); what is a judge run's own is here."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from core.runs.models import Run
@@ -15,8 +16,6 @@ class JudgeRun(Run):
     failed for good (:data:`judging.services.execution.MAX_ITEM_ATTEMPTS` tries); tokens and
     cost: of the judgments this run asked for (reused ones are free)."""
 
-    executor_path = "judging.services.execution.JudgeRunExecutor"
-
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
     selection = models.JSONField(
         default=dict, blank=True, help_text="dataset/topics/generators/generation ids"
@@ -26,6 +25,13 @@ class JudgeRun(Run):
     )
     n_parse_failed = models.PositiveIntegerField(default=0)
     estimated_cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    prepared_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when its items were selected and hashed (by the worker, before the first chunk)",
+    )
+
+    executor_path = "judging.services.launch.JudgeRunLaunchExecutor"
 
     class Meta:
         ordering = ["-created_at"]
@@ -73,3 +79,35 @@ class JudgeRunItem(models.Model):
 
     def __str__(self) -> str:
         return f"item {self.pk} of run {self.run_id} (generation {self.generation_id})"
+
+
+class JudgeRunEstimate(models.Model):
+    """A cost estimate asked for in the console or the API and worked by a Celery task
+    (``judging.estimate``): the page polls it until ``result`` is there."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="estimates")
+    selection = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"estimate {self.pk} for {self.judge_id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

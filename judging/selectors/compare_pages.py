@@ -224,10 +224,14 @@ def _leaderboard_row(r: dict) -> dict:
     }
 
 
-def leaderboard_page_context(*, study: Study | None, chosen: Sequence[str]) -> dict:
+def leaderboard_page_context(
+    *, study: Study | None, chosen: Sequence[str], report: dict | None = None
+) -> dict:
     """Judges side by side: agreement with a study's majority (when a study is chosen), parse
-    failures, failure rates and verbosity."""
-    report = sel.judge_leaderboard(judges=judges_named(chosen), study=study)
+    failures, failure rates and verbosity. ``report``: the leaderboard as stored
+    (:func:`judging.services.leaderboard.leaderboard_get`); computed here when not given."""
+    if report is None:
+        report = sel.judge_leaderboard(judges=judges_named(chosen), study=study)
     rows = [_leaderboard_row(r) for r in report["rows"]]
     chart = (
         bar_chart_svg(

@@ -1,7 +1,9 @@
 """The work of a judge run, one chunk at a time, for the run engine (:mod:`core.runs.engine`).
 
 One chunk judges up to :data:`CHUNK_ITEMS` pending items: one thread feeds the judge's backend
-(keeping ``concurrency`` requests in flight) while a writer thread stores the replies as they
+(at most ``concurrency`` requests sent and not yet stored,
+:class:`judging.services.reply_writer.Backpressure`, so a killed
+worker re-buys at most that many) while a writer thread stores the replies as they
 arrive (each write takes what came in meanwhile, up to :data:`FLUSH_EVERY`: judgments, item
 links and the run's live counters in one transaction), then beats the run's lease; the feed
 stops as soon as the run is being cancelled or the lease is lost. A reply that fails to parse
@@ -14,21 +16,19 @@ are counted from its items (:func:`run_counters`).
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.registry import build_backend, queue_for
 from core.runs.engine import Lease, LeaseState, RunExecutor
-from core.runs.models import RunStatus, lease_seconds
+from core.runs.models import RunStatus
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.parsing import PARSE_RETRIES
@@ -42,23 +42,20 @@ from judging.services.items import (
     judgment_from_response,
     retry_suffix_for,
 )
+from judging.services.reply_writer import (
+    FLUSH_EVERY,  # noqa: F401 - part of this module's interface (benchmarks read it here)
+    LIVE_EVERY_S,
+    Backpressure,
+    ReplyWriter,
+    takes_admit,
+    unstored_max,
+)
 
 CHUNK_ITEMS = int(
     os.environ.get("H2R_JUDGE_CHUNK_ITEMS", "20000")
 )  # items per chunk task (~1 min at 320/s)
-FLUSH_EVERY = 256  # at most this many results per write
-# after the first reply, gather what else arrives within this long (one write for a burst;
-# 1 ms a reply when written one by one): a killed worker loses at most these and what is in
-# flight
-GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
-LIVE_EVERY_S = 0.25  # the lease's beat and the live counters, at most this often
 PAGE = 1000
 MAX_ITEM_ATTEMPTS = 3
-
-
-def heartbeat_s() -> float:
-    """How often the writer beats when no reply arrives (a slow backend, a vLLM batch)."""
-    return max(0.5, min(5.0, lease_seconds() / 4))
 
 
 # --- counting -------------------------------------------------------------------------------
@@ -329,84 +326,6 @@ def judgments_store(
             progress.write()
 
 
-class _Writer(threading.Thread):
-    """Stores results on its own thread (and DB connection) as they arrive, so the thread that
-    feeds the backend keeps every request slot busy while they are written: each write takes
-    the results that came in within :data:`GATHER_S` of the first (up to :data:`FLUSH_EVERY`),
-    so a killed worker loses at most the requests in flight and the replies of the last
-    :data:`GATHER_S`. Beats the lease
-    after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
-    to stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
-
-    _CLOSE = object()
-
-    def __init__(self, *, run: JudgeRun, judge: Judge, lease: Lease, progress: _Progress):
-        super().__init__(name=f"judge-run-{run.pk}-writer", daemon=True)
-        self.run_obj, self.judge, self.lease, self.progress = run, judge, lease, progress
-        self.results: queue.Queue = queue.Queue(maxsize=64 * FLUSH_EVERY)
-        self.state = LeaseState.HELD
-        self.error: BaseException | None = None
-
-    def should_stop(self) -> bool:
-        return self.state is not LeaseState.HELD or self.error is not None
-
-    def submit(self, result: tuple[ItemInput, LLMResponse | LLMError]) -> None:
-        self.results.put(result)
-
-    def close(self) -> None:
-        self.results.put(self._CLOSE)
-        self.join()
-
-    def _take(self, idle: float) -> tuple[list, bool]:
-        """The results waiting now (blocking for the first up to ``idle`` s); True once the
-        feed has closed."""
-        try:
-            first = self.results.get(timeout=idle)
-        except queue.Empty:
-            return [], False  # no reply for a while: still alive
-        batch, closed = [], first is self._CLOSE
-        if not closed:
-            batch.append(first)
-        deadline = time.monotonic() + GATHER_S
-        while not closed and len(batch) < FLUSH_EVERY:
-            try:
-                wait = deadline - time.monotonic()
-                more = self.results.get(timeout=wait) if wait > 0 else self.results.get_nowait()
-            except queue.Empty:
-                break
-            if more is self._CLOSE:
-                closed = True
-            else:
-                batch.append(more)
-        return batch, closed
-
-    def run(self) -> None:
-        idle = heartbeat_s()
-        last_beat = 0.0
-        try:
-            closed = False
-            while not closed:
-                batch, closed = self._take(idle)
-                if self.error is not None:
-                    continue
-                try:
-                    if batch:
-                        judgments_store(
-                            run=self.run_obj,
-                            judge=self.judge,
-                            results=batch,
-                            progress=self.progress,
-                        )
-                    now = time.monotonic()
-                    if not batch or closed or now - last_beat >= LIVE_EVERY_S:
-                        self.state = self.lease.beat()
-                        last_beat = now
-                except BaseException as exc:  # noqa: BLE001 - re-raised by the feeding thread
-                    self.error = exc
-        finally:
-            connection.close()
-
-
 class JudgeRunExecutor(RunExecutor):
     """Judge runs for the engine: link what is known, judge a chunk, count from the items."""
 
@@ -448,16 +367,31 @@ class JudgeRunExecutor(RunExecutor):
         """Send ``inputs`` and store each reply as it comes; False once the lease is not held
         (cancelled or lost)."""
         order: list[ItemInput | None] = []
+        slots = Backpressure(unstored_max() or backend.limits.concurrency)
+        writer = ReplyWriter(
+            name=f"judge-run-{run.pk}-writer",
+            store=lambda batch: judgments_store(
+                run=run, judge=judge, results=batch, progress=progress
+            ),
+            lease=lease,
+            slots=slots,
+        )
 
         def tracked() -> Iterator[LLMRequest]:
             for inp in inputs:
+                if not slots.take(writer.should_stop):
+                    return
                 order.append(inp)
                 yield judge_request(judge=judge, prompt=inp.prompt)
 
-        writer = _Writer(run=run, judge=judge, lease=lease, progress=progress)
+        # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
+        hold = {"admit": slots.free} if takes_admit(backend) else {}
         writer.start()
         try:
-            for index, result in backend.complete_iter(tracked(), should_stop=writer.should_stop):
+            for index, result in backend.complete_iter(
+                tracked(), should_stop=writer.should_stop, **hold
+            ):
+                slots.returned()
                 writer.submit((order[index], result))
                 order[index] = None
         finally:

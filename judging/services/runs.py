@@ -1,6 +1,6 @@
-"""Writes for judge runs: estimate, create and launch, cancel, resume. The run engine
-(:mod:`core.runs.engine`) enqueues, leases, cancels and resumes; the judging work of one chunk
-is :class:`judging.services.execution.JudgeRunExecutor`."""
+"""Writes for judge runs: estimate, create and launch (the items are prepared by the worker),
+cancel, resume. The run engine (:mod:`core.runs.engine`) enqueues, leases, cancels and resumes;
+the judging work of one chunk is :class:`judging.services.execution.JudgeRunExecutor`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.utils import timezone
 
 from benchmarks.llm.preflight import preflight_error
 from core.runs import engine
@@ -125,26 +126,56 @@ def judge_run_create(
     enqueue: bool = True,
     estimated_cost: Decimal | None = None,
 ) -> JudgeRun:
-    """Create a run and its items (one per selected generation) and launch it: its first chunk
-    is enqueued when the transaction commits (not with ``enqueue=False``)."""
+    """Create a run (its size counted with one COUNT) and launch it: its first chunk is
+    enqueued when the transaction commits, and the worker selects, hashes and inserts its items
+    before judging (:func:`judge_run_prepare`), so the request stays short whatever the run's
+    size. Without ``enqueue`` (commands, ``--inline``) the items are inserted here."""
     if judge.backend == Judge.Backend.IMPORTED:
         raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
     selection = selectors.selection_clean(selection)
     if enqueue:
         judge_launch_check(judge=judge)
-    rows = _selection_rows(selection)
-    estimate, hashes = _estimate(judge=judge, selection=selection, rows=rows, tokenizer=False)
     with transaction.atomic():
         run = JudgeRun.objects.create(
             judge=judge,
             selection=selection,
             created_by=user,
-            n_total=len(rows),
-            estimated_cost=estimated_cost if estimated_cost is not None else estimate["est_cost"],
+            n_total=selectors.generations_for_selection(selection).count(),
+            estimated_cost=estimated_cost,
         )
-        _insert_items(run=run, generation_ids=[row[0] for row in rows], hashes=hashes)
         if enqueue:
             engine.launch(run)
+        else:
+            run = judge_run_prepare(run=run)
+    return run
+
+
+def judge_run_prepare(*, run: JudgeRun, token: str | None = None) -> JudgeRun:
+    """Select the run's generations, hash each item's content and insert the items (one
+    statement), then set ``n_total``, ``estimated_cost`` (unless given at launch) and
+    ``prepared_at``, all in one transaction. Done once: by the worker holding the run's lease
+    (``token``) before the first chunk, or by :func:`judge_run_create` without ``enqueue``."""
+    rows = _selection_rows(run.selection)
+    estimate, hashes = _estimate(
+        judge=run.judge, selection=run.selection, rows=rows, tokenizer=False
+    )
+    with transaction.atomic():
+        mine = JudgeRun.objects.select_for_update().filter(pk=run.pk, prepared_at__isnull=True)
+        if token is not None:
+            mine = mine.filter(lease_owner=token)
+        locked = mine.first()
+        if locked is None:  # prepared already, or the lease was lost meanwhile
+            run.refresh_from_db()
+            return run
+        _insert_items(run=run, generation_ids=[row[0] for row in rows], hashes=hashes)
+        JudgeRun.objects.filter(pk=run.pk).update(
+            n_total=len(rows),
+            prepared_at=timezone.now(),
+            estimated_cost=locked.estimated_cost
+            if locked.estimated_cost is not None
+            else estimate["est_cost"],
+        )
+    run.refresh_from_db()
     return run
 
 

@@ -13,7 +13,9 @@ from annotation.models import Study
 from annotation.selectors.dashboard import latest_labelled_study
 from benchmarks.models import Dataset
 from core.access import researcher_required
+from core.polling import next_poll
 from judging.selectors import compare_pages
+from judging.services.leaderboard import leaderboard_get
 
 
 def _optional(request: HttpRequest, model: type[Model], param: str):
@@ -60,7 +62,27 @@ def rankings(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    context = compare_pages.leaderboard_page_context(
-        study=_study_or_latest(request), chosen=request.GET.getlist("judge")
+    """The leaderboard as last computed; a worker recomputes a large one when the data changed
+    and the page polls (with back-off) until it is there (:mod:`judging.services.leaderboard`)."""
+    study, chosen = _study_or_latest(request), request.GET.getlist("judge")
+    got = leaderboard_get(
+        judges=compare_pages.judges_named(chosen),
+        study=study,
+        refresh=request.GET.get("refresh") == "1",
+    )
+    report = got["report"] or {"study": None, "rows": []}
+    context = compare_pages.leaderboard_page_context(study=study, chosen=chosen, report=report)
+    poll = next_poll(
+        waited=request.GET.get("wait"), seen=request.GET.get("seen"), mark=got["status"]
+    )
+    params = request.GET.copy()
+    for name in ("wait", "seen", "refresh"):
+        params.pop(name, None)
+    params["wait"], params["seen"] = poll.wait, poll.mark
+    context.update(
+        board=got,
+        poll=poll,
+        poll_url=f"{request.path}?{params.urlencode()}",
+        empty=not got["report"],
     )
     return render(request, "judging/compare/leaderboard.html", context)

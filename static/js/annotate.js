@@ -33,6 +33,7 @@
 
   // --- reading: goal acknowledgement, every L2 step (and every L1 step when the study asks) -------------------------------------------
   function updateReading() {
+    if (!$("#read-bar")) return;  // a form type without the step click-through
     var read = $$(".step-check:checked").length;
     var pct = nSteps ? Math.round(100 * read / nSteps) : 100;
     $("#read-bar").style.width = pct + "%";
@@ -59,12 +60,12 @@
   function updateChoice() {
     var choice = $('input[name="choice"]:checked');
     var failing = choice && choice.value === "failure";
-    failures.hidden = !failing;
+    if (failures) failures.hidden = !failing;
     $$(".choice").forEach(function (c) { c.classList.toggle("is-selected", c.querySelector("input").checked); });
-    if (failing && !$(".failure", list)) addFailure(false);
+    if (failing && list && !$(".failure", list)) addFailure(false);
   }
-  $("#add-failure").addEventListener("click", function () { addFailure(true); changed(); });
-  list.addEventListener("click", function (e) {
+  if (list) $("#add-failure").addEventListener("click", function () { addFailure(true); changed(); });
+  if (list) list.addEventListener("click", function (e) {
     var btn = e.target.closest(".failure-remove");
     if (!btn) return;
     btn.closest(".failure").remove();
@@ -74,7 +75,7 @@
 
   form.addEventListener("change", function (e) {
     if (e.target.classList.contains("step-check")) updateReading();
-    if (e.target.name === "choice") updateChoice();
+    if (e.target.name === "choice" || e.target.closest(".choice")) updateChoice();
     changed();
   });
   form.addEventListener("input", function (e) { if (e.target.tagName === "TEXTAREA") changed(); });
@@ -146,6 +147,7 @@
     var pick = { n: "none", f: "failure" }[e.key.toLowerCase()];
     if (!pick || (dialog && dialog.open)) return;
     var radio = $('input[name="choice"][value="' + pick + '"]');
+    if (!radio) return;  // a form type without the failure choice
     radio.checked = true;
     radio.focus();
     radio.dispatchEvent(new Event("change", { bubbles: true }));

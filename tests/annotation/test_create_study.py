@@ -32,7 +32,7 @@ def test_parser_accepts_good_lines_and_names_bad_ones():
             "exactly one of generation_id",
         ),
         (
-            json.dumps({"generation_id": 1, "kind": "gold", "expected_has_failure": True}),
+            json.dumps({"generation_id": 1, "kind": "platinum", "expected_has_failure": True}),
             "field kind",
         ),
         (

@@ -112,6 +112,13 @@ def test_malformed_json_names_the_line():
     assert m.startswith("line 2: malformed JSON")
 
 
+def test_json_nested_too_deeply_names_the_line():
+    deep = "[" * 100_000 + "]" * 100_000
+    result = read_examples(lines(ex(), deep))
+    [m] = messages(result)
+    assert m == "line 2: JSON nested too deeply to read"
+
+
 @pytest.mark.parametrize(
     "value, kind", [("[1, 2]", "array"), ('"text"', "string"), ("3", "integer"), ("null", "null")]
 )

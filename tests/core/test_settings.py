@@ -153,3 +153,23 @@ def test_cache_url_selects_redis_and_bad_scheme_is_named():
     assert ok.stdout.split()[-1] == "django.core.cache.backends.redis.RedisCache"
     bad = run_manage("check", env={"CACHE_URL": "memcached://x"})
     assert bad.returncode != 0 and "CACHE_URL='memcached://x'" in bad.stderr
+
+
+def test_pgbouncer_transaction_pooling_turns_server_side_state_off():
+    """DB_PGBOUNCER_TRANSACTION=1: no server-side cursors, no server-side prepared statements;
+    a query still runs on PostgreSQL with both off."""
+    code = (
+        "from django.db import connection;"
+        "s = connection.settings_dict;"
+        "c = connection.cursor(); c.execute('SELECT 1');"
+        "print(s['DISABLE_SERVER_SIDE_CURSORS'], connection.connection.prepare_threshold)"
+    )
+    # the maintenance database, which every PostgreSQL server has (the test one is not made yet)
+    url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x")
+    base = {"DATABASE_URL": url.rsplit("/", 1)[0] + "/postgres"}
+    on = run_manage("shell", "-c", code, env={**base, "DB_PGBOUNCER_TRANSACTION": "1"})
+    assert on.returncode == 0, on.stderr
+    assert on.stdout.splitlines()[-1].split() == ["True", "None"]
+    off = run_manage("shell", "-c", code, env={**base, "DB_PGBOUNCER_TRANSACTION": "0"})
+    assert off.returncode == 0, off.stderr
+    assert off.stdout.splitlines()[-1].split()[0] == "False"

@@ -7,6 +7,7 @@ import threading
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from judging.models import JudgeRun
 from judging.services import judges as judge_services
@@ -38,7 +39,7 @@ def test_launch_with_estimate_then_live_progress(
     monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
     ensure_roles()
     llm_server.responder = judge_responder
-    llm_server.latency_s = 0.25
+    llm_server.latency_s = 0.5  # about 3 s of work: the page polls with back-off (1, 1.5, 2.25 s…)
     data = make_data(n=12, bad_every=4)
     judge = judge_services.judge_create(
         name="browser-judge",
@@ -66,6 +67,23 @@ def test_launch_with_estimate_then_live_progress(
         threading.Timer(1.5, t.start).start()  # let the page show the run at 0 first
 
     monkeypatch.setattr("core.runs.engine.enqueue", enqueue)
+
+    def estimate_later(estimate_id):  # the worker's part of the estimate
+        from django.db import connection
+
+        from judging.services.estimates import judge_run_estimate_work
+
+        def work():
+            try:
+                judge_run_estimate_work(estimate_id=estimate_id)
+            finally:
+                connection.close()
+
+        t = threading.Timer(0.5, work)
+        workers.append(t)
+        t.start()
+
+    monkeypatch.setattr("judging.services.estimates.enqueue_estimate", estimate_later)
     client = Client()
     client.force_login(make_user("boss", role="admin", staff=True))
     page.context.add_cookies(
@@ -76,7 +94,8 @@ def test_launch_with_estimate_then_live_progress(
     page.select_option("select[name=judge]", str(judge.pk))
     page.select_option("select[name=dataset]", str(data["dataset"].pk))
     page.click("#preview")
-    assert page.inner_text("#est-items") == "12"
+    expect(page.locator("#est-pending")).to_be_visible()  # computed by a worker, then polled
+    expect(page.locator("#est-items")).to_have_text("12")
     assert page.inner_text("#est-requests") == "12"
     assert Decimal(page.inner_text("#est-cost")) > 0
     assert JudgeRun.objects.count() == 0
@@ -85,7 +104,7 @@ def test_launch_with_estimate_then_live_progress(
     assert page.inner_text("#run-count") == "0 / 12"
     page.evaluate("window.__stayed = true")  # a reload would lose this
     seen = set()
-    for _ in range(200):
+    for _ in range(300):
         seen.add(page.inner_text("#run-count"))
         if page.inner_text("#run-status") == "done":
             break

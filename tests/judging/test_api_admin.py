@@ -8,9 +8,10 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from judging.models import JudgeRun, Judgment
+from judging.models import JudgeRun, JudgeRunEstimate, Judgment
 from judging.services import judges as judge_services
 from judging.services import runs as services
+from judging.services.estimates import judge_run_estimate_work
 from tests.judging.support import judge_responder, make_data, work_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,7 +52,15 @@ def enqueued(monkeypatch):
     return calls
 
 
-def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
+@pytest.fixture
+def enqueued_estimates(monkeypatch):
+    """Record the estimates sent to a worker instead of sending them to a broker."""
+    calls: list[int] = []
+    monkeypatch.setattr("judging.services.estimates.enqueue_estimate", calls.append)
+    return calls
+
+
+def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued, enqueued_estimates):
     llm_server.responder = judge_responder
     data = make_data(n=3, bad_every=2)
     judge = judge_for(llm_server)
@@ -66,12 +75,19 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
 
     body = {"judge": "api-judge", "selection": {"dataset": data["dataset"].pk}}
     assert res_c.post("/api/judge-runs/", body, format="json").status_code == 403
-    est = admin_c.post("/api/judge-runs/estimate/", body, format="json")
+    asked = admin_c.post("/api/judge-runs/estimate/", body, format="json")
+    assert asked.status_code == 202 and asked.json()["status"] == "queued"
     assert (
-        est.status_code == 200
-        and est.json()["n_items"] == 3
-        and Decimal(est.json()["est_cost"]) > 0
+        asked["Location"]
+        == asked.json()["url"]
+        == f"/api/judge-runs/estimates/{asked.json()['id']}/"
     )
+    assert enqueued_estimates == [asked.json()["id"]]  # sent to a worker on commit
+    judge_run_estimate_work(estimate_id=asked.json()["id"])  # what the worker does
+    est = admin_c.get(asked.json()["url"])
+    assert est.status_code == 200 and est.json()["status"] == "done"
+    assert est.json()["result"]["n_items"] == 3 and Decimal(est.json()["result"]["est_cost"]) > 0
+    assert res_c.get(asked.json()["url"]).status_code == 403
     bad = admin_c.post(
         "/api/judge-runs/",
         {"judge": "api-judge", "selection": {"generators": ["zzz"]}},
@@ -115,7 +131,9 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued):
     assert listing["results"][0]["worker_gone"] is False
 
 
-def test_admin_estimate_then_launch_then_progress(llm_server, make_user, roles, client, enqueued):
+def test_admin_estimate_then_launch_then_progress(
+    llm_server, make_user, roles, client, enqueued, enqueued_estimates
+):
     data = make_data(n=4)
     judge = judge_for(llm_server)
     admin_user = make_user("root", role="admin", staff=True)
@@ -124,11 +142,28 @@ def test_admin_estimate_then_launch_then_progress(llm_server, make_user, roles, 
     page = client.post(url, {"judge": judge.pk, "dataset": data["dataset"].pk})
     assert page.status_code == 200
     html = page.content.decode()
+    assert 'id="est-pending"' in html and 'hx-trigger="every 1s"' in html  # a worker estimates
+    assert 'id="launch"' not in html and len(enqueued_estimates) == 1
+    poll = reverse("admin:judging_judgerun_estimate", args=enqueued_estimates)
+    html = client.get(poll + "?wait=1&seen=queued").content.decode()
+    assert 'hx-trigger="every 1.5s"' in html  # nothing changed: it waits longer
+    judge_run_estimate_work(estimate_id=enqueued_estimates[0])  # what the worker does
+    html = client.get(poll + "?wait=1.5&seen=queued").content.decode()
     assert 'id="est-items">4<' in html and 'id="est-cost"' in html and 'id="launch"' in html
+    assert "hx-trigger" not in html  # polling stops
     assert JudgeRun.objects.count() == 0  # nothing launched by the estimate
-    launched = client.post(url, {"judge": judge.pk, "dataset": data["dataset"].pk, "confirm": "1"})
+    launched = client.post(
+        url,
+        {
+            "judge": judge.pk,
+            "dataset": data["dataset"].pk,
+            "confirm": "1",
+            "estimate": enqueued_estimates[0],
+        },
+    )
     run = JudgeRun.objects.get()
-    assert enqueued == [run.pk]
+    assert enqueued == [run.pk] and run.prepared_at is None and not run.items.exists()
+    assert run.estimated_cost == Decimal(JudgeRunEstimate.objects.get().result["est_cost"])
     assert launched.status_code == 302 and launched["Location"].endswith(
         f"/judgerun/{run.pk}/change/"
     )

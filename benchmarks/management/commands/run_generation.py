@@ -1,6 +1,6 @@
 """python manage.py run_generation --generator NAME --dataset NAME[@V] [--topics SLUG ...]
 [--base-url URL --model M --api-key-env VAR] [--variant base|instruct] [--inline]
-python manage.py run_generation --resume RUN_ID | --cancel RUN_ID"""
+python manage.py run_generation --resume RUN_ID | --rerun-failures RUN_ID | --cancel RUN_ID"""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from benchmarks.services.generation_runs import (
     GenerationRunError,
     generation_run_cancel,
     generation_run_create,
+    generation_run_rerun_failures,
     generation_run_start,
 )
 from core.runs import engine
@@ -96,6 +97,13 @@ class Command(BaseCommand):
             action="store_true",
             help="with --resume: take over a run whose worker is known to be gone",
         )
+        parser.add_argument(
+            "--rerun-failures",
+            type=int,
+            metavar="RUN_ID",
+            help="a done or failed run: ask again only its failures (missing and empty "
+            "generations); everything else is kept",
+        )
         parser.add_argument("--cancel", type=int, metavar="RUN_ID", help="cancel a run")
 
     def handle(self, *args, **opts):
@@ -108,7 +116,11 @@ class Command(BaseCommand):
                     + (" (its worker stops after storing what is in flight)" if stopping else "")
                 )
                 return
-            if opts["resume"]:
+            if opts["rerun_failures"]:
+                run = generation_run_rerun_failures(
+                    run=self._run(opts["rerun_failures"]), enqueue=not opts["inline"]
+                )
+            elif opts["resume"]:
                 run = generation_run_start(
                     run=self._run(opts["resume"]),
                     enqueue=not opts["inline"],

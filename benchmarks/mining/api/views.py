@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, parsers, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -35,7 +35,14 @@ class JSONField(serializers.JSONField):
 
 class BatchCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    file = serializers.FileField()
+    file = serializers.FileField(required=False, help_text="the documents (or give source)")
+    source = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text="instead of a file: a stored file, shard directory or glob in storage, "
+        "e.g. 'corpus/part-*.jsonl.gz'",
+    )
     stages = serializers.CharField(
         required=False, allow_blank=True, help_text="e.g. '1,2,3,4,5,6' (default all)"
     )
@@ -43,7 +50,10 @@ class BatchCreateSerializer(serializers.Serializer):
         help_text='{"default": {"backend": "openai", "model": "gpt-4.1", "base_url": ...}, "filter": {...}}'
     )
     options = JSONField(
-        required=False, help_text='{"min_steps": 5, "max_steps": 15, "max_doc_chars": 100000}'
+        required=False,
+        help_text='{"min_steps": 5, "max_steps": 15, "max_doc_chars": 100000, '
+        '"columns": {"text": "body", "url": "link", "topic": "category", "id": "doc_id"}, '
+        '"candidates_per_topic": 1000, "desired_valid_per_topic": 30}',
     )
 
 
@@ -61,6 +71,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "source_name",
+            "source_pattern",
             "source_format",
             "stages",
             "backends",
@@ -130,6 +141,11 @@ class PromoteSerializer(serializers.Serializer):
     threshold = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.65)
 
 
+class PromotionAcceptedSerializer(serializers.Serializer):
+    promotion = serializers.JSONField(help_text="status queued, the dataset name@version asked")
+    url = serializers.CharField(help_text="the batch: its options.promotion tells how it went")
+
+
 class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = MiningBatch.objects.order_by("-created_at", "-id")
     serializer_class = BatchSerializer
@@ -151,7 +167,8 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         data = ser.validated_data
         batch = services.batch_create(  # ValidationError → 400 (core.errors)
             name=data.get("name") or "",
-            upload=data["file"],
+            upload=data.get("file"),
+            source=data.get("source") or "",
             stages=data.get("stages") or None,
             backends=data["backends"],
             options=data.get("options") or {},
@@ -189,19 +206,19 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         lines = jsonl_lines(selectors.export_records(batch=batch))
         return streaming_download(lines, filename=f"how2mine-batch-{batch.pk}.jsonl")
 
+    @extend_schema(request=PromoteSerializer, responses={202: PromotionAcceptedSerializer})
     @action(detail=True, methods=["post"])
     def promote(self, request, pk=None):
+        """Ask a worker to promote the batch into a dataset (202): its state (queued, running,
+        done with ``dataset_id``, or failed with ``error``) is the batch's
+        ``options.promotion``, read at ``url``."""
         ser = PromoteSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        report = promotion.batch_promote(batch=self.get_object(), **ser.validated_data)
+        batch = self.get_object()
+        state = promotion.batch_promote_request(batch=batch, **ser.validated_data)
+        url = f"/api/mining/batches/{batch.pk}/"
         return Response(
-            {
-                "dataset": report.dataset.pk,
-                "name": str(report.dataset),
-                "candidates": report.candidates,
-                "duplicates": report.duplicates,
-                "per_topic": report.per_topic,
-                "promoted": report.promoted,
-            },
-            status=status.HTTP_201_CREATED,
+            {"promotion": state, "url": url},
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": url},
         )

@@ -26,14 +26,17 @@ from benchmarks.llm.base import LLMBackend, LLMRequest, LLMResult
 from benchmarks.llm.preflight import preflight_error
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.mining import inputs, readers
+from benchmarks.mining.budgets import BUDGET_KEYS, clean_budget
 from benchmarks.mining.costs import cost_usd
 from benchmarks.mining.heuristics import HeuristicsConfig
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.pipeline import DocState, Pipeline, StageUsage
+from benchmarks.mining.services.budgets import chunk_documents
 from benchmarks.mining.services.documents import (  # iter_documents: re-exported (demo)
     iter_documents,  # noqa: F401
-    iter_stored_documents,
+    stored_files,
 )
+from benchmarks.mining.services.ingest import batch_ingest  # the executor's first step
 from benchmarks.mining.stages import LLM_STAGES, STAGE_NUMBERS, parse_stages
 from core.runs import engine
 from core.runs.engine import Lease, LeaseState, RunExecutor
@@ -49,8 +52,9 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "require_topic": True,
     "max_tokens": None,
     "columns": {},  # column map: {"text": "body", "url": ..., "topic": ..., "id": ...}
+    "candidates_per_topic": None,  # the reference's targets (benchmarks.mining.budgets)
+    "desired_valid_per_topic": None,
 }
-INGEST_BULK = 1000
 BEAT_EVERY_S = 5.0  # at most this often while replies arrive (a quarter of the lease if shorter)
 
 
@@ -74,6 +78,11 @@ def clean_options(options: dict[str, Any] | None) -> dict[str, Any]:
     except ValueError as exc:
         raise ValidationError({"options": str(exc)}) from None
     opts["require_topic"] = bool(opts["require_topic"])
+    for key in BUDGET_KEYS:  # per-topic budgets (benchmarks.mining.budgets)
+        try:
+            opts[key] = clean_budget(key, opts[key])
+        except ValueError as exc:
+            raise ValidationError({"options": str(exc)}) from None
     try:
         opts["columns"] = inputs.clean_column_map(opts["columns"])
     except ValueError as exc:
@@ -135,18 +144,28 @@ def batch_launch_check(*, backends: dict[str, dict[str, Any]]) -> None:
 def batch_create(
     *,
     name: str,
-    upload: File,
+    upload: File | None = None,
+    source: str = "",
     stages: str | list[int] | None = None,
     backends: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
     created_by=None,
     start: bool = True,
 ) -> MiningBatch:
-    filename = Path(getattr(upload, "name", "") or "upload").name
+    """A batch over an ``upload``, or over ``source``: a stored file, a shard directory or a
+    glob of shards in storage (read by the worker, file after file)."""
+    if (upload is None) == (not source):
+        raise ValidationError({"source": "give a file to upload or a stored source, not both"})
     try:
-        fmt = readers.detect_format(filename)
-    except readers.UnsupportedFormat as exc:
-        raise ValidationError({"source_file": str(exc)}) from None
+        if source:
+            names = stored_files(source)
+            filename = Path(names[0]).name if len(names) == 1 else source.strip()
+            fmt = readers.detect_format(Path(names[0]).name)
+        else:
+            filename = Path(getattr(upload, "name", "") or "upload").name
+            fmt = readers.detect_format(filename)
+    except (readers.UnsupportedFormat, ValueError) as exc:
+        raise ValidationError({"source" if source else "source_file": str(exc)}) from None
     try:
         stage_list = parse_stages(stages)
     except ValueError as exc:
@@ -154,6 +173,7 @@ def batch_create(
     batch = MiningBatch(
         name=(name or filename)[:200],
         source_name=filename[:255],
+        source_pattern=source.strip(),
         source_format=fmt,
         stages=stage_list,
         backends=_clean_backends(backends, stage_list),
@@ -162,58 +182,12 @@ def batch_create(
     )
     if start:
         batch_launch_check(backends=batch.backends)
-    batch.source_file.save(filename, upload, save=False)
+    if upload is not None:
+        batch.source_file.save(filename, upload, save=False)
     batch.save()
     if start:
         engine.launch(batch)  # the first chunk task, once the creating transaction commits
     return batch
-
-
-def _doc_from_input(batch: MiningBatch, doc: inputs.DocInput) -> MiningDocument:
-    row = MiningDocument(
-        batch=batch,
-        position=doc.line,
-        source_id=doc.source_id,
-        topic=doc.topic or "",
-        topic_raw=doc.topic_raw[:255],
-        url=doc.url,
-        text=doc.text,
-        input_goal=doc.goal,
-        input_steps=doc.steps,
-        input_resources=doc.resources,
-        notes=doc.notes,
-    )
-    if doc.problem:
-        row.outcome = MiningDocument.Outcome.INVALID
-        row.stage_reached = "input"
-        row.drop_reason = f"input: {doc.problem}"
-    return row
-
-
-def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None) -> int:
-    """Read the uploaded file into MiningDocument rows, all or nothing (re-run safe).
-    ``beat`` (the execution's lease) is called after each bulk insert: a long file keeps the
-    batch held."""
-    with transaction.atomic():
-        MiningDocument.objects.filter(batch=batch).delete()
-        buf: list[MiningDocument] = []
-        total = invalid = 0
-        for doc in iter_stored_documents(batch):
-            row = _doc_from_input(batch, doc)
-            invalid += row.outcome == MiningDocument.Outcome.INVALID
-            buf.append(row)
-            if len(buf) >= INGEST_BULK:
-                MiningDocument.objects.bulk_create(buf)
-                total += len(buf)
-                buf = []
-                if beat is not None:
-                    beat()
-        if buf:
-            MiningDocument.objects.bulk_create(buf)
-            total += len(buf)
-        MiningBatch.objects.filter(pk=batch.pk).update(ingested=True, n_total=total, n_done=invalid)
-    batch.refresh_from_db()
-    return total
 
 
 # -- run: the engine's executor ------------------------------------------------------------
@@ -379,13 +353,8 @@ class MiningBatchExecutor(RunExecutor):
 
     def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
         opts = run.options
-        docs = list(
-            _pending(run)
-            .order_by("pk")
-            .only("pk", "text", "input_goal", "input_steps", "input_resources")[
-                : int(opts.get("chunk_size") or DEFAULT_OPTIONS["chunk_size"])
-            ]
-        )
+        size = int(opts.get("chunk_size") or DEFAULT_OPTIONS["chunk_size"])
+        docs = chunk_documents(batch=run, size=size)  # per-topic budgets applied
         if not docs:
             return False
         watch = _LeaseWatch(lease)
@@ -431,6 +400,25 @@ class MiningBatchExecutor(RunExecutor):
         reason = _all_llm_requests_failed(run)
         return (RunStatus.FAILED, reason) if reason else (RunStatus.DONE, "")
 
+    def on_resume(self, run: MiningBatch) -> None:
+        """Documents that ended in an LLM error go through the stages again (from the start:
+        what an earlier stage answered is not kept for them); every other outcome is kept."""
+        _llm_errors(run).update(
+            outcome=MiningDocument.Outcome.PENDING,
+            stage_reached="",
+            last_passed_stage=0,
+            drop_reason="",
+            trace={},
+            goal="",
+            steps=[],
+            resources=[],
+            updated_at=timezone.now(),
+        )
+
+
+def _llm_errors(run: MiningBatch) -> QuerySet[MiningDocument]:
+    return MiningDocument.objects.filter(batch=run, outcome=MiningDocument.Outcome.ERROR)
+
 
 def _all_llm_requests_failed(run: MiningBatch) -> str:
     usage = MiningStageUsage.objects.filter(batch=run).aggregate(
@@ -467,12 +455,14 @@ def batch_cancel(*, batch: MiningBatch) -> MiningBatch:
 
 
 def batch_resume(*, batch: MiningBatch, force: bool = False) -> MiningBatch:
-    """Queue a cancelled, failed or orphaned batch again; documents with an outcome are kept.
+    """Queue a cancelled, failed or orphaned batch again (or a done one with LLM errors):
+    documents that ended in an LLM error are tried again, every other outcome is kept.
 
     A batch whose worker still beats its heart is refused unless ``force`` (use it when you
     know the worker is gone, e.g. after killing it)."""
     batch_launch_check(backends=batch.backends)
     try:
-        return engine.resume(batch, force=force)
+        # a done batch too when documents ended in an LLM error: they are tried again
+        return engine.resume(batch, force=force, done_too=_llm_errors(batch).exists())
     except engine.RunStateError as exc:
         raise ValidationError(str(exc)) from None

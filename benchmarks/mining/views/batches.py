@@ -20,6 +20,7 @@ from benchmarks.mining.stages import STAGES
 from benchmarks.topics import TOPICS
 from core.access import admin_required, researcher_required
 from core.errors import validation_text
+from core.polling import Poll, next_poll
 from core.roles import is_admin
 from core.streaming import jsonl_lines, streaming_download
 
@@ -43,7 +44,7 @@ def batch_new(request: HttpRequest) -> HttpResponse:
                 upload=d["file"],
                 stages=d["stages"],
                 backends=form.backends(),
-                options={"min_steps": d["min_steps"], "max_steps": d["max_steps"]},
+                options=form.options(),  # steps, column map, per-topic budgets
                 created_by=request.user,
             )
         except ValidationError as exc:
@@ -54,12 +55,18 @@ def batch_new(request: HttpRequest) -> HttpResponse:
     return render(request, "mining/batch_new.html", {"form": form})
 
 
+def _poll(request: HttpRequest, batch: MiningBatch) -> Poll:
+    mark = f"{batch.status}:{batch.n_done}:{batch.n_failed}:{int(batch.ingested)}"
+    return next_poll(waited=request.GET.get("wait"), seen=request.GET.get("seen"), mark=mark)
+
+
 def _detail_context(request, batch) -> dict:
     return {
         "batch": batch,
         "yields": selectors.batch_yields(batch=batch),
         "usage": selectors.batch_usage(batch=batch),
         "can_admin": is_admin(request.user),
+        "poll": _poll(request, batch),
     }
 
 
@@ -68,13 +75,27 @@ def batch_detail(request: HttpRequest, pk: int) -> HttpResponse:
     batch = selectors.batch_get(pk=pk)
     ctx = _detail_context(request, batch)
     ctx["promote_form"] = PromoteForm(initial={"dataset_name": f"mined-{batch.pk}"})
+    ctx["promotion"] = promotion.promotion_state(batch)
     return render(request, "mining/batch_detail.html", ctx)
 
 
 @researcher_required
 def batch_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    """The progress card htmx polls (with back-off): the batch's row only, one query. The poll
+    that finds the batch ended answers the whole live part instead (yields and usage, read
+    once), swapped in place of it."""
     batch = selectors.batch_get(pk=pk)
-    return render(request, "mining/_batch_live.html", _detail_context(request, batch))
+    if batch.is_active:
+        context = {
+            "batch": batch,
+            "can_admin": is_admin(request.user),
+            "poll": _poll(request, batch),
+        }
+        return render(request, "mining/_batch_progress.html", context)
+    response = render(request, "mining/_batch_live.html", _detail_context(request, batch))
+    response["HX-Retarget"] = "#batch-live"
+    response["HX-Reswap"] = "outerHTML"
+    return response
 
 
 def _batch_change(
@@ -117,23 +138,36 @@ def batch_resume(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @admin_required
 def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
+    """Ask for a promotion: a worker embeds and samples; the batch page shows its state."""
     batch = selectors.batch_get(pk=pk)
     form = PromoteForm(request.POST)
     if form.is_valid():
         try:
-            report = promotion.batch_promote(batch=batch, **form.cleaned_data)
+            state = promotion.batch_promote_request(batch=batch, **form.cleaned_data)
         except ValidationError as exc:
             messages.error(request, validation_text(exc))
         else:
             messages.success(
-                request,
-                f"Created {report.dataset} with {report.promoted} procedures "
-                f"({len(report.duplicates)} near duplicates removed).",
+                request, f"Promotion into {state['dataset']} queued: a worker is doing it."
             )
-            return redirect(report.dataset)
     else:
         messages.error(request, validation_text(ValidationError(form.errors)))
     return redirect(batch)
+
+
+@researcher_required
+def batch_promotion(request: HttpRequest, pk: int) -> HttpResponse:
+    """The promotion card htmx polls (with back-off) while a worker promotes: one query."""
+    batch = selectors.batch_get(pk=pk)
+    state = promotion.promotion_state(batch)
+    poll = next_poll(
+        waited=request.GET.get("wait"),
+        seen=request.GET.get("seen"),
+        mark=(state or {}).get("status", ""),
+    )
+    return render(
+        request, "mining/_promotion.html", {"batch": batch, "promotion": state, "poll": poll}
+    )
 
 
 @researcher_required

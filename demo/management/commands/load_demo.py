@@ -179,4 +179,8 @@ class Command(BaseCommand):
             f"  mining batch '{DEMO_BATCH}': {batch.status}, {batch.n_done}/{batch.n_total} "
             "documents; its LLM stages REPLAYED recorded replies (backend 'replay', no model called)"
         )
+        from demo.packs import demo_packs_ensure
+
+        for line in demo_packs_ensure(stdout=self.stdout):
+            self.stdout.write(f"  scorer-pack worked examples, {line}")
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

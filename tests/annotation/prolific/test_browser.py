@@ -24,6 +24,8 @@ def test_admin_runs_the_paid_study_operations(
     page.fill("input[name=password]", "pw-Test-12345")
     page.locator("form").get_by_role("button").click()
     page.locator("#prolific-link").click()
+    assert not ProlificCall.objects.exists()  # opening the page asks Prolific nothing
+    page.locator("#list-submissions").click()
     page.locator("#submissions").wait_for()
     assert page.locator("#submissions tbody tr").count() == 4  # two pages from Prolific
 
@@ -40,6 +42,7 @@ def test_admin_runs_the_paid_study_operations(
     assert prolific_server.bulk == {}  # a preview pays nothing
     page.locator("#confirm").click()
     page.get_by_text("Bonuses paid: 2 participants, total 1.55").wait_for()
+    page.locator("#list-submissions").click()
 
     page.get_by_label("choose P_C").check()
     page.get_by_role("radio", name="Reject").check()

@@ -25,13 +25,24 @@ def test_researcher_sees_matched_submissions_and_the_log_but_cannot_act(
     paid_study, client, researcher
 ):
     client.force_login(researcher)
-    page = text(client.get(url(paid_study)))
+    page = text(client.get(url(paid_study) + "?load=1"))
     assert 'data-pid="P_X"' in page and "never entered" in page
     assert 'name="submission"' not in page  # no action forms for researchers
     assert "pay-researcher" in page and "List submissions" in page  # the logged call
     for name in ("prolific_submissions", "prolific_bonuses", "prolific_exclude"):
         assert client.post(url(paid_study, name), {"confirm": "1"}).status_code == 403, name
     assert not ProlificCall.objects.exclude(action="list").exists()
+
+
+def test_a_page_view_does_not_call_prolific_listing_is_a_button(paid_study, client, researcher):
+    client.force_login(researcher)
+    for _ in range(3):
+        page = text(client.get(url(paid_study)))
+        assert 'id="list-submissions"' in page and 'data-pid="P_A"' not in page
+    assert not ProlificCall.objects.exists()
+    page = text(client.get(url(paid_study) + "?load=1"))  # the button
+    assert 'data-pid="P_A"' in page and "List submissions again" in page
+    assert ProlificCall.objects.filter(action="list").count() == 1
 
 
 def test_annotators_are_kept_out(paid_study, client, make_user):
@@ -111,7 +122,7 @@ def test_prolific_down_is_a_clear_message_not_a_500(
 ):
     prolific_server.fail_next("/submissions/", 503)
     client.force_login(researcher)
-    r = client.get(url(paid_study))
+    r = client.get(url(paid_study) + "?load=1")
     assert r.status_code == 200
     assert "Could not list submissions: Prolific refused GET" in text(r) and "HTTP 503" in text(r)
     assert ProlificCall.objects.get().ok is False

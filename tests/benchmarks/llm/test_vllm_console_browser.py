@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from core import polling
 from judging.models import Judge, JudgeRun
 from tests.benchmarks.llm.vllm_support import (
     BOUNDED,
@@ -36,6 +37,9 @@ def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
 
     require_vllm()
     monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
+    # poll every second (no back-off) so the page shows the counter between 0 and done
+    monkeypatch.setattr(polling, "BUSY_MOST_S", 1.0)
+    monkeypatch.setattr(polling, "IDLE_MOST_S", 1.0)
     ensure_roles()
     queue = gpu_queue_name()
     settings.CELERY_GPU_QUEUE = queue

@@ -75,6 +75,7 @@ def test_mine_stages_2_3_refilters_mined_procedures(tmp_path, media_root, llm_se
     call_command(
         "mine",
         str(path),
+        "--sync",  # in this process (the default is a Celery run)
         "--stages",
         "2,3",
         "--base-url",

@@ -1,0 +1,162 @@
+"""The judge leaderboard out of the request. Computing it reads every judgment of the chosen
+judges and counts the o200k tokens of candidates without stored counts (seconds at 70,000
+items), so it is stored per choice of judges and study (:class:`judging.models.LeaderboardReport`)
+with the state of the data it was computed on (:func:`leaderboard_signature`: a few aggregate
+queries). A page asks :func:`leaderboard_get`: a stored report of the same state is shown at
+once; otherwise a small leaderboard (at most :data:`INLINE_MAX` judgments) is computed in the
+request, and a large one by a Celery task (``judging.leaderboard``) while the page shows the
+last report, marked as being updated, and polls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from annotation.models import Annotation, Study
+from judging.models import Judge, JudgeRun, Judgment, LeaderboardReport
+from judging.selectors import comparison as sel
+
+INLINE_MAX = 5000  # judgments; below this the leaderboard takes tens of ms
+
+
+def _names(judges: Sequence[Judge] | None) -> list[str] | None:
+    return None if judges is None else sorted(j.name for j in judges)
+
+
+def leaderboard_key(*, judges: Sequence[Judge] | None, study: Study | None) -> str:
+    raw = json.dumps({"judges": _names(judges), "study": study.pk if study else None})
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def leaderboard_signature(
+    *, judges: Sequence[Judge] | None, study: Study | None
+) -> tuple[str, int]:
+    """(the state of what the leaderboard reads, its number of judgments): the judgments of the
+    chosen judges (count, last id), their runs (last change) and the study's labels."""
+    chosen = list(judges) if judges is not None else list(Judge.objects.all())
+    judgments = Judgment.objects.filter(judge_key__in={j.judge_id for j in chosen}).aggregate(
+        n=Count("id"), last=Max("id")
+    )
+    runs = JudgeRun.objects.filter(judge__in=chosen).aggregate(
+        n=Count("id"), last=Max("updated_at")
+    )
+    parts = [
+        ",".join(str(j.pk) for j in sorted(chosen, key=lambda j: j.pk)),
+        f"{judgments['n']}:{judgments['last']}",
+        f"{runs['n']}:{runs['last'].isoformat() if runs['last'] else ''}",
+    ]
+    if study is not None:
+        labels = Annotation.objects.filter(item__study=study).aggregate(
+            n=Count("id"), last=Max("id"), at=Max("submitted_at")
+        )
+        parts.append(
+            f"{labels['n']}:{labels['last']}:{labels['at'].isoformat() if labels['at'] else ''}"
+        )
+    return hashlib.sha256("|".join(parts).encode()).hexdigest(), judgments["n"]
+
+
+def enqueue_leaderboard(report_id: int) -> None:
+    from judging.tasks import leaderboard
+
+    leaderboard.delay(report_id)
+
+
+def _json_ready(value: Any) -> Any:
+    """What jsonb stores: NaN and infinities become null, other values their text."""
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    return str(value)
+
+
+def _compute(report: LeaderboardReport, signature: str) -> None:
+    judges = None if report.judges is None else list(Judge.objects.filter(name__in=report.judges))
+    try:
+        result = sel.judge_leaderboard(judges=judges, study=report.study)
+        result = _json_ready(result)
+    except Exception as exc:  # noqa: BLE001 - stored and shown on the page
+        LeaderboardReport.objects.filter(pk=report.pk).update(
+            status=LeaderboardReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        return
+    LeaderboardReport.objects.filter(pk=report.pk).update(
+        status=LeaderboardReport.Status.DONE,
+        result=result,
+        signature=signature,
+        error="",
+        computed_at=timezone.now(),
+    )
+
+
+def leaderboard_get(
+    *, judges: Sequence[Judge] | None, study: Study | None, refresh: bool = False
+) -> dict[str, Any]:
+    """``{"report": the leaderboard or None, "fresh": computed on the current data, "pending":
+    a worker is recomputing it, "computed_at", "error"}``. ``refresh`` recomputes even when
+    the data looks unchanged."""
+    signature, n_judgments = leaderboard_signature(judges=judges, study=study)
+    key = leaderboard_key(judges=judges, study=study)
+    report, _ = LeaderboardReport.objects.get_or_create(
+        key=key, defaults={"judges": _names(judges), "study": study}
+    )
+    done = LeaderboardReport.Status.DONE
+    if report.status == done and report.signature == signature and not refresh:
+        return _answer(report, fresh=True)
+    if n_judgments <= INLINE_MAX:
+        _compute(report, signature)
+        report.refresh_from_db()
+        return _answer(report, fresh=report.status == done)
+    with transaction.atomic():
+        locked = LeaderboardReport.objects.select_for_update().get(pk=report.pk)
+        pending = locked.status in (
+            LeaderboardReport.Status.QUEUED,
+            LeaderboardReport.Status.RUNNING,
+        )
+        if not (pending and locked.wanted == signature):
+            LeaderboardReport.objects.filter(pk=report.pk).update(
+                status=LeaderboardReport.Status.QUEUED, wanted=signature, asked_at=timezone.now()
+            )
+            transaction.on_commit(lambda: enqueue_leaderboard(report.pk))
+    report.refresh_from_db()
+    return _answer(report, fresh=False)
+
+
+def _answer(report: LeaderboardReport, *, fresh: bool) -> dict[str, Any]:
+    return {
+        "report": report.result,
+        "fresh": fresh,
+        "pending": report.status
+        in (LeaderboardReport.Status.QUEUED, LeaderboardReport.Status.RUNNING),
+        "computed_at": report.computed_at,
+        "error": report.error if report.status == LeaderboardReport.Status.FAILED else "",
+        "status": report.status,
+    }
+
+
+def leaderboard_compute(*, report_id: int) -> LeaderboardReport | None:
+    """The task's body: recompute a queued report on the data as it is now (its state taken
+    before reading, so a change meanwhile asks again)."""
+    report = LeaderboardReport.objects.select_related("study").filter(pk=report_id).first()
+    if report is None or report.status not in (
+        LeaderboardReport.Status.QUEUED,
+        LeaderboardReport.Status.RUNNING,
+    ):
+        return report
+    LeaderboardReport.objects.filter(pk=report.pk).update(status=LeaderboardReport.Status.RUNNING)
+    judges = None if report.judges is None else list(Judge.objects.filter(name__in=report.judges))
+    signature, _ = leaderboard_signature(judges=judges, study=report.study)
+    _compute(report, signature)
+    report.refresh_from_db()
+    return report

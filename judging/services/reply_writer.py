@@ -1,0 +1,173 @@
+"""The writing side of a judge-run chunk (:mod:`judging.services.execution`): a writer thread
+that stores replies as they arrive, and the backpressure that keeps what a killed worker would
+re-buy — requests sent and not yet stored — under the judge's concurrency."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from django.db import connection
+
+from core.runs.engine import Lease, LeaseState
+from core.runs.models import lease_seconds
+
+FLUSH_EVERY = 256  # at most this many results per write
+# after the first reply, gather what else arrives within this long (one write for a burst), unless
+# the feed waits for a slot (then only what is there)
+GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
+LIVE_EVERY_S = 0.25  # the lease's beat and the live counters, at most this often
+
+
+def unstored_max() -> int:
+    """``H2R_JUDGE_UNSTORED_MAX``: how many requests may be sent and not yet stored (what a
+    killed worker re-buys at most); 0, the default, means the judge's concurrency."""
+    return int(os.environ.get("H2R_JUDGE_UNSTORED_MAX") or 0)
+
+
+def heartbeat_s() -> float:
+    """How often the writer beats when no reply arrives (a slow backend, a vLLM batch)."""
+    return max(0.5, min(5.0, lease_seconds() / 4))
+
+
+class Backpressure:
+    """At most ``width`` requests sent and not yet stored: a request is sent only once a slot
+    is free, and a slot frees when the writer has committed a reply. A worker killed at any
+    moment therefore re-buys at most ``width`` requests (those in flight and the replies not
+    yet written), never a backlog of replies waiting for the database.
+
+    Only the thread feeding the backend calls :meth:`take` and :meth:`returned`; the writer
+    calls :meth:`stored`. A backend that takes more requests than ``width`` before it answers
+    any (a vLLM batch) is not held back: while the writer has nothing to store, waiting could
+    not free a slot."""
+
+    def __init__(self, width: int) -> None:
+        self.width = max(1, width)
+        self._cond = threading.Condition()
+        self.sent = self.handed = self.written = 0
+        self.waiting = False  # the feed waits for a slot: the writer writes without gathering
+
+    def take(self, should_stop) -> bool:
+        """Wait for a slot; False when the feed should stop instead."""
+        with self._cond:
+            while self.sent - self.written >= self.width and self.handed > self.written:
+                if should_stop():
+                    self.waiting = False
+                    return False
+                self.waiting = True
+                self._cond.wait(0.05)
+            self.waiting = False
+            self.sent += 1
+            return True
+
+    def free(self) -> bool:
+        """Whether :meth:`take` would not wait (a backend's ``admit``: it keeps handing over
+        replies while a request waits for a slot)."""
+        free = self.sent - self.written < self.width or self.handed == self.written
+        self.waiting = not free
+        return free
+
+    def returned(self) -> None:
+        """One reply handed to the writer."""
+        with self._cond:
+            self.handed += 1
+
+    def stored(self, n: int) -> None:
+        with self._cond:
+            self.written += n
+            self._cond.notify_all()
+
+
+def takes_admit(backend) -> bool:
+    """Whether the backend's ``complete_iter`` takes ``admit`` (keeps handing over replies while
+    a request waits for a slot)."""
+    return "admit" in inspect.signature(backend.complete_iter).parameters
+
+
+class ReplyWriter(threading.Thread):
+    """Stores results on its own thread (and DB connection) as they arrive, so the thread that
+    feeds the backend keeps every request slot busy while they are written: each write takes
+    the results that came in within :data:`GATHER_S` of the first (up to :data:`FLUSH_EVERY`),
+    or only those already there once the feed waits for a slot (:class:`Backpressure`: what a
+    killed worker loses, in flight and not yet written, is at most the concurrency). Beats the
+    lease
+    after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
+    to stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
+
+    _CLOSE = object()
+
+    def __init__(
+        self, *, name: str, store: Callable[[list], None], lease: Lease, slots: Backpressure
+    ):
+        super().__init__(name=name, daemon=True)
+        self.store, self.lease, self.slots = store, lease, slots
+        self.results: queue.Queue = queue.Queue(maxsize=64 * FLUSH_EVERY)
+        self.state = LeaseState.HELD
+        self.error: BaseException | None = None
+
+    def should_stop(self) -> bool:
+        return self.state is not LeaseState.HELD or self.error is not None
+
+    def submit(self, result: tuple) -> None:
+        """One ``(item input, reply or error)``."""
+        self.results.put(result)
+
+    def close(self) -> None:
+        self.results.put(self._CLOSE)
+        self.join()
+
+    def _take(self, idle: float) -> tuple[list, bool]:
+        """The results waiting now (blocking for the first up to ``idle`` s); True once the
+        feed has closed."""
+        try:
+            first = self.results.get(timeout=idle)
+        except queue.Empty:
+            return [], False  # no reply for a while: still alive
+        batch, closed = [], first is self._CLOSE
+        if not closed:
+            batch.append(first)
+        deadline = time.monotonic() + GATHER_S
+        while not closed and len(batch) < FLUSH_EVERY:
+            # once the feed waits for a slot, take only what is here: its next request waits on
+            # this write
+            wait = 0.0 if self.slots.waiting else deadline - time.monotonic()
+            try:
+                if wait > 0:
+                    more = self.results.get(timeout=min(wait, 0.005))
+                else:
+                    more = self.results.get_nowait()
+            except queue.Empty:
+                if wait > 0:
+                    continue
+                break
+            if more is self._CLOSE:
+                closed = True
+            else:
+                batch.append(more)
+        return batch, closed
+
+    def run(self) -> None:
+        idle = heartbeat_s()
+        last_beat = 0.0
+        try:
+            closed = False
+            while not closed:
+                batch, closed = self._take(idle)
+                if self.error is not None:
+                    continue
+                try:
+                    if batch:
+                        self.store(batch)
+                        self.slots.stored(len(batch))
+                    now = time.monotonic()
+                    if not batch or closed or now - last_beat >= LIVE_EVERY_S:
+                        self.state = self.lease.beat()
+                        last_beat = now
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the feeding thread
+                    self.error = exc
+        finally:
+            connection.close()

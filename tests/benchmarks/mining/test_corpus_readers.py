@@ -1,0 +1,93 @@
+"""The one corpus reader (benchmarks/mining/readers.py): file kinds, every compression,
+Arrow IPC from a stream, shard globs over a listing. Pure: no database."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+from benchmarks.mining import readers
+
+ROWS = [{"id": f"d{i}", "text": f"doc {i}", "topic": "Health"} for i in range(3)]
+
+
+def _jsonl() -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in ROWS).encode()
+
+
+def _zstd(data: bytes) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return sink.getvalue().to_pybytes()
+
+
+@pytest.mark.parametrize(
+    ("suffix", "pack"),
+    [
+        ("", lambda b: b),
+        (".gz", gzip.compress),
+        (".bz2", bz2.compress),
+        (".xz", lzma.compress),
+        (".zst", _zstd),
+    ],
+)
+def test_jsonl_every_compression_from_a_stream(suffix, pack):
+    stream = io.BytesIO(pack(_jsonl()))
+    records = list(readers.iter_records(stream, name=f"shard.jsonl{suffix}"))
+    assert [r.data for r in records] == ROWS and [r.line for r in records] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kind", ["file", "stream"])
+def test_arrow_ipc_read_from_a_stream(kind):
+    table = pa.Table.from_pylist(ROWS)
+    sink = io.BytesIO()
+    writer = (ipc.new_file if kind == "file" else ipc.new_stream)(sink, table.schema)
+    writer.write_table(table)
+    writer.close()
+    sink.seek(0)
+    records = list(readers.iter_records(sink, name="part-0.arrow"))
+    assert [r.data for r in records] == ROWS and [r.line for r in records] == [1, 2, 3]
+
+
+def test_file_kind_and_its_errors_name_the_file():
+    assert readers.file_kind("a/b.csv.zst") == ("csv", "zst")
+    assert readers.file_kind("x.feather") == ("arrow", "none")
+    assert readers.file_kind("x.lzma", default="jsonl") == ("jsonl", "xz")
+    with pytest.raises(readers.UnsupportedFormat, match=r"x\.arrow\.gz: arrow files carry"):
+        readers.file_kind("x.arrow.gz")
+    with pytest.raises(readers.UnsupportedFormat, match=r"notes\.txt: unknown file type"):
+        readers.file_kind("notes.txt")
+
+
+def test_a_bad_line_names_its_line():
+    data = gzip.compress(b'{"id": "a", "text": "t"}\n{not json\n')
+    records = list(readers.iter_records(io.BytesIO(data), name="s.jsonl.gz"))
+    assert records[0].data == {"id": "a", "text": "t"}
+    assert records[1].line == 2 and records[1].error.startswith("line 2: not valid JSON")
+
+
+def test_glob_matches_shards_per_directory_level(tmp_path):
+    for name in ("a/part-1.jsonl.gz", "a/part-2.jsonl.gz", "a/other.csv", "b/part-3.jsonl.gz"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    root = str(tmp_path)
+    assert readers.match_names(f"{root}/a/part-*.jsonl.gz", readers.local_listdir) == [
+        f"{root}/a/part-1.jsonl.gz",
+        f"{root}/a/part-2.jsonl.gz",
+    ]
+    assert readers.match_names(f"{root}/*/part-*.jsonl.gz", readers.local_listdir) == [
+        f"{root}/a/part-1.jsonl.gz",
+        f"{root}/a/part-2.jsonl.gz",
+        f"{root}/b/part-3.jsonl.gz",
+    ]
+    assert readers.match_names(f"{root}/c/*.csv", readers.local_listdir) == []
+    with pytest.raises(readers.UnsupportedFormat, match=r"'\*\*' is not supported"):
+        readers.match_names(f"{root}/**/x.csv", readers.local_listdir)
