@@ -139,6 +139,13 @@ SCREENED_BY_QUALIFICATION = "qualification"
 SCREENED_BY_ATTENTION = "attention"
 
 
+def takes_qualification(*, has_qualification_items: bool, carried_over: bool) -> bool:
+    """After the training: the qualification items, unless the study has none for this attempt
+    or the participant qualified in the previous round and was carried over (C.1: the rounds
+    iterate the training; qualified annotators keep working without a new test)."""
+    return has_qualification_items and not carried_over
+
+
 def qualification_score(*, n_correct: int, n_answered: int) -> float:
     """The share of qualification items answered as expected; 1.0 when none was answered."""
     return n_correct / n_answered if n_answered else 1.0

@@ -19,7 +19,16 @@ class KnownItemSerializer(serializers.Serializer):
         ]
     )
     attempt = serializers.IntegerField(required=False, default=1, min_value=1, max_value=2)
-    expected_has_failure = serializers.BooleanField()
+    expected_has_failure = serializers.BooleanField(
+        required=False, help_text="A critical-failure study's known answer."
+    )
+    expected_label = serializers.JSONField(
+        required=False,
+        help_text='Another form type\'s known answer, e.g. {"score": 4} for a rating study '
+        'or {"preferred": "first"} for a pairwise one (checked by the form type).',
+    )
+    generation_b_id = serializers.IntegerField(required=False, help_text="Pairwise studies.")
+    context = serializers.JSONField(required=False)
     explanation = serializers.CharField(required=False, allow_blank=True, default="")
 
 

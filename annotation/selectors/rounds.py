@@ -31,6 +31,15 @@ def round_split(*, study: Study) -> tuple[list[str], list[str]]:
     return carried, excluded
 
 
+def carried_over(*, study: Study, prolific_pid: str) -> bool:
+    """Whether ``study`` is a round that carries this Prolific participant over as qualified
+    in the previous round (they read the training again but skip the qualification)."""
+    if not prolific_pid:
+        return False
+    info = StudyRound.objects.filter(study=study).only("carried_over").first()
+    return info is not None and prolific_pid in info.carried_over
+
+
 def entry_exclusion(*, study: Study, prolific_pid: str) -> str:
     """Why this Prolific participant may not enter ``study`` (empty when they may): excluded
     by the round it continues (rejected or screened out before), or added through this app to

@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation import rules
 from annotation.models import Participant
 from annotation.selectors.flow import qualification_answers, study_has_qualification
+from annotation.selectors.rounds import carried_over
 
 Stage = Participant.Stage
 
@@ -29,10 +30,15 @@ def participant_consent(*, participant: Participant, agree: bool) -> Participant
 def participant_finish_training(*, participant: Participant) -> Participant:
     if participant.stage != Stage.TRAINING:
         return participant
-    has_qualification = study_has_qualification(
-        study=participant.study, attempt=participant.qualification_attempt
+    takes = rules.takes_qualification(
+        has_qualification_items=study_has_qualification(
+            study=participant.study, attempt=participant.qualification_attempt
+        ),
+        carried_over=carried_over(
+            study=participant.study, prolific_pid=participant.prolific_pid or ""
+        ),
     )
-    participant.stage = Stage.QUALIFICATION if has_qualification else Stage.WORKING
+    participant.stage = Stage.QUALIFICATION if takes else Stage.WORKING
     participant.save(update_fields=["stage"])
     return participant
 

@@ -46,6 +46,9 @@ def _clean_spec(study: Study, form, spec: Mapping, where: str, generations: dict
         raise ValidationError(f"{where}: context.hint must be text")
     if "record" in context and not isinstance(context["record"], Mapping):
         raise ValidationError(f"{where}: context.record must be a JSON object")
+    attempt = spec.get("attempt", 1)
+    if attempt not in (1, 2) or (attempt == 2 and kind != Kind.QUALIFICATION):
+        raise ValidationError(f"{where}: attempt must be 1, or 2 for a qualification item")
     expected = spec.get("expected_label")
     if kind != Kind.REGULAR:
         try:
@@ -62,6 +65,7 @@ def _clean_spec(study: Study, form, spec: Mapping, where: str, generations: dict
         expected_label=expected,
         context=dict(context),
         explanation=str(spec.get("explanation", "")),
+        attempt=attempt,
         sample_rank=rules.seeded_rank(seed=study.sampling_seed, key=gen_id),
     )
 
@@ -70,7 +74,7 @@ def study_form_items_add(*, study: Study, items: Iterable[Mapping]) -> list[Stud
     """Add items to a study of any form type, all or none: ``{generation_id,
     generation_b_id? (pairwise), kind? (regular | attention | training | qualification |
     gold), context? ({hint?, prompt?, record?}), expected_label? (known items, checked by the
-    form type), explanation?}``. A refusal (ValidationError) names the item (1-based) and field."""
+    form type), explanation?, attempt? (2: a qualification item of the second try)}``. A refusal (ValidationError) names the item (1-based) and field."""
     specs = list(items)
     form = study_form(study=study)
     ids = {s.get(k) for s in specs for k in ("generation_id", "generation_b_id")} - {None}

@@ -78,7 +78,9 @@ def study_create(
 
     ``known_items``: ``{generation_id, kind: attention|training|qualification|gold,
     expected_has_failure: bool, explanation?, attempt?}`` (``attempt`` 2: a qualification item
-    of the second try, after the training again).
+    of the second try, after the training again); in a study of another form type their answer
+    is ``expected_label`` instead (checked by the form type), with ``generation_b_id`` for a
+    pairwise pair and ``context`` where the form shows one.
     """
     unknown = set(settings) - set(STUDY_SETTINGS)
     if unknown:
@@ -100,6 +102,9 @@ def study_create(
         except ValidationError as exc:  # "item 2: generation_b_id …" → under "pairs"
             raise ValidationError({"pairs": exc.messages}) from exc
     study_items_add(study=study, generation_ids=generation_ids, kind=Kind.REGULAR)
+    if study.form_type != "critical_failure":
+        _known_form_items_add(study, list(known_items))
+        return study
     for position, spec in enumerate(known_items):
         kind = spec.get("kind")
         if kind not in (Kind.ATTENTION, Kind.TRAINING, Kind.QUALIFICATION, Kind.GOLD):
@@ -126,6 +131,36 @@ def study_create(
             attempt=attempt,
         )
     return study
+
+
+def _known_form_items_add(study: Study, known_items: list) -> None:
+    """Known items of a study of another form type: their answer is ``expected_label``, checked
+    by the form type (:func:`study_form_items_add`), all or none."""
+    specs = []
+    for n, spec in enumerate(known_items, start=1):
+        if spec.get("kind") == Kind.REGULAR or "kind" not in spec:
+            raise ValidationError(
+                {
+                    "known_items": f"known item {n}: kind must be attention, training, "
+                    "qualification or gold"
+                }
+            )
+        if spec.get("expected_label") is None:
+            raise ValidationError(
+                {
+                    "known_items": f"known item {n}: a {study.form_type} study's known items "
+                    "give their answer as expected_label (expected_has_failure is for "
+                    "critical-failure studies)"
+                }
+            )
+        keys = ("generation_id", "generation_b_id", "kind", "expected_label", "explanation")
+        specs.append({k: spec[k] for k in (*keys, "context", "attempt") if k in spec})
+    try:
+        study_form_items_add(study=study, items=specs)
+    except ValidationError as exc:  # "item 2: …" → "known item 2: …" under "known_items"
+        raise ValidationError(
+            {"known_items": [f"known {m}" if m.startswith("item ") else m for m in exc.messages]}
+        ) from exc
 
 
 def _pair_specs(pairs: list) -> list[dict]:

@@ -202,3 +202,61 @@ def test_add_form_items_command_names_the_line(tmp_path, capsys):
     call_command("add_form_items", "--study", str(study.pk), str(good), stdout=out)
     assert "added 2 pairwise items" in out.getvalue()
     assert sorted(study.items.values_list("generation_b_id", flat=True)) == sorted(x.pk for x in b)
+
+
+def test_api_known_items_of_other_form_types_give_expected_label(researcher):
+    gens = make_generations(4)
+    base = {"name": "Rated known", "generation_ids": [gens[0].pk, gens[1].pk]}
+
+    def post(form_type, known):
+        body = {**base, "form_type": form_type, "known_items": known}
+        return researcher.post("/api/studies/", body, content_type="application/json")
+
+    missing = post("rating", [{"generation_id": gens[2].pk, "kind": "attention"}])
+    assert missing.status_code == 400
+    assert "known item 1: a rating study's known items give their answer as expected_label" in (
+        json.dumps(missing.json())
+    )
+    wrong = post(
+        "rating",
+        [
+            {"generation_id": gens[2].pk, "kind": "gold", "expected_label": {"ratings": {}}},
+        ],
+    )
+    assert wrong.status_code == 400 and "known item 1: expected_label: give ratings" in json.dumps(
+        wrong.json()
+    )
+    assert not Study.objects.filter(name="Rated known").exists()  # nothing half-written
+    good = post(
+        "rating",
+        [
+            {
+                "generation_id": gens[2].pk,
+                "kind": "gold",
+                "expected_label": {"ratings": {"overall": 4}},
+            },
+            {
+                "generation_id": gens[3].pk,
+                "kind": "qualification",
+                "attempt": 2,
+                "expected_label": {"ratings": {"overall": 0}},
+                "explanation": "Unusable steps.",
+            },
+        ],
+    )
+    assert good.status_code == 201, good.content
+    study = Study.objects.get(pk=good.json()["id"])
+    known = sorted(
+        study.items.exclude(kind="regular").values_list(
+            "generation_id", "kind", "attempt", "expected_label", "explanation"
+        )
+    )
+    assert known == [
+        (gens[2].pk, "gold", 1, {"ratings": {"overall": 4}}, ""),
+        (gens[3].pk, "qualification", 2, {"ratings": {"overall": 0}}, "Unusable steps."),
+    ]
+    # a critical-failure study still takes expected_has_failure, and says so when it is missing
+    cf = post("critical_failure", [{"generation_id": gens[2].pk, "kind": "attention"}])
+    assert cf.status_code == 400 and "expected_has_failure must be true or false" in (
+        json.dumps(cf.json())
+    )

@@ -82,3 +82,33 @@ def test_annotators_cannot_create_rounds(with_more, client, make_user):
     client.force_login(make_user("round-annotator", role="annotator"))
     assert client.post(reverse("annotation:rounds", args=[with_more.pk])).status_code == 403
     assert not StudyRound.objects.exists()
+
+
+def test_carried_over_participants_skip_the_qualification_of_the_next_round(with_more, make_user):
+    from annotation.models import StudyItem
+    from annotation.services.flow import participant_finish_training
+    from annotation.services.rounds import round_create
+
+    new = round_create(study=with_more, user=make_user("r3", role="researcher"))
+    any_item = new.items.filter(kind="regular").first()
+    StudyItem.objects.create(
+        study=new,
+        generation_id=any_item.generation_id,
+        kind="qualification",
+        position=0,
+        expected_has_failure=True,
+    )
+    stages = {}
+    for pid in ("PID_A", "PID_D", "PID_NEW", ""):
+        user = None if pid else make_user("account-annotator", role="annotator")
+        p = Participant.objects.create(study=new, prolific_pid=pid, user=user, stage="training")
+        stages[pid] = participant_finish_training(participant=p).stage
+    # PID_A qualified in round 1 and is carried over; the others take the qualification
+    # (PID_D was excluded: entry refuses them, and were they let in they would not skip it)
+    assert stages == {
+        "PID_A": "working",
+        "PID_D": "qualification",
+        "PID_NEW": "qualification",
+        "": "qualification",
+    }
+    assert Participant.objects.get(study=new, prolific_pid="PID_A").qualification_score is None

@@ -128,7 +128,8 @@ def test_pairwise_study_agreement_and_tau():
         pairs.append(Generation.objects.create(procedure=g.procedure, generator=second))
     study = study_create(
         name="pairs",
-        generation_ids=[g.pk for g in firsts],
+        generation_ids=[],
+        pairs=[[a.pk, b.pk] for a, b in zip(firsts, pairs, strict=True)],
         form_type="pairwise",
         min_seconds_per_item=0,
     )
@@ -142,7 +143,7 @@ def test_pairwise_study_agreement_and_tau():
         (0.6, 0.2, ["first", "second"]),
     ]
     for item, b, (ma, mb, votes) in zip(items, pairs, plan, strict=True):
-        StudyItem.objects.filter(pk=item.pk).update(generation_b=b)
+        assert item.generation_b_id == b.pk
         set_metric(item.generation, ma)
         set_metric(b, mb)
         for k, vote in enumerate(votes):
