@@ -222,6 +222,9 @@ RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 60)
 # A chunk takes no new work after this many seconds and hands over to the next chunk (the Redis
 # visibility timeout is set above it: config.celery.visibility_timeout).
 RUN_CHUNK_SECONDS = env_int("RUN_CHUNK_SECONDS", 300)
+# A judge run is worked in this many lanes at once, one worker each (core.runs.lanes): two
+# workers on one run do twice the work. 1: one execution at a time. At most 16.
+JUDGE_RUN_LANES = env_int("H2R_JUDGE_LANES", 4)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

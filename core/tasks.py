@@ -13,14 +13,15 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="core.run_chunk")
-def run_chunk(self, label: str, run_id: int) -> str:
-    """One chunk of the run ``label`` (``app_label.ModelName``) ``run_id``. A run held by a
-    live execution is looked at again when that execution's lease would go stale."""
+def run_chunk(self, label: str, run_id: int, lane: int | None = None) -> str:
+    """One chunk of the run ``label`` (``app_label.ModelName``) ``run_id``, or of its lane
+    ``lane`` (a run worked in lanes). A run (lane) held by a live execution is looked at again
+    when that execution's lease would go stale."""
     from core.runs import engine
 
-    outcome = engine.execute(label, run_id)
+    outcome = engine.execute(label, run_id, lane=lane)
     if outcome.status == "busy":
-        engine.enqueue_by_id(label, run_id, countdown=outcome.retry_in_s)
+        engine.enqueue_by_id(label, run_id, countdown=outcome.retry_in_s, lane=lane)
     return outcome.status
 
 

@@ -34,6 +34,14 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _judge_runs_in_one_lane(settings):
+    """Judge runs launched by a test are worked by one execution at a time (one chunk task per
+    run), as most tests count; the tests of lanes (tests/judging/test_run_lanes.py) set
+    ``JUDGE_RUN_LANES`` themselves, and real workers in a test run whatever the test launched."""
+    settings.JUDGE_RUN_LANES = 1
+
+
 @pytest.fixture
 def celery_worker_process(transactional_db, tmp_path):
     """A real Celery worker process on its own queue, reading the test database."""

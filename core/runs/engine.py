@@ -22,6 +22,9 @@ the rest, the same way for every type:
    so every chunk ends well inside the broker's visibility timeout (``config.celery``).
 5. A run's counters are counted by the executor from the run's rows (:meth:`RunExecutor.counters`),
    never incremented here.
+7. A run whose executor splits it into lanes (:meth:`RunExecutor.lanes`) is worked by one
+   execution per lane at once, each with its own lease (:mod:`core.runs.lanes`): a chunk task
+   then names its lane, and the run ends when its last lane has no work left.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from core.runs import lanes
 from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, chunk_seconds, lease_seconds
 
 logger = logging.getLogger(__name__)
@@ -66,22 +70,38 @@ class LeaseState(enum.Enum):
 
 @dataclass(frozen=True)
 class Lease:
-    """The right of one execution to work one run."""
+    """The right of one execution to work one run, or one lane of it (``lane``; the executor
+    then works only that lane's part, :meth:`RunExecutor.lanes`)."""
 
     model: type[Run]
     run_id: int
     token: str
     due: float = 0.0  # time.monotonic() when the chunk should stop taking new work; 0: never
+    lane: int | None = None
+    n_lanes: int = 1
+
+    def renew(self) -> bool:
+        """Beat the heartbeat; False when the lease is no longer held."""
+        if self.lane is not None:
+            return lanes.renew(self.model, self.run_id, self.lane, self.token)
+        return bool(
+            self.model.objects.filter(pk=self.run_id, lease_owner=self.token).update(
+                heartbeat_at=timezone.now()
+            )
+        )
+
+    def held(self):
+        """The run's row while this lease is held: guard every write to the run row with it."""
+        if self.lane is not None:
+            return lanes.held(self.model, self.run_id, self.lane, self.token)
+        return self.model.objects.filter(pk=self.run_id, lease_owner=self.token)
 
     def beat(self) -> LeaseState:
         """Renew the heartbeat; say whether the lease is still held, whether the run is being
-        cancelled and whether the chunk's time is up (``DUE``). Cheap (two indexed
+        cancelled and whether the chunk's time is up (``DUE``). Cheap (two or three indexed
         statements): call it after each stored batch. Anything but ``HELD`` means: send
         nothing new, store what is in flight, return."""
-        n = self.model.objects.filter(pk=self.run_id, lease_owner=self.token).update(
-            heartbeat_at=timezone.now()
-        )
-        if not n:
+        if not self.renew():
             return LeaseState.LOST
         status = self.model.objects.filter(pk=self.run_id).values_list("status", flat=True).first()
         if status == RunStatus.CANCELLING:
@@ -97,6 +117,12 @@ class RunExecutor(ABC):
     def queue(self, run: Run) -> str | None:
         """The Celery queue for this run's chunks; None is the default queue."""
         return None
+
+    def lanes(self, run: Run) -> int:
+        """How many lanes the run is worked in at once (:mod:`core.runs.lanes`); 1: one
+        execution at a time. An executor answering more works, in :meth:`work_chunk`, only
+        the part of the run that belongs to ``lease.lane`` of ``lease.n_lanes``."""
+        return 1
 
     def prepare(self, run: Run, lease: Lease) -> None:
         """Before each chunk, with the lease held (e.g. read the input, link cached results)."""
@@ -150,23 +176,32 @@ def executor_for(model: type[Run]) -> RunExecutor:
 # --- enqueueing ---------------------------------------------------------------------------
 
 
-def enqueue(run: Run, *, countdown: float | None = None) -> None:
-    """Send one chunk task for ``run`` now (see :func:`launch` to send it on commit)."""
+def enqueue(run: Run, *, countdown: float | None = None, lane: int | None = None) -> None:
+    """Send one chunk task for ``run`` (or its lane) now (:func:`launch` sends on commit)."""
     from core.tasks import run_chunk
 
     queue = executor_for(type(run)).queue(run)
-    run_chunk.apply_async((run._meta.label, run.pk), countdown=countdown or None, queue=queue)
+    args = (run._meta.label, run.pk) if lane is None else (run._meta.label, run.pk, lane)
+    run_chunk.apply_async(args, countdown=countdown or None, queue=queue)
 
 
-def enqueue_by_id(label: str, run_id: int, *, countdown: float | None = None) -> None:
+def enqueue_by_id(
+    label: str, run_id: int, *, countdown: float | None = None, lane: int | None = None
+) -> None:
     run = apps.get_model(label).objects.filter(pk=run_id).first()
     if run is not None and run.is_active:
-        enqueue(run, countdown=countdown)
+        enqueue(run, countdown=countdown, lane=lane)
 
 
 def launch(run: Run) -> Run:
-    """Start a created run: its first chunk is enqueued when the current transaction commits."""
-    transaction.on_commit(lambda: enqueue(run))
+    """Start a created (or resumed) run: its first chunk, or one per lane (the run's lanes made
+    afresh), is enqueued when the current transaction commits."""
+    n_lanes = executor_for(type(run)).lanes(run)
+    if n_lanes > 1:
+        numbers = lanes.reset(run, n_lanes)
+        transaction.on_commit(lambda: [enqueue(run, lane=k) for k in numbers])
+    else:
+        transaction.on_commit(lambda: enqueue(run))
     return run
 
 
@@ -216,6 +251,7 @@ def resume(run: Run, *, force: bool = False, enqueue: bool = True, done_too: boo
         )
         locked.refresh_from_db()
         executor.on_resume(locked)
+        lanes.clear(locked)
         if enqueue:
             launch(locked)
     run.refresh_from_db()
@@ -234,11 +270,31 @@ def resume_orphans() -> list[str]:
     for model in run_models():
         started = model.objects.filter(status__in=(RunStatus.RUNNING, RunStatus.CANCELLING))
         for run in started:
+            open_lanes = lanes.open_lanes(run)
+            if open_lanes:
+                resumed += _resume_lanes(run, open_lanes, now)
+                continue
             if run.lease_is_fresh(now):
                 enqueue(run, countdown=(run.heartbeat_at - stale).total_seconds() + 0.5)
             else:
                 enqueue(run)
                 resumed.append(f"{model._meta.label}:{run.pk}")
+    return resumed
+
+
+def _resume_lanes(run: Run, open_lanes: list, now) -> list[str]:
+    """Requeue the open lanes of a run worked in lanes that nobody holds: a lane that never
+    started is left to the broker while another lane shows the run alive."""
+    resumed = []
+    stale = now - timedelta(seconds=lease_seconds())
+    for row in open_lanes:
+        if row.heartbeat_at is not None and row.heartbeat_at >= stale:
+            enqueue(run, lane=row.lane, countdown=(row.heartbeat_at - stale).total_seconds() + 0.5)
+        elif row.heartbeat_at is None and run.lease_is_fresh(now):
+            continue
+        else:
+            enqueue(run, lane=row.lane)
+            resumed.append(f"{run._meta.label}:{run.pk}:lane{row.lane}")
     return resumed
 
 
@@ -256,9 +312,7 @@ def _heartbeat(lease: Lease):
     def beat() -> None:
         try:
             while not stop.wait(interval):
-                lease.model.objects.filter(pk=lease.run_id, lease_owner=lease.token).update(
-                    heartbeat_at=timezone.now()
-                )
+                lease.renew()
         finally:
             connections.close_all()
 
@@ -304,61 +358,110 @@ def _end(run: Run, lease: Lease, *, status: str, error: str = "", **counters: An
     )
 
 
-def execute(
-    label: str, run_id: int, *, token: str | None = None, chain: bool = True
+def _take(model: type[Run], run_id: int, lane: int | None, token: str) -> Lease | None:
+    due = time.monotonic() + chunk_seconds()
+    if lane is None:
+        return Lease(model, run_id, token, due=due) if _acquire(model, run_id, token) else None
+    n_lanes = lanes.acquire(model, run_id, lane, token)
+    if n_lanes is None:
+        return None
+    return Lease(model, run_id, token, due=due, lane=lane, n_lanes=n_lanes)
+
+
+def _busy(model: type[Run], run_id: int, lane: int | None) -> ChunkOutcome:
+    """The outcome of an execution that could not take the lease: look again when the holder's
+    lease would go stale, or nothing to do."""
+    if lane is not None:
+        left = lanes.retry_in(model, run_id, lane)
+        return ChunkOutcome("inactive") if left is None else ChunkOutcome("busy", retry_in_s=left)
+    run = model.objects.filter(pk=run_id).first()
+    if run is None or not run.is_active:
+        return ChunkOutcome("inactive")
+    left = 1.0
+    if run.heartbeat_at is not None:
+        expires = run.heartbeat_at + timedelta(seconds=lease_seconds())
+        left = (expires - timezone.now()).total_seconds()
+    return ChunkOutcome("busy", retry_in_s=max(0.5, left + 0.5))
+
+
+def _close(
+    run: Run, lease: Lease, executor: RunExecutor, *, status: str | None, error: str = ""
 ) -> ChunkOutcome:
-    """Work one chunk of a run (the body of the chunk task). Idempotent: what is stored is
-    never asked again; a run held by a live execution is left alone (``busy``). With ``chain``
-    the next chunk is enqueued when work remains (``more``); without, the caller drives the
-    chunks (:func:`execute_inline`)."""
+    """End this execution's work: ``status`` None when no work remains (the run's outcome from
+    the executor), or ``cancelled``/``failed``. A lane ends the run only as its last lane (or
+    at once on a failure, :func:`core.runs.lanes.finish`)."""
+    if lease.lane is not None:
+        ended = lanes.finish(
+            lease.model,
+            lease.run_id,
+            lease.lane,
+            lease.token,
+            status=status,
+            error=error,
+            outcome=executor.outcome,
+            counters=executor.counters,
+        )
+        return ChunkOutcome(ended or "lost")
+    if status is None:
+        status, error = executor.outcome(run)
+    _end(run, lease, status=status, error=error, **executor.counters(run))
+    return ChunkOutcome(str(status))
+
+
+def _hand_over(run: Run, lease: Lease, counters: dict, *, chain: bool) -> ChunkOutcome:
+    """Release the lease between two chunks (writing the counters) and enqueue the next chunk
+    of the run or lane."""
+    model = lease.model
+    with transaction.atomic():
+        if lease.lane is not None:
+            released = lanes.release(model, lease.run_id, lease.lane, lease.token, counters)
+        else:
+            released = model.objects.filter(pk=lease.run_id, lease_owner=lease.token).update(
+                lease_owner="", **counters
+            )
+        if released and chain:
+            transaction.on_commit(lambda: enqueue(run, lane=lease.lane))
+    return ChunkOutcome("more" if released else "lost")
+
+
+def execute(
+    label: str,
+    run_id: int,
+    *,
+    lane: int | None = None,
+    token: str | None = None,
+    chain: bool = True,
+) -> ChunkOutcome:
+    """Work one chunk of a run, or of its lane ``lane`` (the body of the chunk task).
+    Idempotent: what is stored is never asked again; a run (lane) held by a live execution is
+    left alone (``busy``). With ``chain`` the next chunk is enqueued when work remains
+    (``more``); without, the caller drives the chunks (:func:`execute_inline`)."""
     model = apps.get_model(label)
     executor = executor_for(model)
-    lease = Lease(model, run_id, token or uuid.uuid4().hex, due=time.monotonic() + chunk_seconds())
-    if not _acquire(model, run_id, lease.token):
-        run = model.objects.filter(pk=run_id).first()
-        if run is None or not run.is_active:
-            return ChunkOutcome("inactive")
-        left = 1.0
-        if run.heartbeat_at is not None:
-            expires = run.heartbeat_at + timedelta(seconds=lease_seconds())
-            left = (expires - timezone.now()).total_seconds()
-        return ChunkOutcome("busy", retry_in_s=max(0.5, left + 0.5))
+    if lane is None and lanes.has_open(model, run_id):
+        return ChunkOutcome("inactive")  # its lanes work it
+    lease = _take(model, run_id, lane, token or uuid.uuid4().hex)
+    if lease is None:
+        return _busy(model, run_id, lane)
     run = model.objects.get(pk=run_id)
     if run.status == RunStatus.CANCELLING:
-        _end(run, lease, status=RunStatus.CANCELLED, **executor.counters(run))
-        return ChunkOutcome("cancelled")
+        return _close(run, lease, executor, status=RunStatus.CANCELLED)
     try:
         with _heartbeat(lease):
             executor.prepare(run, lease)
             more = executor.work_chunk(run, lease)
     except Exception as exc:
         logger.exception("%s %s: chunk failed", label, run_id)
-        _end(
-            run,
-            lease,
-            status=RunStatus.FAILED,
-            error=f"{type(exc).__name__}: {exc}",
-            **executor.counters(run),
-        )
+        _close(run, lease, executor, status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
         return ChunkOutcome("failed")
     state = lease.beat()
     if state is LeaseState.LOST:
         return ChunkOutcome("lost")
-    counters = executor.counters(run)
     if state is LeaseState.CANCELLING:
-        _end(run, lease, status=RunStatus.CANCELLED, **counters)
-        return ChunkOutcome("cancelled")
+        return _close(run, lease, executor, status=RunStatus.CANCELLED)
     if more:
-        with transaction.atomic():
-            released = model.objects.filter(pk=run_id, lease_owner=lease.token).update(
-                lease_owner="", **counters
-            )
-            if released and chain:
-                launch(run)
-        return ChunkOutcome("more" if released else "lost")
-    status, error = executor.outcome(run)
-    _end(run, lease, status=status, error=error, **counters)
-    return ChunkOutcome(str(status))
+        return _hand_over(run, lease, executor.counters(run), chain=chain)
+    return _close(run, lease, executor, status=None)
 
 
 def execute_inline(run: Run, *, on_chunk: Any = None) -> Run:

@@ -12,7 +12,9 @@ One status vocabulary for every run::
 A run is worked by at most one execution at a time: the execution holds the lease
 (``lease_owner``, a fresh random token per execution, never a task id) and proves it is alive
 with ``heartbeat_at``. A lease whose heartbeat is older than ``settings.RUN_LEASE_SECONDS`` is
-stale and may be taken over.
+stale and may be taken over. A run type whose work splits into disjoint parts (a judge run:
+items by content hash) may instead be worked in *lanes* (:class:`RunLane`, one lease each), so
+that several workers work the same run at once, each on its own lane.
 """
 
 from __future__ import annotations
@@ -143,3 +145,26 @@ class Run(models.Model):
         return (
             self.status in (RunStatus.RUNNING, RunStatus.CANCELLING) and not self.lease_is_fresh()
         )
+
+
+class RunLane(models.Model):
+    """One lane of a run worked in lanes (:mod:`core.runs.lanes`): its own lease, so that each
+    of several workers works a disjoint part of the same run. The run row keeps the status,
+    the counters and a heartbeat that any lane renews."""
+
+    run_label = models.CharField(max_length=100, help_text="app_label.ModelName of the run")
+    run_id = models.PositiveBigIntegerField()
+    lane = models.PositiveSmallIntegerField()
+    n_lanes = models.PositiveSmallIntegerField()
+    lease_owner = models.CharField(max_length=64, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    done = models.BooleanField(default=False, help_text="no work left in this lane")
+
+    class Meta:
+        app_label = "core"
+        constraints = [
+            models.UniqueConstraint(fields=["run_label", "run_id", "lane"], name="run_lane_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_label}:{self.run_id} lane {self.lane + 1}/{self.n_lanes}"

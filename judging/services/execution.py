@@ -11,6 +11,10 @@ is asked again in up to ``PARSE_RETRIES`` more passes of the same chunk (the par
 rules, :mod:`judging.parsing`). Content this judge already judged is linked, never asked
 again — except a parse failure made before the run, which is asked again. The run's counters
 are counted from its items (:func:`run_counters`).
+
+A run is worked in ``settings.JUDGE_RUN_LANES`` lanes (:mod:`core.runs.lanes`): lane *k* of *n* takes the items
+whose content hash starts with a hex digit *d* with *d* mod *n* = *k*, so several workers work
+one run at once and the duplicates of one content always fall in the same lane (asked once).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
@@ -28,6 +33,7 @@ from django.utils import timezone
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.registry import build_backend, queue_for
 from core.runs.engine import Lease, LeaseState, RunExecutor
+from core.runs.lanes import MAX_LANES
 from core.runs.models import RunStatus
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
@@ -56,6 +62,18 @@ CHUNK_ITEMS = int(
 )  # items per chunk task (~1 min at 320/s)
 PAGE = 1000
 MAX_ITEM_ATTEMPTS = 3
+HEX = "0123456789abcdef"
+
+
+def lane_items(lease: Lease | None) -> Q:
+    """The run items of the lease's lane (all of them for a run not worked in lanes)."""
+    if lease is None or lease.lane is None or lease.n_lanes <= 1:
+        return Q()
+    mine = Q()
+    for digit in HEX:
+        if int(digit, 16) % lease.n_lanes == lease.lane:
+            mine |= Q(content_hash__startswith=digit)
+    return mine
 
 
 # --- counting -------------------------------------------------------------------------------
@@ -86,13 +104,12 @@ def run_counters(run: JudgeRun) -> dict[str, Any]:
 
 @dataclass
 class _Progress:
-    """The run's counters while a chunk runs: counted from the items when the chunk started,
-    plus what this execution stored since (written with each batch, only while it holds the
-    lease; the chunk's end writes them counted from the items again)."""
+    """The run's live counters while a chunk runs: what this execution stored, added to the
+    run row as it goes (only while it holds its lease; the chunk's end writes them counted from
+    the items again)."""
 
     run: JudgeRun
-    token: str
-    base: dict[str, Any]
+    lease: Lease
     # whether this judge held parse failures when the chunk started (they are replaced when
     # their content is judged again; without any, the store skips that lookup)
     stale_parse_failures: bool = True
@@ -103,23 +120,31 @@ class _Progress:
         )
     )
 
+    written: dict[str, int] = field(default_factory=dict)
+
     def add(self, **counts: int) -> None:
         for key, value in counts.items():
             self.added[key] += value
 
     def write(self) -> None:
-        """At most every :data:`LIVE_EVERY_S` (the chunk's end writes them counted again)."""
+        """At most every :data:`LIVE_EVERY_S`, what this execution stored since its last write
+        added to the run row (other lanes add theirs; each chunk's end writes the counters
+        counted from the items again)."""
         now = time.monotonic()
         if now - self.last_write < LIVE_EVERY_S:
             return
         self.last_write = now
-        values = {key: self.base[key] + value for key, value in self.added.items()}
-        values["cost"] = self.base["cost"] + cost_of(
+        delta = {key: value - self.written.get(key, 0) for key, value in self.added.items()}
+        if not any(delta.values()):
+            return
+        self.written = dict(self.added)
+        values = {key: F(key) + value for key, value in delta.items()}
+        values["cost"] = F("cost") + cost_of(
             judge=self.run.judge,
-            prompt_tokens=self.added["prompt_tokens"],
-            completion_tokens=self.added["completion_tokens"],
+            prompt_tokens=delta["prompt_tokens"],
+            completion_tokens=delta["completion_tokens"],
         )
-        JudgeRun.objects.filter(pk=self.run.pk, lease_owner=self.token).update(**values)
+        self.lease.held().update(**values)
 
 
 # --- items ----------------------------------------------------------------------------------
@@ -138,18 +163,18 @@ def _reusable(*, parse_failures: bool) -> Q:
     return Q() if parse_failures else Q(parse_failed=False)
 
 
-def _pending(run: JudgeRun):
+def _pending(run: JudgeRun, only: Q = Q()):  # noqa: B008 - Q() is immutable here
     return JudgeRunItem.objects.filter(
-        run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS
+        only, run=run, judgment__isnull=True, attempts__lt=MAX_ITEM_ATTEMPTS
     )
 
 
-def link_known(run: JudgeRun, *, parse_failures: bool = False) -> int:
-    """Point pending items at judgments this judge already made for the same content (parse
-    failures too only with ``parse_failures``: after a chunk, for the duplicates of what it
-    asked)."""
+def link_known(run: JudgeRun, *, parse_failures: bool = False, only: Q = Q()) -> int:  # noqa: B008
+    """Point pending items (of ``only``: a lane) at judgments this judge already made for the
+    same content (parse failures too only with ``parse_failures``: after a chunk, for the
+    duplicates of what it asked)."""
     reusable = _reusable(parse_failures=parse_failures)
-    pending = JudgeRunItem.objects.filter(run=run, judgment__isnull=True)
+    pending = JudgeRunItem.objects.filter(only, run=run, judgment__isnull=True)
     linked = 0
     while True:
         batch = list(pending.values_list("id", "content_hash")[:5000])
@@ -176,7 +201,12 @@ def link_known(run: JudgeRun, *, parse_failures: bool = False) -> int:
 
 
 def _pending_inputs(
-    run: JudgeRun, *, limit: int, template: str, retries_only: bool = False
+    run: JudgeRun,
+    *,
+    limit: int,
+    template: str,
+    retries_only: bool = False,
+    only: Q = Q(),  # noqa: B008
 ) -> Iterator[ItemInput]:
     """Pending items, one per distinct content (duplicates get linked afterwards);
     ``retries_only``: those whose reply failed to parse, to ask again."""
@@ -185,7 +215,8 @@ def _pending_inputs(
     yielded = 0
     seen: set[str] = set()
     while yielded < limit:
-        pending = _pending(run).filter(parse_tries__gt=0) if retries_only else _pending(run)
+        pending = _pending(run, only)
+        pending = pending.filter(parse_tries__gt=0) if retries_only else pending
         page = list(
             pending.filter(id__gt=last_id)
             .select_related("generation__procedure")
@@ -332,35 +363,40 @@ class JudgeRunExecutor(RunExecutor):
     def queue(self, run: JudgeRun) -> str | None:
         return queue_for(run.judge.backend_config())
 
+    def lanes(self, run: JudgeRun) -> int:
+        """``settings.JUDGE_RUN_LANES`` (env ``H2R_JUDGE_LANES``, default 4), read when the run
+        is launched or resumed."""
+        return max(1, min(MAX_LANES, settings.JUDGE_RUN_LANES))
+
     def prepare(self, run: JudgeRun, lease: Lease) -> None:
-        link_known(run)
+        link_known(run, only=lane_items(lease))
 
     def work_chunk(self, run: JudgeRun, lease: Lease) -> bool:
         """Judge up to :data:`CHUNK_ITEMS` pending items, then ask again, in up to
         ``PARSE_RETRIES`` more passes, those whose reply failed to parse."""
         judge = run.judge
+        only = lane_items(lease)
         template = prompting.load_template(judge.prompt_template)
         progress = _Progress(
             run=run,
-            token=lease.token,
-            base=run_counters(run),
+            lease=lease,
             stale_parse_failures=Judgment.objects.filter(
                 judge_key=judge.judge_id, parse_failed=True
             ).exists(),
         )
         backend = build_backend(judge.backend_config())
         try:
-            inputs = _pending_inputs(run, limit=CHUNK_ITEMS, template=template)
+            inputs = _pending_inputs(run, limit=CHUNK_ITEMS, template=template, only=only)
             for _ in range(1 + PARSE_RETRIES[judge.parse_profile]):
                 if not self._judge_pass(run, judge, lease, progress, backend, inputs):
                     return True  # the engine ends a cancelled run and leaves a lost one alone
                 inputs = _pending_inputs(
-                    run, limit=CHUNK_ITEMS, template=template, retries_only=True
+                    run, limit=CHUNK_ITEMS, template=template, retries_only=True, only=only
                 )
         finally:
             backend.close()
-        link_known(run, parse_failures=True)  # duplicates of what this chunk judged
-        return _pending(run).exists()
+        link_known(run, parse_failures=True, only=only)  # duplicates of what this chunk judged
+        return _pending(run, only).exists()
 
     @staticmethod
     def _judge_pass(run, judge, lease, progress, backend, inputs) -> bool:

@@ -19,6 +19,6 @@ class JudgeRunLaunchExecutor(JudgeRunExecutor):
         if run.prepared_at is None:
             from judging.services.runs import judge_run_prepare
 
-            judge_run_prepare(run=run, token=lease.token)
+            judge_run_prepare(run=run, lease=lease)
             run.refresh_from_db()
         super().prepare(run, lease)

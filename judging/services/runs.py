@@ -150,11 +150,13 @@ def judge_run_create(
     return run
 
 
-def judge_run_prepare(*, run: JudgeRun, token: str | None = None) -> JudgeRun:
+def judge_run_prepare(*, run: JudgeRun, token: str | None = None, lease=None) -> JudgeRun:
     """Select the run's generations, hash each item's content and insert the items (one
     statement), then set ``n_total``, ``estimated_cost`` (unless given at launch) and
     ``prepared_at``, all in one transaction. Done once: by the worker holding the run's lease
-    (``token``) before the first chunk, or by :func:`judge_run_create` without ``enqueue``."""
+    (``token``), or the lease of one of its lanes (``lease``; the other lanes wait for the row
+    lock and find it prepared), before the first chunk, or by :func:`judge_run_create` without
+    ``enqueue``."""
     rows = _selection_rows(run.selection)
     estimate, hashes = _estimate(
         judge=run.judge, selection=run.selection, rows=rows, tokenizer=False
@@ -163,6 +165,8 @@ def judge_run_prepare(*, run: JudgeRun, token: str | None = None) -> JudgeRun:
         mine = JudgeRun.objects.select_for_update().filter(pk=run.pk, prepared_at__isnull=True)
         if token is not None:
             mine = mine.filter(lease_owner=token)
+        if lease is not None:
+            mine = mine.filter(pk__in=lease.held().values("pk"))
         locked = mine.first()
         if locked is None:  # prepared already, or the lease was lost meanwhile
             run.refresh_from_db()

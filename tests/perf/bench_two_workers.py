@@ -2,10 +2,12 @@
 judgments and extra LLM requests. Each setting judges a fresh run of ``--n`` items through real
 worker processes (prefork, ``-c 1`` each), PostgreSQL and Redis, against the local
 OpenAI-compatible test server answering after ``--latency`` s, at the judge's ``--concurrency``.
-Chunks are made small (``--chunk`` items) so that the run's chunks are spread over the workers.
+The run is worked in ``--lanes`` lanes (``H2R_JUDGE_LANES``, default 4; core.runs.lanes), one
+lease each, so the two workers work the same run at once; ``--lanes 1`` shows the old engine
+(one execution per run at a time).
 
 Run: ``.venv/bin/python tests/perf/bench_two_workers.py [--n 3000] [--latency 0.2]
-[--concurrency 32] [--chunk 500]``. Environment as for bench_judge_run.py (a scratch database
+[--concurrency 32] [--chunk 500] [--lanes 4]``. Environment as for bench_judge_run.py (a scratch database
 ``bench_h2r_two_workers``).
 """
 
@@ -33,7 +35,11 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 
-def one_setting(*, workers: int, n: int, latency: float, concurrency: int, chunk: int) -> dict:
+def one_setting(
+    *, workers: int, n: int, latency: float, concurrency: int, chunk: int, lanes: int
+) -> dict:
+    from django.conf import settings
+
     from judging.models import JudgeRun, JudgeRunItem, Judgment
     from judging.services import judges as judge_services
     from judging.services import runs as services
@@ -41,7 +47,8 @@ def one_setting(*, workers: int, n: int, latency: float, concurrency: int, chunk
     from tests.support.llm_server import LLMTestServer
     from tests.support.worker import start_worker
 
-    tag = f"w{workers}"
+    settings.JUDGE_RUN_LANES = lanes  # read at launch, in this process
+    tag = f"w{workers}-l{lanes}-c{concurrency}"
     data = make_data(n=n, dataset=tag, generators=(f"{tag}-gen",))
     env = {"H2R_JUDGE_CHUNK_ITEMS": str(chunk)}
     with (
@@ -90,6 +97,7 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--chunk", type=int, default=500)
+    parser.add_argument("--lanes", type=int, default=4)
     args = parser.parse_args()
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
@@ -102,19 +110,21 @@ def main() -> int:
                 latency=args.latency,
                 concurrency=args.concurrency,
                 chunk=args.chunk,
+                lanes=args.lanes,
             )
             results[workers] = r
             print(
-                f"{workers} worker(s): {r['status']}, {args.n} judgments in {r['elapsed']:.1f}s = "
+                f"{workers} worker(s), {args.lanes} lane(s), concurrency {args.concurrency}: "
+                f"{r['status']}, {args.n} judgments in {r['elapsed']:.1f}s = "
                 f"{r['rate']:.1f}/s; extra LLM requests {r['extra_requests']}, duplicates "
                 f"{r['duplicates']} (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
             )
         ratio = results[2]["rate"] / results[1]["rate"]
         print(
             f"two workers / one worker: {ratio:.2f}x (issue 13 target >= 1.8x: "
-            + ("met)" if ratio >= 1.8 else "NOT met: one run is worked by one execution at a time)")
+            + ("met)" if ratio >= 1.8 else "NOT met)")
         )
-        # exactly-once is the hard requirement here; the speed-up needs a lease per slice
+        # exactly-once is the hard requirement here; the speed-up is reported
         return int(any(r["extra_requests"] or r["duplicates"] for r in results.values()))
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
