@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
+import orjson
+
 from core.text import strip_value, stripped_note
 
 FORMATS = ("jsonl", "csv", "parquet", "arrow")
@@ -233,7 +235,7 @@ def iter_jsonl(
                 )
                 continue
             try:
-                value = json.loads(text)
+                value = _json_loads(raw, text)
             except json.JSONDecodeError as exc:
                 yield InputRecord(
                     line_no,
@@ -252,6 +254,22 @@ def iter_jsonl(
                 yield InputRecord(line_no, value)  # nothing to strip (the common case: fast)
             else:
                 yield _cleaned(line_no, value)
+
+
+# 19 digits in a row: maybe an integer past 64 bits, which orjson reads as a float
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
+def _json_loads(raw: bytes, text: str) -> Any:
+    """orjson (about 4× the standard library on web documents); the standard library where
+    orjson refuses (NaN, lone surrogates, bad JSON) or may read otherwise (long integers), so
+    that what a line reads as and every error message stay the standard library's."""
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def _has_surrogates(value: str) -> bool:

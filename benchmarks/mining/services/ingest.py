@@ -12,8 +12,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 
+import orjson
 from django.db import connection, transaction
 from django.utils import timezone
+from psycopg.types.json import set_json_dumps
 
 from benchmarks.mining import inputs
 from benchmarks.mining.models import MiningBatch, MiningDocument
@@ -101,10 +103,15 @@ def _write(rows: Iterator[tuple]) -> None:
     table = connection.ops.quote_name(MiningDocument._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(c) for c in _COLUMNS)
     sql = f"COPY {table} ({cols}) FROM STDIN (FORMAT BINARY)"
-    with connection.cursor() as cursor, cursor.copy(sql) as copy:
-        copy.set_types(_copy_types())
-        for row in rows:
-            copy.write_row(row)
+    with connection.cursor() as cursor:
+        raw = cursor.cursor  # psycopg's own cursor, under Django's wrapper
+        # orjson for the six JSON columns (this cursor only): the standard library's dumps
+        # took ~60% of the COPY's time
+        set_json_dumps(orjson.dumps, context=raw)
+        with raw.copy(sql) as copy:
+            copy.set_types(_copy_types())
+            for row in rows:
+                copy.write_row(row)
 
 
 def ingest_documents(

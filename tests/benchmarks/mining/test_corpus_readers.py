@@ -91,3 +91,24 @@ def test_glob_matches_shards_per_directory_level(tmp_path):
     assert readers.match_names(f"{root}/c/*.csv", readers.local_listdir) == []
     with pytest.raises(readers.UnsupportedFormat, match=r"'\*\*' is not supported"):
         readers.match_names(f"{root}/**/x.csv", readers.local_listdir)
+
+
+def test_jsonl_reads_as_the_standard_library_reads_whatever_orjson_refuses():
+    """orjson is the fast path; where it refuses, the line reads (or fails) as json.loads."""
+    lines = [
+        b'{"id": "fast", "n": 1.5, "tags": ["a", "b"]}',
+        b'{"id": "nan", "score": NaN}',  # orjson refuses NaN; json reads it
+        b'{"id": "big", "n": 123456789012345678901234567890}',  # past 64 bits
+        b'{"id": "lone", "text": "\\ud800x"}',  # a lone surrogate escape
+        b'{"id": "bad", "text": }',
+    ]
+    records = list(readers.iter_records(io.BytesIO(b"\n".join(lines) + b"\n"), name="x.jsonl"))
+    assert records[0].data == {"id": "fast", "n": 1.5, "tags": ["a", "b"]}
+    assert records[1].data["id"] == "nan" and records[1].data["score"] != records[1].data["score"]
+    assert records[2].data["n"] == 123456789012345678901234567890
+    assert records[3].error is None and records[3].data["id"] == "lone"
+    with pytest.raises(json.JSONDecodeError) as stdlib:
+        json.loads(lines[4].decode())
+    assert records[4].error == (
+        f"line 5: not valid JSON ({stdlib.value.msg} at column {stdlib.value.colno})"
+    )
