@@ -37,6 +37,18 @@ def _rows(model: type[Run], run_id: int):
     return RunLane.objects.filter(run_label=model._meta.label, run_id=run_id)
 
 
+def _lock_active_run(model: type[Run], run_id: int) -> bool:
+    """Lock the run's row (an active run only). Every transaction here that writes the run row
+    and a lane row locks the run row first, so two never wait on each other in a cycle."""
+    return (
+        model.objects.select_for_update()
+        .filter(pk=run_id, status__in=ACTIVE_STATUSES)
+        .values_list("pk", flat=True)
+        .first()
+        is not None
+    )
+
+
 def _free(now: datetime) -> Q:
     stale = now - timedelta(seconds=lease_seconds())
     return Q(lease_owner="") | Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
@@ -71,6 +83,8 @@ def acquire(model: type[Run], run_id: int, lane: int, token: str) -> int | None:
     of lanes, or None when the lane is held by a live execution, done, or the run inactive."""
     now = timezone.now()
     with transaction.atomic():
+        if not _lock_active_run(model, run_id):
+            return None
         row = (
             _rows(model, run_id)
             .select_for_update()
@@ -80,15 +94,13 @@ def acquire(model: type[Run], run_id: int, lane: int, token: str) -> int | None:
         )
         if row is None:
             return None
-        started = model.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES).update(
+        model.objects.filter(pk=run_id).update(
             heartbeat_at=now,
             status=Case(
                 When(status=RunStatus.QUEUED, then=Value(RunStatus.RUNNING)), default=F("status")
             ),
             started_at=Coalesce(F("started_at"), Value(now)),
         )
-        if not started:
-            return None
         RunLane.objects.filter(pk=row.pk).update(lease_owner=token, heartbeat_at=now)
         return row.n_lanes
 
@@ -126,9 +138,13 @@ def held(model: type[Run], run_id: int, lane: int, token: str):
 def release(model: type[Run], run_id: int, lane: int, token: str, counters: dict) -> bool:
     """Hand the lane over to its next chunk and write the run's counters; False when the lane
     was lost meanwhile."""
-    released = _rows(model, run_id).filter(lane=lane, lease_owner=token).update(lease_owner="")
-    if released:
-        model.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES).update(**counters)
+    with transaction.atomic():
+        if not _lock_active_run(model, run_id):
+            return False
+        mine = _rows(model, run_id).filter(lane=lane, lease_owner=token)
+        released = mine.update(lease_owner="")
+        if released:
+            model.objects.filter(pk=run_id).update(**counters)
     return bool(released)
 
 
