@@ -256,20 +256,30 @@ def iter_jsonl(
                 yield _cleaned(line_no, value)
 
 
-# 19 digits in a row: maybe an integer past 64 bits, which orjson reads as a float
-_LONG_DIGITS = re.compile(rb"\d{19}")
-
-
 def _json_loads(raw: bytes, text: str) -> Any:
     """orjson (about 4× the standard library on web documents); the standard library where
-    orjson refuses (NaN, lone surrogates, bad JSON) or may read otherwise (long integers), so
-    that what a line reads as and every error message stay the standard library's."""
-    if _LONG_DIGITS.search(raw) is None:
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
+    orjson refuses (NaN, lone surrogates, bad JSON) or may read otherwise (an integer past 64
+    bits comes out of orjson as a float, so a record holding a float is read again), so that
+    what a line reads as and every error message stay the standard library's."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    if isinstance(value, dict) and _holds_float(value, depth=3):
+        return json.loads(text)
+    return value
+
+
+def _holds_float(value: Any, *, depth: int) -> bool:
+    if type(value) is float:
+        return True
+    if depth == 0:
+        return isinstance(value, (dict, list))  # deeper than we look: read it again, to be sure
+    if type(value) is dict:
+        return any(_holds_float(v, depth=depth - 1) for v in value.values())
+    if type(value) is list:
+        return any(_holds_float(v, depth=depth - 1) for v in value)
+    return False
 
 
 def _has_surrogates(value: str) -> bool:

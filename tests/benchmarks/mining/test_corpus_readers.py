@@ -101,12 +101,14 @@ def test_jsonl_reads_as_the_standard_library_reads_whatever_orjson_refuses():
         b'{"id": "big", "n": 123456789012345678901234567890}',  # past 64 bits
         b'{"id": "lone", "text": "\\ud800x"}',  # a lone surrogate escape
         b'{"id": "bad", "text": }',
+        b'{"source_example": {"id": 123456789012345678901234567891, "text": "t"}}',
     ]
     records = list(readers.iter_records(io.BytesIO(b"\n".join(lines) + b"\n"), name="x.jsonl"))
     assert records[0].data == {"id": "fast", "n": 1.5, "tags": ["a", "b"]}
     assert records[1].data["id"] == "nan" and records[1].data["score"] != records[1].data["score"]
     assert records[2].data["n"] == 123456789012345678901234567890
     assert records[3].error is None and records[3].data["id"] == "lone"
+    assert records[5].data["source_example"]["id"] == 123456789012345678901234567891
     with pytest.raises(json.JSONDecodeError) as stdlib:
         json.loads(lines[4].decode())
     assert records[4].error == (
