@@ -265,20 +265,27 @@ def _json_loads(raw: bytes, text: str) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return json.loads(text)
-    if isinstance(value, dict) and _holds_float(value, depth=3):
+    if isinstance(value, dict) and _holds_float(value):
         return json.loads(text)
     return value
 
 
-def _holds_float(value: Any, *, depth: int) -> bool:
-    if type(value) is float:
-        return True
-    if depth == 0:
-        return isinstance(value, (dict, list))  # deeper than we look: read it again, to be sure
-    if type(value) is dict:
-        return any(_holds_float(v, depth=depth - 1) for v in value.values())
-    if type(value) is list:
-        return any(_holds_float(v, depth=depth - 1) for v in value)
+_PLAIN = (str, int, bool, type(None))
+
+
+def _holds_float(record: dict, depth: int = 3) -> bool:
+    """Whether a float is in the record, down to ``depth`` levels (a container deeper than that
+    counts as one, to be sure). Most records hold only strings: one pass over their values."""
+    for value in record.values():
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if kind is float or depth <= 1:
+            return True
+        if kind is dict and _holds_float(value, depth - 1):
+            return True
+        if kind is list and _holds_float(dict(enumerate(value)), depth - 1):
+            return True
     return False
 
 
