@@ -114,3 +114,16 @@ def test_jsonl_reads_as_the_standard_library_reads_whatever_orjson_refuses():
     assert records[4].error == (
         f"line 5: not valid JSON ({stdlib.value.msg} at column {stdlib.value.colno})"
     )
+
+
+def test_control_characters_are_stripped_whether_escaped_or_raw():
+    """The byte prefilter lets only lines without escapes, DEL or C1 lead bytes skip the scan."""
+    lines = [
+        b'{"id": "esc", "text": "a\\u0001b"}',
+        '{"id": "c1", "text": "a\u0085b"}'.encode(),
+        b'{"id": "del", "text": "a\x7fb"}',
+        '{"id": "nbsp", "text": "a\u00a0b"}'.encode(),  # \xc2 lead byte, nothing to strip
+    ]
+    records = list(readers.iter_records(io.BytesIO(b"\n".join(lines) + b"\n"), name="x.jsonl"))
+    assert [r.data["text"] for r in records] == ["ab", "ab", "ab", "a\u00a0b"]
+    assert [bool(r.note) for r in records] == [True, True, True, False]
