@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
@@ -365,7 +365,10 @@ class JudgeRunExecutor(RunExecutor):
 
     def lanes(self, run: JudgeRun) -> int:
         """``settings.JUDGE_RUN_LANES`` (env ``H2R_JUDGE_LANES``, default 4), read when the run
-        is launched or resumed."""
+        is launched or resumed; 1 on the embedded SQLite default (one machine, whose writes
+        SQLite serializes anyway)."""
+        if connection.vendor == "sqlite":
+            return 1
         return max(1, min(MAX_LANES, settings.JUDGE_RUN_LANES))
 
     def prepare(self, run: JudgeRun, lease: Lease) -> None:

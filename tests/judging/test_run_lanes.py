@@ -255,3 +255,17 @@ def test_a_resume_worked_in_this_process_drops_the_lanes(llm_server, four_lanes)
     assert not RunLane.objects.filter(run_label=LABEL, run_id=run.pk).exists()
     run = engine.execute_inline(run)
     assert (run.status, run.n_done) == ("done", 10) and len(llm_server.requests) == 10
+
+
+def test_lanes_from_the_setting_and_one_on_sqlite(settings, monkeypatch):
+    from django.db import connection
+
+    from judging.services.execution import JudgeRunExecutor
+
+    run = JudgeRun(pk=1)
+    settings.JUDGE_RUN_LANES = 40
+    assert JudgeRunExecutor().lanes(run) == 16  # one hex digit splits at most 16 ways
+    settings.JUDGE_RUN_LANES = 3
+    assert JudgeRunExecutor().lanes(run) == 3
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    assert JudgeRunExecutor().lanes(run) == 1  # the embedded default: one machine
