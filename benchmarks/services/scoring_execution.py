@@ -31,8 +31,15 @@ def scoring_selection(*, run: ScoringRun) -> QuerySet[Generation]:
 
 
 def _by_run(run: ScoringRun) -> Q:
-    # containment, not a key lookup: a missing key must read "no" (not NULL) under exclude()
-    return Q(pack_scores__contains={run.pack: {"run": run.pk}})
+    """Generations this run scored (key lookups: JSON containment is not on SQLite)."""
+    return Q(**{f"pack_scores__{run.pack}__run": run.pk})
+
+
+def _not_by_run(run: ScoringRun) -> Q:
+    """Generations this run has not scored: no entry for the pack, or another run's (a missing
+    key reads NULL, so it is named rather than left to a negation)."""
+    key = f"pack_scores__{run.pack}__run"
+    return Q(**{f"{key}__isnull": True}) | ~Q(**{key: run.pk})
 
 
 def _failed(run: ScoringRun) -> Q:
@@ -73,7 +80,7 @@ class ScoringRunExecutor(RunExecutor):
             batch = list(
                 scoring_selection(run=run)
                 .filter(pk__gt=run.cursor)
-                .exclude(_by_run(run))
+                .filter(_not_by_run(run))
                 .select_related("procedure")
                 .order_by("pk")[: run.chunk_size]
             )

@@ -27,7 +27,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def demo_env(tmp_path_factory):
-    """A fresh embedded install: SQLite in a temp dir, filesystem broker, demo admin."""
+    """A fresh embedded install as `make demo` makes it: SQLite in a temp dir, the demo data
+    loaded (`load_demo` must work on SQLite: no PostgreSQL-only lookups), filesystem broker,
+    demo admin."""
     var = tmp_path_factory.mktemp("demo-var")
     env = {
         k: v
@@ -40,7 +42,7 @@ def demo_env(tmp_path_factory):
         DJANGO_SETTINGS_MODULE="config.settings",
         PYTHONUNBUFFERED="1",
     )
-    for argv in (["migrate", "--noinput", "-v", "0"], ["ensure_demo_admin"]):
+    for argv in (["migrate", "--noinput", "-v", "0"], ["load_demo"], ["ensure_demo_admin"]):
         subprocess.run(
             [sys.executable, "manage.py", *argv], cwd=ROOT, env=env, check=True, capture_output=True
         )
