@@ -20,16 +20,33 @@ N = 240
 ENV = {"RUN_LEASE_SECONDS": "2", "H2R_JUDGE_CHUNK_ITEMS": "150"}
 
 
+def _held(run) -> bool:
+    """Whether an execution holds the run (or one of its lanes) right now."""
+    from core.runs.models import RunLane
+
+    lanes = RunLane.objects.filter(run_label=run._meta.label, run_id=run.pk)
+    return (
+        lanes.exclude(lease_owner="").exists()
+        or JudgeRun.objects.filter(pk=run.pk).exclude(lease_owner="").exists()
+    )
+
+
 @pytest.mark.parametrize(
-    ("gather_s", "bound"),
+    ("gather_s", "bound", "lanes"),
     [
         # the default gather (50 ms): a request is sent only once a slot is free, and a slot
         # frees when its reply is committed (backpressure), so a kill loses at most
         # concurrency (4) requests: those in flight plus the replies not yet written
-        ("0.05", 4),
+        ("0.05", 4, 1),
+        # the same run worked in 4 lanes (the default outside tests): the killed worker held
+        # one lane; the orphan scan of the next worker requeues it and the lanes never started
+        ("0.05", 4, 4),
     ],
 )
-def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path, gather_s, bound):
+def test_worker_killed_mid_run_resumes_exactly(
+    llm_server, tmp_path, settings, gather_s, bound, lanes
+):
+    settings.JUDGE_RUN_LANES = lanes
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.04
     data = make_data(n=N, bad_every=7)
@@ -48,10 +65,7 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path, gather_s, b
         with transaction.atomic():
             run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
         wait_for(
-            lambda: (
-                Judgment.objects.count() >= 60
-                and JudgeRun.objects.filter(pk=run.pk).exclude(lease_owner="").exists()
-            ),
+            lambda: Judgment.objects.count() >= 60 and _held(run),
             timeout=60,
             message="first judgments, inside a chunk",
         )
@@ -60,7 +74,7 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path, gather_s, b
     stored_at_kill = Judgment.objects.count()
     run.refresh_from_db()
     assert run.status == "running" and 60 <= stored_at_kill < N, (run.status, stored_at_kill)
-    assert run.lease_owner  # the dead worker still "holds" it
+    assert _held(run)  # the dead worker still "holds" it (the run, or its lane)
 
     with running_worker(tmp_path, concurrency=1, extra_env=env, queue=first.queue) as second:
         wait_for(
@@ -79,5 +93,5 @@ def test_worker_killed_mid_run_resumes_exactly(llm_server, tmp_path, gather_s, b
     asked = [r.last_message for r in llm_server.requests]
     assert len(set(asked)) == N
     rebought = len(asked) - N
-    print(f"re-bought after kill -9 (gather {gather_s} s): {rebought} (concurrency 4)")
+    print(f"re-bought after kill -9 (gather {gather_s} s, {lanes} lane(s)): {rebought}")
     assert rebought <= bound, rebought
