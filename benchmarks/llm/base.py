@@ -16,6 +16,7 @@ minute) is read once, from the config, into ``limits`` (:meth:`Limits.from_confi
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -151,3 +152,9 @@ class LLMBackend(ABC):
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections or engines; the backend may be used again afterwards."""
+
+
+def takes_admit(backend: LLMBackend) -> bool:
+    """Whether the backend's ``complete_iter`` takes ``admit`` (the caller's backpressure: it
+    keeps handing over replies while the next request waits)."""
+    return "admit" in inspect.signature(backend.complete_iter).parameters

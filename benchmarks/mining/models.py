@@ -21,7 +21,7 @@ class MiningBatch(Run):
     counted again in ``n_failed``, which stays 0), tokens and cost the sums of the stage usage.
     """
 
-    executor_path = "benchmarks.mining.services.batches.MiningBatchExecutor"
+    executor_path = "benchmarks.mining.services.execution.MiningBatchExecutor"
 
     name = models.CharField(max_length=200)
     source_file = models.FileField(upload_to="mining/uploads/%Y/%m/", max_length=500, blank=True)

@@ -1,11 +1,14 @@
 """Running documents through the selected How2Mine stages. Pure Python, no Django.
 
-:class:`Pipeline` takes a chunk of :class:`DocState` and mutates each: the ``trace`` (stage key
--> what the stage said, the reference implementation's ``processed_example``), the current
-goal/steps/resources, and the outcome with the reason a document was dropped. LLM stages send
-one request per live document through the stage's backend (``complete_many``: concurrent, in
-input order, a failure is an ``LLMError`` value, never a raise), so a bad reply or a failed
-request is a per-document outcome.
+:class:`Pipeline` holds what each stage does to one document: :meth:`Pipeline.advance` takes a
+:class:`DocState` through the stages that need no model up to its next LLM stage,
+:meth:`Pipeline.request` is that stage's request and :meth:`Pipeline.reply` applies its reply
+(the ``trace``: stage key -> what the stage said, the reference implementation's
+``processed_example``; the current goal/steps/resources; the outcome with the reason a document
+was dropped). A bad reply or a failed request is a per-document outcome, never a raise.
+:meth:`Pipeline.run` drives a chunk through them (:mod:`benchmarks.mining.flow`: each document
+moves to its next stage as soon as its reply arrives, no stage waits for the chunk's slowest).
+A document resumes after ``last_passed_stage``: one stored mid-way is not asked again.
 """
 
 from __future__ import annotations
@@ -67,6 +70,15 @@ class StageUsage:
         self.completion_tokens += other.completion_tokens
 
 
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "procedures": replies.parse_extraction,
+    "filter": replies.parse_filter,
+    "postprocess": replies.parse_rewrite,
+    "resources": replies.parse_resources,
+    "final_filter": replies.parse_final,
+}
+
+
 class Pipeline:
     def __init__(
         self,
@@ -75,16 +87,47 @@ class Pipeline:
         backends: Mapping[str, Any],
         heuristics: HeuristicsConfig | None = None,
         max_tokens: int | None = None,
-        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.stages = sorted(stages)
         self.backends = backends
         self.heuristics = heuristics or HeuristicsConfig()
         self.max_tokens = max_tokens
-        self.should_stop = should_stop
 
-    # -- requests ------------------------------------------------------------------------
-    def _request(self, stage: str, doc: DocState) -> LLMRequest:
+    # -- one document --------------------------------------------------------------------
+    def advance(self, doc: DocState) -> str | None:
+        """Take ``doc`` through the selected stages after its last passed one that need no
+        request; the key of the LLM stage it now waits for, or None once it is finished (kept
+        when it is still alive)."""
+        if not doc.alive:
+            return None
+        if 1 not in self.stages and not doc.last_passed_stage and not (doc.goal and doc.steps):
+            doc.outcome, doc.stage_reached = INVALID, "input"
+            doc.reason = (
+                "input: stage 1 (extraction) is not selected and the record has no goal/steps"
+            )
+            return None
+        for number, key, _label, _prompt in STAGES:
+            if number <= doc.last_passed_stage or number not in self.stages:
+                continue
+            if key == "procedures" and doc.goal and doc.steps:
+                # the record carried an extracted procedure: no extraction request
+                doc.passed(
+                    "procedures",
+                    {"skipped": True, "from_input": True, "goal": doc.goal, "steps": doc.steps},
+                )
+            elif key == "prefilter":
+                self._prefilter(doc)
+                if not doc.alive:
+                    return None
+            elif self.backends.get(key) is None:
+                doc.stop(key, ERROR, "no LLM backend configured for this stage")
+                return None
+            else:
+                return key
+        doc.outcome = KEPT
+        return None
+
+    def request(self, stage: str, doc: DocState) -> LLMRequest:
         prompt = render_prompt(
             stage, document=doc.text, goal=doc.goal, steps=doc.steps, resources=doc.resources
         )
@@ -96,132 +139,85 @@ class Pipeline:
             json_schema_name=f"how2mine_{stage}",
         )
 
-    def _ask(
-        self, stage: str, docs: list[DocState], usage: StageUsage
-    ) -> list[tuple[DocState, LLMResponse]]:
-        """Send one request per doc; docs whose request failed are stopped with outcome ``error``."""
-        if not docs:
-            return []
-        backend = self.backends.get(stage)
-        if backend is None:
-            for doc in docs:
-                doc.stop(stage, ERROR, "no LLM backend configured for this stage")
-            return []
-        results = backend.complete_many([self._request(stage, d) for d in docs])
-        answered: list[tuple[DocState, LLMResponse]] = []
-        for doc, result in zip(docs, results, strict=True):
-            usage.requests += 1
-            if isinstance(result, LLMError) or not isinstance(result, LLMResponse):
-                usage.failed_requests += 1
-                doc.stop(stage, ERROR, f"LLM request failed: {result}")
-                continue
-            usage.prompt_tokens += result.prompt_tokens
-            usage.completion_tokens += result.completion_tokens
-            answered.append((doc, result))
-        return answered
-
-    def _ask_parsed(self, stage: str, docs: list[DocState], usage: StageUsage, parse):
-        """``_ask``, then parse each reply; a reply that is not the expected JSON stops its doc
-        with outcome ``error`` (raw reply kept). Yields ``(doc, parsed)``."""
-        for doc, resp in self._ask(stage, docs, usage):
-            try:
-                parsed = parse(resp.text)
-            except replies.ReplyError as exc:
-                doc.stop(
-                    stage,
-                    ERROR,
-                    f"reply is not the expected JSON: {exc}",
-                    {"raw_reply": resp.text[:2000]},
-                )
-                continue
-            yield doc, parsed
+    def reply(self, stage: str, doc: DocState, result: Any) -> StageUsage:
+        """Apply one reply (an :class:`LLMResponse` or an :class:`LLMError`) to ``doc``; what
+        the request cost. A failed request or a reply that is not the expected JSON stops the
+        document with outcome ``error`` (the raw reply kept)."""
+        usage = StageUsage(requests=1)
+        if isinstance(result, LLMError) or not isinstance(result, LLMResponse):
+            usage.failed_requests = 1
+            doc.stop(stage, ERROR, f"LLM request failed: {result}")
+            return usage
+        usage.prompt_tokens = result.prompt_tokens
+        usage.completion_tokens = result.completion_tokens
+        try:
+            parsed = PARSERS[stage](result.text)
+        except replies.ReplyError as exc:
+            doc.stop(
+                stage,
+                ERROR,
+                f"reply is not the expected JSON: {exc}",
+                {"raw_reply": result.text[:2000]},
+            )
+            return usage
+        getattr(self, f"_{stage}")(doc, parsed)
+        return usage
 
     # -- stages --------------------------------------------------------------------------
-    def _procedures(self, docs: list[DocState], usage: StageUsage) -> None:
-        need = []
-        for doc in docs:
-            if doc.goal and doc.steps:  # the record carried an extracted procedure: skip stage 1
-                doc.passed(
-                    "procedures",
-                    {"skipped": True, "from_input": True, "goal": doc.goal, "steps": doc.steps},
-                )
-            else:
-                need.append(doc)
-        for doc, ex in self._ask_parsed("procedures", need, usage, replies.parse_extraction):
-            record = {"has_valid_process": ex.has_valid_process, "goal": ex.goal, "steps": ex.steps}
-            if not ex.has_valid_process:
-                doc.stop(
-                    "procedures", DROPPED, "no valid sequential process in the document", record
-                )
-                continue
-            doc.goal, doc.steps = ex.goal, ex.steps
-            doc.passed("procedures", record)
+    def _procedures(self, doc: DocState, ex) -> None:
+        record = {"has_valid_process": ex.has_valid_process, "goal": ex.goal, "steps": ex.steps}
+        if not ex.has_valid_process:
+            doc.stop("procedures", DROPPED, "no valid sequential process in the document", record)
+            return
+        doc.goal, doc.steps = ex.goal, ex.steps
+        doc.passed("procedures", record)
 
-    def _prefilter(self, docs: list[DocState], usage: StageUsage) -> None:
+    def _prefilter(self, doc: DocState) -> None:
         cfg = self.heuristics
-        for doc in docs:
-            result = apply_heuristics(doc.steps, cfg)
-            record = {
-                "min_steps": cfg.min_steps,
-                "max_steps": cfg.max_steps,
-                "repetition": {f"{n}gram": round(r, 4) for n, r in result.rates.items()},
-            }
-            if result.passed:
-                doc.passed("prefilter", {"reason": "", **record})
-            else:
-                doc.stop("prefilter", DROPPED, result.reason, record)
+        result = apply_heuristics(doc.steps, cfg)
+        record = {
+            "min_steps": cfg.min_steps,
+            "max_steps": cfg.max_steps,
+            "repetition": {f"{n}gram": round(r, 4) for n, r in result.rates.items()},
+        }
+        if result.passed:
+            doc.passed("prefilter", {"reason": "", **record})
+        else:
+            doc.stop("prefilter", DROPPED, result.reason, record)
 
-    def _filter(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, verdict in self._ask_parsed("filter", docs, usage, replies.parse_filter):
-            if verdict.judgment:
-                doc.stop(
-                    "filter",
-                    DROPPED,
-                    f"excluded category: {verdict.reason or '(no reason given)'}",
-                    {"judgment": True},
-                )
-            else:
-                doc.passed("filter", {"judgment": False, "reason": verdict.reason})
+    def _filter(self, doc: DocState, verdict) -> None:
+        if verdict.judgment:
+            doc.stop(
+                "filter",
+                DROPPED,
+                f"excluded category: {verdict.reason or '(no reason given)'}",
+                {"judgment": True},
+            )
+        else:
+            doc.passed("filter", {"judgment": False, "reason": verdict.reason})
 
-    def _postprocess(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, rw in self._ask_parsed("postprocess", docs, usage, replies.parse_rewrite):
-            doc.goal, doc.steps = rw.goal, rw.steps
-            doc.passed("postprocess", {"rewritten_goal": rw.goal, "rewritten_steps": rw.steps})
+    def _postprocess(self, doc: DocState, rw) -> None:
+        doc.goal, doc.steps = rw.goal, rw.steps
+        doc.passed("postprocess", {"rewritten_goal": rw.goal, "rewritten_steps": rw.steps})
 
-    def _resources(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, items in self._ask_parsed("resources", docs, usage, replies.parse_resources):
-            doc.resources = items
-            doc.passed("resources", {"resources": items})
+    def _resources(self, doc: DocState, items) -> None:
+        doc.resources = items
+        doc.passed("resources", {"resources": items})
 
-    def _final_filter(self, docs: list[DocState], usage: StageUsage) -> None:
-        for doc, verdict in self._ask_parsed("final_filter", docs, usage, replies.parse_final):
-            if verdict.passed:
-                doc.passed("final_filter", dict(verdict.answers))
-            else:
-                why = "; ".join(
-                    f"{c}"
-                    + (f" ({verdict.answers[c]['reason']})" if verdict.answers[c]["reason"] else "")
-                    for c in verdict.failed
-                )
-                doc.stop("final_filter", DROPPED, f"failed criteria: {why}", dict(verdict.answers))
+    def _final_filter(self, doc: DocState, verdict) -> None:
+        if verdict.passed:
+            doc.passed("final_filter", dict(verdict.answers))
+            return
+        why = "; ".join(
+            f"{c}" + (f" ({verdict.answers[c]['reason']})" if verdict.answers[c]["reason"] else "")
+            for c in verdict.failed
+        )
+        doc.stop("final_filter", DROPPED, f"failed criteria: {why}", dict(verdict.answers))
 
-    # -- run -----------------------------------------------------------------------------
-    def run(self, docs: list[DocState]) -> dict[str, StageUsage]:
-        usage: dict[str, StageUsage] = {}
-        if 1 not in self.stages:
-            for doc in docs:
-                if doc.alive and not (doc.goal and doc.steps):
-                    doc.outcome, doc.stage_reached = INVALID, "input"
-                    doc.reason = "input: stage 1 (extraction) is not selected and the record has no goal/steps"
-        for number, key, _label, _prompt in STAGES:
-            if number not in self.stages:
-                continue
-            live = [d for d in docs if d.alive]
-            if not live:
-                break
-            usage[key] = StageUsage()
-            getattr(self, f"_{key}")(live, usage[key])
-        for doc in docs:
-            if doc.alive:
-                doc.outcome = KEPT
-        return usage
+    # -- a chunk -------------------------------------------------------------------------
+    def run(self, docs: list[DocState], **hooks: Any) -> dict[str, StageUsage]:
+        """Every document of ``docs`` through the stages; the usage per LLM stage. ``hooks``:
+        see :class:`benchmarks.mining.flow.Flow` (what the executor stores as it goes)."""
+        from benchmarks.mining.flow import Flow
+
+        return Flow(self, **hooks).run(docs)

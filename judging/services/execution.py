@@ -2,7 +2,7 @@
 
 One chunk judges up to :data:`CHUNK_ITEMS` pending items: one thread feeds the judge's backend
 (at most ``concurrency`` requests sent and not yet stored,
-:class:`judging.services.reply_writer.Backpressure`, so a killed
+:class:`core.runs.reply_writer.Backpressure`, so a killed
 worker re-buys at most that many) while a writer thread stores the replies as they
 arrive (each write takes what came in meanwhile, up to :data:`FLUSH_EVERY`: judgments, item
 links and the run's live counters in one transaction), then beats the run's lease; the feed
@@ -30,11 +30,18 @@ from django.db import connection, transaction
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
-from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse, takes_admit
 from benchmarks.llm.registry import build_backend, queue_for
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.lanes import MAX_LANES
 from core.runs.models import RunStatus
+from core.runs.reply_writer import (
+    FLUSH_EVERY,  # noqa: F401 - part of this module's interface (benchmarks read it here)
+    LIVE_EVERY_S,
+    Backpressure,
+    ReplyWriter,
+    unstored_max,
+)
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.parsing import PARSE_RETRIES
@@ -47,14 +54,6 @@ from judging.services.items import (
     judge_request,
     judgment_from_response,
     retry_suffix_for,
-)
-from judging.services.reply_writer import (
-    FLUSH_EVERY,  # noqa: F401 - part of this module's interface (benchmarks read it here)
-    LIVE_EVERY_S,
-    Backpressure,
-    ReplyWriter,
-    takes_admit,
-    unstored_max,
 )
 
 CHUNK_ITEMS = int(

@@ -9,9 +9,12 @@ the run engine's chunks in this process (the executor a Celery worker runs), thr
 ``openai`` client with ``--concurrency`` (64) requests in flight. The ideal rate is
 ``concurrency / latency`` (320 requests/s); the measured one is every request the batch made
 divided by the wall time from creating the batch to its end (ingest, prompts, replies parsed,
-every chunk stored, counters).
+every reply stored as it comes with at most ``concurrency`` sent and not yet stored, counters).
+``--chunk-size`` is the batch option: how many documents a chunk holds at once (it takes more
+as they finish). Run with ``DEBUG=0``, as a production worker runs (Django's debug cursor logs
+every statement).
 
-Run: ``.venv/bin/python tests/perf/bench_mining_llm.py [--n 5000] [--chunk-size 1024]``
+Run: ``DEBUG=0 .venv/bin/python tests/perf/bench_mining_llm.py [--n 5000] [--chunk-size 512]``
 Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
 database ``bench_h2r_mining_llm`` is created and dropped).
 """
@@ -49,7 +52,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=5_000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--chunk-size", type=int, default=1024)
+    parser.add_argument("--chunk-size", type=int, default=512)
     args = parser.parse_args()
 
     parent, child = mp.get_context("fork").Pipe()

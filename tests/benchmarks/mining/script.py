@@ -43,6 +43,9 @@ class MiningScript:
     def __init__(self) -> None:
         self.calls: Counter = Counter()
         self.by_goal: Counter = Counter()
+        # every request by (stage, its document's first line or goal): a count above 1 is a
+        # request sent again
+        self.requests: Counter = Counter()
         self.lock = threading.Lock()
 
     @staticmethod
@@ -56,6 +59,7 @@ class MiningScript:
         prompt = req.prompt_text
         with self.lock:
             self.calls[stage] += 1
+            self.requests[stage, _doc_first_line(prompt) or _goal_line(prompt)] += 1
         return getattr(self, stage)(prompt)
 
     def procedures(self, prompt: str):

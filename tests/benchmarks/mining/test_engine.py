@@ -1,6 +1,8 @@
 """A mining batch is a run of the run engine: the upload is read on the first execution, each
-chunk task works ``chunk_size`` pending documents and stores them, counters come from rows, a
-lost lease stores nothing, a cancel keeps the chunk in flight, routing follows the backends."""
+chunk task works pending documents (at most ``chunk_size`` at once) until none is left or its time
+is up, storing each reply as it comes; counters come from rows, a
+lost lease stores nothing, a cancel stops sending and keeps what was answered, routing follows
+the backends."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from django.utils import timezone
 from benchmarks.llm.base import LLMBackend
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.services import batches as services
+from benchmarks.mining.services import execution
 from core.runs import engine
 from core.runs.engine import Lease
 from tests.benchmarks.mining.conftest import doc
@@ -44,20 +47,22 @@ def _pending(batch) -> int:
     return MiningDocument.objects.filter(batch=batch, outcome="pending").count()
 
 
-def test_chunks_ingest_first_then_work_chunk_size_documents_each(
-    media_root, mining_backends, script
+def test_chunks_ingest_first_then_work_until_done_or_their_time_is_up(
+    media_root, settings, llm_server, mining_backends, script
 ):
+    llm_server.latency_s = 0.05
+    settings.RUN_CHUNK_SECONDS = 0  # every chunk is due at its first beat
     batch = _batch(mining_backends, n=12, chunk=5)
     assert (batch.status, batch.ingested, batch.n_total) == ("queued", False, 0)
 
     assert engine.execute(LABEL, batch.pk, chain=False).status == "more"
     batch.refresh_from_db()
     assert batch.status == "running" and batch.ingested and batch.started_at is not None
-    assert (batch.n_total, batch.n_done, _pending(batch)) == (12, 5, 7)
+    assert batch.n_total == 12 and batch.n_done < 12 and _pending(batch) == 12 - batch.n_done
     assert batch.lease_owner == ""  # released between chunks: any worker may take the next
-    assert sum(script.by_goal.values()) == 5  # one chunk was sent, nothing more
+    assert 0 < sum(script.requests.values()) < 5 * 12  # stopped sending when its time was up
 
-    assert engine.execute(LABEL, batch.pk, chain=False).status == "more"
+    settings.RUN_CHUNK_SECONDS = 300
     assert engine.execute(LABEL, batch.pk, chain=False).status == "done"
     batch.refresh_from_db()
     assert (batch.status, batch.n_done, batch.n_failed, batch.progress_percent) == (
@@ -67,11 +72,13 @@ def test_chunks_ingest_first_then_work_chunk_size_documents_each(
         100,
     )
     assert batch.finished_at is not None and batch.lease_owner == ""
-    assert sum(script.by_goal.values()) == 12 and max(script.by_goal.values()) == 1
+    # what the first chunk had answered (documents mid-way included) was not asked again
+    assert sum(script.requests.values()) == 5 * 12 and max(script.requests.values()) == 1
     # tokens and cost are the sums of the stage usage rows
     usage = MiningStageUsage.objects.filter(batch=batch).aggregate(
-        p=Sum("prompt_tokens"), c=Sum("completion_tokens"), cost=Sum("cost_usd")
+        p=Sum("prompt_tokens"), c=Sum("completion_tokens"), cost=Sum("cost_usd"), n=Sum("requests")
     )
+    assert usage["n"] == 5 * 12
     assert batch.prompt_tokens == usage["p"] > 12_000  # 1000 per extraction request
     assert batch.completion_tokens == usage["c"]
     assert batch.cost == usage["cost"] > Decimal(0)
@@ -104,7 +111,6 @@ def test_chunks_go_to_the_gpu_queue_when_a_stage_runs_on_vllm_offline(
 def test_a_lost_lease_stops_sending_and_stores_nothing(
     media_root, monkeypatch, llm_server, mining_backends, script
 ):
-    monkeypatch.setattr(services, "BEAT_EVERY_S", 0.0)  # beat on every reply
     llm_server.latency_s = 0.05
     batch = _batch(mining_backends, n=40, chunk=40)
     services.batch_ingest(batch=batch)
@@ -152,26 +158,32 @@ class _CancelOnFirstRequest(LLMBackend):
         yield from self.inner.complete_iter(requests, should_stop=should_stop)
 
 
-def test_cancel_during_a_chunk_keeps_that_chunk_then_stops(
-    media_root, monkeypatch, mining_backends, script
+def test_cancel_during_a_chunk_stops_sending_and_keeps_what_was_answered(
+    media_root, monkeypatch, llm_server, mining_backends, script
 ):
+    llm_server.latency_s = 0.2
     batch = _batch(mining_backends, n=12, chunk=5)
-    real = services.stage_backends
+    real = execution.stage_backends
     monkeypatch.setattr(
-        services,
+        execution,
         "stage_backends",
         lambda b: {k: _CancelOnFirstRequest(v, b) for k, v in real(b).items()},
     )
     batch = services.batch_run(batch_id=batch.pk)
     assert batch.status == "cancelled" and batch.finished_at is not None
-    assert (batch.n_total, batch.n_done, _pending(batch)) == (12, 5, 7)
-    assert MiningDocument.objects.filter(batch=batch, outcome="kept").count() == 5
-    monkeypatch.setattr(services, "stage_backends", real)
+    assert script.calls["procedures"] == 5  # the chunk's documents; the next chunk never started
+    assert sum(script.requests.values()) < 5 * 5  # stopped sending mid-chunk
+    stored = MiningDocument.objects.filter(batch=batch, outcome="pending", last_passed_stage__gt=0)
+    assert stored.count() == 5  # every reply that came back is kept, mid-way
+    assert all("procedures" in d.trace for d in stored)
+    monkeypatch.setattr(execution, "stage_backends", real)
     batch = services.batch_resume(batch=batch)
     assert batch.status == "queued"
     batch = services.batch_run(batch_id=batch.pk)
     assert (batch.status, batch.n_done) == ("done", 12)
-    assert max(script.by_goal.values()) == 1  # the stored chunk was never sent again
+    assert MiningDocument.objects.filter(batch=batch, outcome="kept").count() == 12
+    # what was answered before the cancel was never asked again
+    assert max(script.requests.values()) == 1 and sum(script.requests.values()) == 5 * 12
 
 
 def test_a_chunk_that_raises_fails_the_batch_with_the_reason(media_root, mining_backends):

@@ -1,10 +1,10 @@
-"""The writing side of a judge-run chunk (:mod:`judging.services.execution`): a writer thread
-that stores replies as they arrive, and the backpressure that keeps what a killed worker would
-re-buy — requests sent and not yet stored — under the judge's concurrency."""
+"""The writing side of a chunk that calls a model (judge runs, :mod:`judging.services.execution`;
+mining batches, :mod:`benchmarks.mining.services.batches`): a writer thread that stores replies
+as they arrive, and the backpressure that keeps what a killed worker would re-buy — requests
+sent and not yet stored — under the backend's concurrency."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import queue
 import threading
@@ -25,7 +25,8 @@ LIVE_EVERY_S = 0.25  # the lease's beat and the live counters, at most this ofte
 
 def unstored_max() -> int:
     """``H2R_JUDGE_UNSTORED_MAX``: how many requests may be sent and not yet stored (what a
-    killed worker re-buys at most); 0, the default, means the judge's concurrency."""
+    killed worker re-buys at most), for judge runs and mining batches; 0, the default, means
+    the backend's concurrency."""
     return int(os.environ.get("H2R_JUDGE_UNSTORED_MAX") or 0)
 
 
@@ -82,12 +83,6 @@ class Backpressure:
             self._cond.notify_all()
 
 
-def takes_admit(backend) -> bool:
-    """Whether the backend's ``complete_iter`` takes ``admit`` (keeps handing over replies while
-    a request waits for a slot)."""
-    return "admit" in inspect.signature(backend.complete_iter).parameters
-
-
 class ReplyWriter(threading.Thread):
     """Stores results on its own thread (and DB connection) as they arrive, so the thread that
     feeds the backend keeps every request slot busy while they are written: each write takes
@@ -101,10 +96,22 @@ class ReplyWriter(threading.Thread):
     _CLOSE = object()
 
     def __init__(
-        self, *, name: str, store: Callable[[list], None], lease: Lease, slots: Backpressure
+        self,
+        *,
+        name: str,
+        store: Callable[[list], None],
+        lease: Lease,
+        slots: Backpressure,
+        gather_s: float | None = None,
+        settle_s: float = 0.0,
+        replies: Callable[[list], int] = len,
     ):
         super().__init__(name=name, daemon=True)
         self.store, self.lease, self.slots = store, lease, slots
+        self.gather_s = GATHER_S if gather_s is None else gather_s
+        # while the feed waits for a slot: what else arrives this soon goes in the same write
+        self.settle_s = settle_s
+        self.replies = replies  # how many of a written batch's results held a slot
         self.results: queue.Queue = queue.Queue(maxsize=64 * FLUSH_EVERY)
         self.state = LeaseState.HELD
         self.error: BaseException | None = None
@@ -112,8 +119,8 @@ class ReplyWriter(threading.Thread):
     def should_stop(self) -> bool:
         return self.state is not LeaseState.HELD or self.error is not None
 
-    def submit(self, result: tuple) -> None:
-        """One ``(item input, reply or error)``."""
+    def submit(self, result) -> None:
+        """One result for ``store`` (a judge run's ``(item input, reply or error)``)."""
         self.results.put(result)
 
     def close(self) -> None:
@@ -130,11 +137,12 @@ class ReplyWriter(threading.Thread):
         batch, closed = [], first is self._CLOSE
         if not closed:
             batch.append(first)
-        deadline = time.monotonic() + GATHER_S
+        started = time.monotonic()
+        deadline, settled = started + self.gather_s, started + min(self.settle_s, self.gather_s)
         while not closed and len(batch) < FLUSH_EVERY:
-            # once the feed waits for a slot, take only what is here: its next request waits on
-            # this write
-            wait = 0.0 if self.slots.waiting else deadline - time.monotonic()
+            # once the feed waits for a slot, take only what is here (or comes within settle_s):
+            # its next request waits on this write
+            wait = (settled if self.slots.waiting else deadline) - time.monotonic()
             try:
                 if wait > 0:
                     more = self.results.get(timeout=min(wait, 0.005))
@@ -162,7 +170,7 @@ class ReplyWriter(threading.Thread):
                 try:
                     if batch:
                         self.store(batch)
-                        self.slots.stored(len(batch))
+                        self.slots.stored(self.replies(batch))
                     now = time.monotonic()
                     if not batch or closed or now - last_beat >= LIVE_EVERY_S:
                         self.state = self.lease.beat()
