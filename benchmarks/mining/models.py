@@ -13,7 +13,8 @@ from core.runs.models import Run
 
 class MiningBatch(Run):
     """An uploaded file of documents worked through the selected stages by the run engine
-    (:mod:`core.runs`): one chunk of ``options["chunk_size"]`` pending documents per chunk task.
+    (:mod:`core.runs`): each chunk task works pending documents, at most ``options["chunk_size"]``
+    open at once, until none is left or its time is up.
 
     Status, counters, tokens, cost, lease and error text are the engine's
     (:class:`core.runs.models.Run`): ``n_total`` is the documents read from the file,

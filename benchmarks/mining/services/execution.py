@@ -194,12 +194,18 @@ class MiningBatchExecutor(RunExecutor):
 
     def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
         opts = run.options
-        window = int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE)
+        backends = stage_backends(run)
+        # at least twice the request slots: half open is when the chunk takes more
+        window = max(
+            int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE),
+            2 * sum(b.limits.concurrency for b in _distinct(backends)),
+        )
         taken = _Taken()
         first = taken.add(chunk_documents(batch=run, size=window))  # per-topic budgets applied
         if not first:
+            for backend in _distinct(backends):
+                backend.close()
             return False
-        backends = stage_backends(run)
         pipeline = Pipeline(
             stages=list(run.stages),
             backends=backends,

@@ -95,7 +95,13 @@ class Command(BaseCommand):
         parser.add_argument("--min-steps", type=int, default=5)
         parser.add_argument("--max-steps", type=int, default=15)
         parser.add_argument("--max-doc-chars", type=int, default=None)
-        parser.add_argument("--chunk-size", type=int, default=None)
+        parser.add_argument(
+            "--chunk-size",
+            type=int,
+            default=None,
+            help="documents a chunk holds open at once (default 128; at least twice the "
+            "backends' concurrency is used)",
+        )
         parser.add_argument(
             "--any-topic", action="store_true", help="accept records with unknown or no topic"
         )
