@@ -70,23 +70,16 @@ def _distinct(backends: dict[str, LLMBackend]) -> list[LLMBackend]:
 def _state(doc: MiningDocument) -> DocState:
     """A pending document as the pipeline sees it: from its input, or from where a stored
     execution left it (``last_passed_stage``, trace, current goal/steps/resources)."""
-    if doc.last_passed_stage:
-        return DocState(
-            key=doc.pk,
-            text=doc.text,
-            goal=doc.goal,
-            steps=list(doc.steps or []),
-            resources=list(doc.resources or []),
-            trace=dict(doc.trace or {}),
-            stage_reached=doc.stage_reached,
-            last_passed_stage=doc.last_passed_stage,
-        )
+    resumed = bool(doc.last_passed_stage)
     return DocState(
         key=doc.pk,
         text=doc.text,
-        goal=doc.input_goal,
-        steps=list(doc.input_steps or []),
-        resources=list(doc.input_resources or []),
+        goal=doc.goal if resumed else doc.input_goal,
+        steps=list((doc.steps if resumed else doc.input_steps) or []),
+        resources=list((doc.resources if resumed else doc.input_resources) or []),
+        trace=dict(doc.trace or {}) if resumed else {},
+        stage_reached=doc.stage_reached if resumed else "",
+        last_passed_stage=doc.last_passed_stage,
     )
 
 

@@ -22,6 +22,7 @@ from psycopg.pq import Format
 from benchmarks.mining import inputs
 from benchmarks.mining.models import MiningBatch, MiningDocument
 from benchmarks.mining.services.documents import iter_stored_documents
+from benchmarks.mining.services.progress import SAVED_FIELDS
 
 INGEST_CHUNK = 50_000  # rows per COPY statement (streamed, not held); a lease beat after each
 
@@ -38,14 +39,7 @@ _COLUMNS = (
     "input_steps",
     "input_resources",
     "notes",
-    "outcome",
-    "stage_reached",
-    "last_passed_stage",
-    "drop_reason",
-    "trace",
-    "goal",
-    "steps",
-    "resources",
+    *SAVED_FIELDS,  # a document's progress (benchmarks.mining.services.progress)
     "updated_at",
 )
 _PENDING, _INVALID = MiningDocument.Outcome.PENDING, MiningDocument.Outcome.INVALID
