@@ -109,10 +109,9 @@ class _Taken:
                     self.by_topic[self.topic_of.pop(key)] -= 1
 
 
-def _work_streaming(run, lease, pipeline, first, refill, window, taken) -> LeaseState:
-    """The chunk with a writer thread storing each reply as it comes (see the module's
-    docstring); what the lease said last."""
-    width = unstored_max() or sum(b.limits.concurrency for b in _distinct(pipeline.backends))
+def _work_streaming(run, lease, pipeline, first, refill, window, taken, width) -> LeaseState:
+    """The chunk with a writer thread storing each reply as it comes, at most ``width`` sent and
+    not yet stored (see the module's docstring); what the lease said last."""
     slots = Backpressure(width)
 
     def store(results: list[tuple]) -> None:
@@ -186,18 +185,22 @@ class MiningBatchExecutor(RunExecutor):
             batch_ingest(batch=run, beat=lease.beat)
 
     def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
-        opts = run.options
         backends = stage_backends(run)
+        try:
+            return self._work(run, lease, backends)
+        finally:
+            for backend in _distinct(backends):
+                backend.close()
+
+    @staticmethod
+    def _work(run: MiningBatch, lease: Lease, backends: dict[str, LLMBackend]) -> bool:
+        opts = run.options
+        slots = sum(b.limits.concurrency for b in _distinct(backends))
         # at least twice the request slots: half open is when the chunk takes more
-        window = max(
-            int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE),
-            2 * sum(b.limits.concurrency for b in _distinct(backends)),
-        )
+        window = max(int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE), 2 * slots)
         taken = _Taken()
         first = taken.add(chunk_documents(batch=run, size=window))  # per-topic budgets applied
         if not first:
-            for backend in _distinct(backends):
-                backend.close()
             return False
         pipeline = Pipeline(
             stages=list(run.stages),
@@ -211,14 +214,11 @@ class MiningBatchExecutor(RunExecutor):
                 after, by_topic = taken.last_pk, dict(taken.by_topic)
             return taken.add(chunk_documents(batch=run, size=n, after=after, taken=by_topic))
 
-        try:
-            if connection.in_atomic_block:
-                _work_in_transaction(run, lease, pipeline, first, refill, window)
-                return _pending(run).exists()
-            state = _work_streaming(run, lease, pipeline, first, refill, window, taken)
-        finally:
-            for backend in _distinct(backends):
-                backend.close()
+        if connection.in_atomic_block:
+            _work_in_transaction(run, lease, pipeline, first, refill, window)
+            return _pending(run).exists()
+        width = unstored_max() or slots
+        state = _work_streaming(run, lease, pipeline, first, refill, window, taken, width)
         if state is not LeaseState.HELD:
             return True  # cancelling, lost or due: the engine reads the lease
         return _pending(run).exists()
