@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 from decimal import Decimal
 from typing import Any
 
@@ -31,7 +30,7 @@ from benchmarks.mining.heuristics import HeuristicsConfig
 from benchmarks.mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from benchmarks.mining.pipeline import DocState, Pipeline, StageUsage
 from benchmarks.mining.services import progress
-from benchmarks.mining.services.budgets import chunk_documents
+from benchmarks.mining.services.budgets import Intake
 from benchmarks.mining.services.ingest import batch_ingest
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
@@ -83,40 +82,14 @@ def _state(doc: MiningDocument) -> DocState:
     )
 
 
-class _Taken:
-    """The documents this execution took: the last primary key (the next ones come after it)
-    and, per topic, how many are not yet stored as finished (candidates for the budgets)."""
-
-    def __init__(self) -> None:
-        self.last_pk = 0
-        self.topic_of: dict[Any, str] = {}
-        self.by_topic: Counter[str] = Counter()
-        self.lock = threading.Lock()
-
-    def add(self, docs: list[MiningDocument]) -> list[DocState]:
-        with self.lock:
-            for doc in docs:
-                self.topic_of[doc.pk] = doc.topic
-                self.by_topic[doc.topic] += 1
-                self.last_pk = max(self.last_pk, doc.pk)
-        return [_state(d) for d in docs]
-
-    def stored(self, results: list[tuple]) -> None:
-        """After a write: its finished documents are counted from the rows now."""
-        with self.lock:
-            for key, row, _stage, _usage in results:
-                if row[0] != Outcome.PENDING and key in self.topic_of:
-                    self.by_topic[self.topic_of.pop(key)] -= 1
-
-
-def _work_streaming(run, lease, pipeline, first, refill, window, taken, width) -> LeaseState:
+def _work_streaming(run, lease, pipeline, first, refill, window, intake, width) -> LeaseState:
     """The chunk with a writer thread storing each reply as it comes, at most ``width`` sent and
     not yet stored (see the module's docstring); what the lease said last."""
     slots = Backpressure(width)
 
     def store(results: list[tuple]) -> None:
         if progress.store(run, lease, results):
-            taken.stored(results)
+            intake.stored([(key, row[0], row[1]) for key, row, _stage, _usage in results])
 
     writer = ReplyWriter(
         name=f"mining-batch-{run.pk}-writer",
@@ -198,8 +171,8 @@ class MiningBatchExecutor(RunExecutor):
         slots = sum(b.limits.concurrency for b in _distinct(backends))
         # at least twice the request slots: half open is when the chunk takes more
         window = max(int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE), 2 * slots)
-        taken = _Taken()
-        first = taken.add(chunk_documents(batch=run, size=window))  # per-topic budgets applied
+        intake = Intake(run)  # per-topic budgets applied
+        first = [_state(d) for d in intake.take(window)]
         if not first:
             return False
         pipeline = Pipeline(
@@ -210,15 +183,13 @@ class MiningBatchExecutor(RunExecutor):
         )
 
         def refill(n: int) -> list[DocState]:
-            with taken.lock:
-                after, by_topic = taken.last_pk, dict(taken.by_topic)
-            return taken.add(chunk_documents(batch=run, size=n, after=after, taken=by_topic))
+            return [_state(d) for d in intake.take(n)]
 
         if connection.in_atomic_block:
             _work_in_transaction(run, lease, pipeline, first, refill, window)
             return _pending(run).exists()
         width = unstored_max() or slots
-        state = _work_streaming(run, lease, pipeline, first, refill, window, taken, width)
+        state = _work_streaming(run, lease, pipeline, first, refill, window, intake, width)
         if state is not LeaseState.HELD:
             return True  # cancelling, lost or due: the engine reads the lease
         return _pending(run).exists()
