@@ -107,6 +107,22 @@ def _serve(conn) -> None:
     server.stop()
 
 
+def create_batch(path: Path, config: dict, options: dict):
+    """A batch over the file at ``path`` (not started), one backend config for every stage."""
+    from django.core.files import File
+
+    from benchmarks.mining.services import batches as services
+
+    with path.open("rb") as fh:
+        return services.batch_create(
+            name="bench",
+            upload=File(fh, name=path.name),
+            backends={"default": config},
+            options=options,
+            start=False,
+        )
+
+
 def make_file(path: Path, n: int) -> int:
     rng = random.Random(11)
     with path.open("w", encoding="utf-8") as fh:
@@ -169,7 +185,6 @@ def main() -> int:
 
     django.setup()
     from django.conf import settings
-    from django.core.files import File
     from django.db import connection
 
     from benchmarks.mining.models import MiningDocument
@@ -192,14 +207,7 @@ def main() -> int:
                 "timeout_s": 30,
             }
             t0 = time.perf_counter()
-            with path.open("rb") as fh:
-                batch = services.batch_create(
-                    name="bench",
-                    upload=File(fh, name="docs.jsonl"),
-                    backends={"default": config},
-                    options={"chunk_size": 256},
-                    start=False,
-                )
+            batch = create_batch(path, config, {"chunk_size": 256})
             t_upload = time.perf_counter() - t0
             t1 = time.perf_counter()
             services.batch_ingest(batch=batch)

@@ -48,11 +48,9 @@ def main() -> int:
 
     django.setup()
     from django.conf import settings
-    from django.core.files import File
     from django.db import connection
 
     from benchmarks.mining.models import MiningDocument
-    from benchmarks.mining.services import batches as services
     from benchmarks.mining.services.budgets import Intake, topic_counts
     from benchmarks.mining.services.ingest import batch_ingest
 
@@ -65,14 +63,7 @@ def main() -> int:
             path = Path(tmp) / "docs.jsonl"
             reference.make_file(path, args.n)
             config = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
-            with path.open("rb") as fh:
-                batch = services.batch_create(
-                    name="bench",
-                    upload=File(fh, name=path.name),
-                    backends={"default": config},
-                    options={"desired_valid_per_topic": args.n},
-                    start=False,
-                )
+            batch = reference.create_batch(path, config, {"desired_valid_per_topic": args.n})
             batch_ingest(batch=batch, beat=lambda: None)
             pks = list(
                 MiningDocument.objects.filter(batch=batch)
@@ -90,10 +81,11 @@ def main() -> int:
                 counts = _timed(lambda: topic_counts(batch=batch))
                 print(f"{label}: topic_counts (once per chunk) {counts * 1000:.1f} ms")
                 for at in (done, (done + len(pks)) // 2, len(pks) - 2 * args.take):
-                    intake = Intake(batch)
-                    intake.take(1)  # the execution's one recount
+                    recounted = topic_counts(batch=batch)  # the execution's one recount
 
-                    def take(at=at, intake=intake):
+                    def take(at=at, recounted=recounted):
+                        intake = Intake(batch)  # a fresh execution past the one recount
+                        intake.counts = {t: dict(c) for t, c in recounted.items()}
                         intake.last_pk = pks[at]
                         assert len(intake.take(args.take)) == args.take
 

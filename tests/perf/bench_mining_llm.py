@@ -64,7 +64,6 @@ def main() -> int:
 
     django.setup()
     from django.conf import settings
-    from django.core.files import File
     from django.db import connection
     from django.db.models import Sum
 
@@ -91,14 +90,7 @@ def main() -> int:
                 "timeout_s": 60,
             }
             t0 = time.perf_counter()
-            with path.open("rb") as fh:
-                batch = services.batch_create(
-                    name="bench",
-                    upload=File(fh, name=path.name),
-                    backends={"default": config},
-                    options={"chunk_size": args.chunk_size},
-                    start=False,
-                )
+            batch = reference.create_batch(path, config, {"chunk_size": args.chunk_size})
             batch = services.batch_run(batch_id=batch.pk)
             wall = time.perf_counter() - t0
             assert batch.status == "done" and batch.n_done == args.n, (batch.status, batch.n_done)
