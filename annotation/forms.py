@@ -5,10 +5,13 @@ from __future__ import annotations
 from django import forms
 
 from annotation.form_types.registry import form_choices
+from annotation.known_items import KnownItemsError
 from annotation.models import Study
-from annotation.selectors.study import generation_pairs
+from annotation.selectors.study import generation_pairs, known_items_read, regular_generation_ids
 from annotation.services.study import STUDY_SETTINGS
-from benchmarks.models import Dataset, Generation, Generator
+from benchmarks.models import Dataset, Generator
+
+KNOWN_ITEMS_MAX_BYTES = 5 * 1024 * 1024
 
 
 class StudyCreateForm(forms.ModelForm):
@@ -53,6 +56,14 @@ class StudyCreateForm(forms.ModelForm):
         initial="critical_failure",
         help_text="The item form (README, “Form types”).",
     )
+    known_items = forms.FileField(
+        required=False,
+        label="Known items (JSONL, optional)",
+        help_text="Attention, training, qualification or silent gold items with known answers, "
+        "one JSON object a line: the file create_study --known-items reads and the report's "
+        "gold export writes (README, “Known items”). Critical-failure studies; their "
+        "generations are left out of the regular items.",
+    )
     form_config = forms.JSONField(
         required=False,
         initial=dict,
@@ -88,19 +99,48 @@ class StudyCreateForm(forms.ModelForm):
                     raise forms.ValidationError(
                         "These two generators have no procedure of this dataset in common."
                     )
+                self._known_items(data)  # a file is refused: critical-failure studies only
                 data["generation_ids"] = []
                 return data
-            ids = list(
-                Generation.objects.filter(
-                    procedure__dataset=data["dataset"], generator=data["generator"]
-                )
-                .order_by("procedure_id")
-                .values_list("pk", flat=True)[: data["limit"]]
+            known = self._known_items(data)
+            ids = regular_generation_ids(
+                dataset=data["dataset"],
+                generator=data["generator"],
+                exclude=[k["generation_id"] for k in known],
+                limit=data["limit"],
             )
             if not ids:
                 raise forms.ValidationError("This generator has no generations on this dataset.")
-            data["generation_ids"] = ids
+            data["generation_ids"], data["known_items"] = ids, known
         return data
+
+    def _known_items(self, data) -> list[dict]:
+        """The uploaded known items with their generation ids ([] without a file; a field
+        error naming the line and the field for a bad one)."""
+        upload = data.get("known_items")
+        if not upload:
+            return []
+        problem = ""
+        if data.get("form_type") != "critical_failure":
+            problem = "Known items in this form are for critical-failure studies (other form "
+            problem += "types: POST /api/studies/ with expected_label)."
+        elif upload.size > KNOWN_ITEMS_MAX_BYTES:
+            problem = f"The file is over {KNOWN_ITEMS_MAX_BYTES // (1024 * 1024)} MB."
+        else:
+            try:
+                text = upload.read().decode("utf-8")
+                return known_items_read(
+                    dataset=data["dataset"],
+                    generator=data["generator"],
+                    lines=text.splitlines(),
+                    source=upload.name,
+                )
+            except UnicodeDecodeError:
+                problem = f"{upload.name}: not UTF-8 text."
+            except KnownItemsError as exc:
+                problem = str(exc)
+        self.add_error("known_items", problem)
+        return []
 
     def clean_form_type(self):
         return self.cleaned_data.get("form_type") or "critical_failure"

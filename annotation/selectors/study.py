@@ -5,12 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from annotation.known_items import KnownItemsError
+from annotation.known_items import KnownItemsError, parse_known_items
 from benchmarks.models import Dataset, Generation, Generator
 
 
 def _generations(dataset: Dataset, generator: Generator):
     return Generation.objects.filter(procedure__dataset=dataset, generator=generator)
+
+
+def known_items_read(
+    *, dataset: Dataset, generator: Generator, lines: Iterable[str], source: str
+) -> list[dict]:
+    """A known-items JSONL file (``create_study --known-items``, the study form's upload) as
+    ``study_create`` takes it; ``KnownItemsError`` names the file line and the field."""
+    parsed = parse_known_items(lines, source=source)
+    return known_items_resolved(dataset=dataset, generator=generator, parsed=parsed, source=source)
 
 
 def known_items_resolved(

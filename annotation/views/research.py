@@ -26,22 +26,25 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def study_create(request: HttpRequest) -> HttpResponse:
-    form = StudyCreateForm(request.POST or None)
+    form = StudyCreateForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
             study = study_services.study_create(
                 name=form.cleaned_data["name"],
                 generation_ids=form.cleaned_data["generation_ids"],
                 pairs=form.cleaned_data.get("pairs", []),
+                known_items=form.cleaned_data.get("known_items") or [],
                 created_by=request.user,
                 **form.settings(),
             )
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
+            known = len(form.cleaned_data.get("known_items") or [])
             messages.success(
                 request,
-                f"Study “{study.name}” created with {study.items.count()} items.",
+                f"Study “{study.name}” created with {study.items.count() - known} items"
+                + (f" and {known} known item{'s' if known != 1 else ''}." if known else "."),
             )
             return redirect(study.get_absolute_url())
     return render(request, "annotation/research/study_create.html", {"form": form})

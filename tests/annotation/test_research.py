@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
@@ -65,6 +66,98 @@ def test_create_study_from_the_researcher_page(researcher):
     assert study.items.count() == 4 and study.completion_code == "C0DE"
     page = researcher.get(r.url).content.decode()
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in page and "0/12" in page
+
+
+def _form(gens, limit: int, **extra) -> dict:
+    return {
+        "name": "With known",
+        "entry": "prolific",
+        "overlap": 1,
+        "items_per_participant": 2,
+        "min_seconds_per_item": 90,
+        "attention_rate": 0.1,
+        "attention_warn_after": 1,
+        "attention_screen_after": 2,
+        "qualification_pass_threshold": 0.8,
+        "completion_code": "C0DE",
+        "screened_out_code": "SCRN",
+        "assignment_timeout_minutes": 30,
+        "dataset": gens[0].procedure.dataset_id,
+        "generator": gens[0].generator_id,
+        "limit": limit,
+        **extra,
+    }
+
+
+def _jsonl(*rows) -> SimpleUploadedFile:
+    body = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+    return SimpleUploadedFile("known.jsonl", body.encode(), content_type="application/jsonl")
+
+
+def test_create_form_takes_known_items_from_a_jsonl_file(researcher):
+    gens = make_generations(6)
+    known = _jsonl(
+        {"generation_id": gens[0].pk, "kind": "attention", "expected_has_failure": True},
+        {
+            "source_example_id": gens[1].procedure.source_example_id,
+            "kind": "training",
+            "expected_has_failure": False,
+            "explanation": "Nothing critical is missing.",
+        },
+    )
+    r = researcher.post(
+        reverse("annotation:study_create"), _form(gens, 3, known_items=known), follow=True
+    )
+    study = Study.objects.get(name="With known")
+    items = {i.generation_id: i for i in study.items.all()}
+    # the known generations are left out of the regular items: the next three are regular
+    assert {g: items[g].kind for g in items} == {
+        gens[0].pk: "attention",
+        gens[1].pk: "training",
+        gens[2].pk: "regular",
+        gens[3].pk: "regular",
+        gens[4].pk: "regular",
+    }
+    assert items[gens[0].pk].expected_has_failure is True
+    assert items[gens[1].pk].explanation == "Nothing critical is missing."
+    assert "created with 3 items and 2 known items." in r.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("body", "extra", "message"),
+    [
+        (
+            b'{"generation_id": 1, "kind": "attention", "expected_has_failure": true}\n{"x": 1}\n',
+            {},
+            "known.jsonl line 2: give exactly one of generation_id or source_example_id",
+        ),
+        (
+            b'{"source_example_id": "nope", "kind": "gold", "expected_has_failure": true}\n',
+            {},
+            "known.jsonl line 1: source_example_id 'nope' has no generation by",
+        ),
+        (b"\xff\xfe not text", {}, "known.jsonl: not UTF-8 text."),
+        (b"{]\n", {}, "known.jsonl line 1: not valid JSON"),
+        (
+            b"",
+            {"form_type": "rating", "form_config": '{"preset": "scirecipe"}'},
+            "Known items in this form are for critical-failure studies",
+        ),
+    ],
+)
+def test_a_bad_known_items_file_is_a_field_error_and_nothing_is_created(
+    researcher, body, extra, message
+):
+    gens = make_generations(3)
+    upload = SimpleUploadedFile("known.jsonl", body or b"{}\n")
+    r = researcher.post(
+        reverse("annotation:study_create"), _form(gens, 2, known_items=upload, **extra)
+    )
+    assert r.status_code == 200
+    errors = r.context["form"].errors
+    assert list(errors) == ["known_items"], errors
+    assert message in errors["known_items"][0]
+    assert not Study.objects.exists()
 
 
 def test_create_form_names_the_bad_field(researcher):

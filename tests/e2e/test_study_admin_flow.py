@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotation.models import Study
@@ -23,10 +25,36 @@ def test_researcher_creates_study_and_sees_progress(live_server, page, shots, ma
     page.select_option("select[name=generator]", str(gens[0].generator_id))
     page.fill("input[name=limit]", "4")
     page.fill("input[name=min_seconds_per_item]", "60")
+    # a known-items file with a bad second line: the field names the line, nothing is created
+    known = {"generation_id": gens[4].pk, "kind": "attention", "expected_has_failure": True}
+    page.set_input_files(
+        "input[name=known_items]",
+        files=[
+            {
+                "name": "known.jsonl",
+                "mimeType": "application/jsonl",
+                "buffer": (json.dumps(known) + '\n{"kind": "gold"}\n').encode(),
+            }
+        ],
+    )
     page.get_by_role("button", name="Create study").click()
-    page.get_by_text("created with 4 items").wait_for()
+    page.get_by_text("known.jsonl line 2: give exactly one of generation_id").wait_for()
+    assert not Study.objects.exists()
+    page.set_input_files(
+        "input[name=known_items]",
+        files=[
+            {
+                "name": "known.jsonl",
+                "mimeType": "application/jsonl",
+                "buffer": (json.dumps(known) + "\n").encode(),
+            }
+        ],
+    )
+    page.get_by_role("button", name="Create study").click()
+    page.get_by_text("created with 4 items and 1 known item.").wait_for()
     study = Study.objects.get(name="Browser study")
-    assert study.items.count() == 4 and study.min_seconds_per_item == 60
+    assert study.items.count() == 5 and study.min_seconds_per_item == 60
+    assert study.items.get(generation=gens[4]).kind == "attention"
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in page.locator("#prolific-url").inner_text()
     page.screenshot(path=str(shots / "research-progress.png"), full_page=True)
     page.get_by_role("button", name="Pause").click()

@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from annotation.known_items import KnownItemsError, parse_known_items
-from annotation.selectors.study import known_items_resolved, regular_generation_ids
+from annotation.known_items import KnownItemsError
+from annotation.selectors.study import known_items_read, regular_generation_ids
 from annotation.services import study as study_services
 from benchmarks.management.arguments import dataset_ref_argument, generator_argument
 from benchmarks.selectors.catalog import DatasetRefError, dataset_resolve
@@ -94,9 +94,6 @@ class Command(BaseCommand):
             return []
         try:
             with open(path, encoding="utf-8") as fh:
-                parsed = parse_known_items(fh, source=path)
-            return known_items_resolved(
-                dataset=dataset, generator=generator, parsed=parsed, source=path
-            )
-        except (OSError, KnownItemsError) as exc:
+                return known_items_read(dataset=dataset, generator=generator, lines=fh, source=path)
+        except (OSError, UnicodeDecodeError, KnownItemsError) as exc:
             raise CommandError(str(exc)) from exc
