@@ -38,7 +38,7 @@ class StudyCreateForm(forms.ModelForm):
         required=False,
         initial=Study.Sampling.LEAST_ANNOTATED,
         help_text="Which item a participant gets next: least annotated first, a balanced mix "
-        "of topics or of generators per participant, or a fixed seeded order.",
+        "of topics, of generators or of both per participant, or a fixed seeded order.",
     )
     sampling_seed = forms.IntegerField(
         min_value=0, required=False, initial=0, help_text="Seed of the fixed seeded order."

@@ -32,8 +32,8 @@ Silent gold
 
 Item sampling
     :data:`SAMPLING` names the strategies; :func:`seeded_rank` is an item's place in the fixed
-    seeded order; :func:`stratum_next` picks the stratum (topic or generator) that keeps a
-    participant's mix balanced.
+    seeded order; :func:`stratum_next` picks the stratum (topic, generator, or both at once)
+    that keeps a participant's mix balanced.
 
 Active time
     :func:`active_ms_after_beat`: a page's report of active time is capped at two heartbeat
@@ -46,6 +46,7 @@ import hashlib
 import math
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 # --- minimum time per item ---------------------------------------------------------------
 
@@ -216,8 +217,15 @@ def item_position(*, regular_done: int, gold_served: int, current_is_gold: bool)
 SAMPLING_LEAST_ANNOTATED = "least_annotated"
 SAMPLING_BY_TOPIC = "by_topic"
 SAMPLING_BY_GENERATOR = "by_generator"
+SAMPLING_BY_TOPIC_AND_GENERATOR = "by_topic_and_generator"
 SAMPLING_SEEDED = "seeded"
-SAMPLING = (SAMPLING_LEAST_ANNOTATED, SAMPLING_BY_TOPIC, SAMPLING_BY_GENERATOR, SAMPLING_SEEDED)
+SAMPLING = (
+    SAMPLING_LEAST_ANNOTATED,
+    SAMPLING_BY_TOPIC,
+    SAMPLING_BY_GENERATOR,
+    SAMPLING_BY_TOPIC_AND_GENERATOR,
+    SAMPLING_SEEDED,
+)
 SEEDED_RANK_MAX = 2**31 - 1
 
 
@@ -228,10 +236,23 @@ def seeded_rank(*, seed: int, key: int) -> int:
     return int.from_bytes(digest, "big") % SEEDED_RANK_MAX
 
 
-def stratum_next(*, open_strata: Iterable, seen: dict) -> object | None:
-    """Of the strata that still have items for this participant, the one they have seen least
-    (``seen``: stratum → items had); ties go to the smallest key. None when none is open."""
-    candidates = sorted(open_strata, key=lambda s: (seen.get(s, 0), str(s)))
+def stratum_next(*, open_strata: Iterable[tuple], seen: dict[tuple, int]) -> tuple | None:
+    """Of the strata that still have items for this participant, the one that keeps their mix
+    most balanced; None when none is open. A stratum is a tuple of one value per dimension
+    (``(topic,)``, ``(generator,)`` or ``(topic, generator)``); ``seen``: stratum → items
+    had. The pick has the fewest items seen summed over its dimensions' values (with one
+    dimension: the stratum seen least), then the fewest of its own, then the smallest key, so
+    with two dimensions both the topics and the generators stay balanced."""
+    margins: dict[tuple[int, Any], int] = {}
+    for stratum, n in seen.items():
+        for dim, value in enumerate(stratum):
+            margins[dim, value] = margins.get((dim, value), 0) + n
+
+    def rank(stratum: tuple) -> tuple:
+        spread = sum(margins.get((dim, value), 0) for dim, value in enumerate(stratum))
+        return spread, seen.get(stratum, 0), str(stratum)
+
+    candidates = sorted(open_strata, key=rank)
     return candidates[0] if candidates else None
 
 

@@ -28,6 +28,10 @@ class Study(models.Model):
         LEAST_ANNOTATED = "least_annotated", "Least annotated first"
         BY_TOPIC = "by_topic", "Balanced mix of topics per participant"
         BY_GENERATOR = "by_generator", "Balanced mix of generators per participant"
+        BY_TOPIC_AND_GENERATOR = (
+            "by_topic_and_generator",
+            "Balanced mix of topics and of generators per participant",
+        )
         SEEDED = "seeded", "Fixed seeded order"
 
     class Status(models.TextChoices):
@@ -104,7 +108,7 @@ class Study(models.Model):
     )
     # a paid study's flow (issue 16): item sampling, silent gold
     sampling = models.CharField(
-        max_length=16,
+        max_length=32,
         choices=Sampling.choices,
         default=Sampling.LEAST_ANNOTATED,
         help_text="Which item a participant gets next (annotation.rules.SAMPLING).",

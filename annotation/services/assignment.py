@@ -104,29 +104,39 @@ def _new_assignment(participant: Participant, item: StudyItem, now: datetime) ->
     return assignment
 
 
-# The stratum of an item under each stratified sampling strategy.
+# The stratum of an item under each stratified sampling strategy: one path per dimension.
+TOPIC_PATH, GENERATOR_PATH = "generation__procedure__topic_id", "generation__generator_id"
 STRATUM_PATHS = {
-    Study.Sampling.BY_TOPIC: "generation__procedure__topic_id",
-    Study.Sampling.BY_GENERATOR: "generation__generator_id",
+    Study.Sampling.BY_TOPIC: (TOPIC_PATH,),
+    Study.Sampling.BY_GENERATOR: (GENERATOR_PATH,),
+    Study.Sampling.BY_TOPIC_AND_GENERATOR: (TOPIC_PATH, GENERATOR_PATH),
 }
 
 
 def _stratified_head(study: Study, pool: dict) -> int | None:
-    """The least annotated free item of the stratum this participant has seen least."""
-    path = STRATUM_PATHS[study.sampling]
+    """The least annotated free item of the stratum that keeps this participant's mix most
+    balanced (:func:`annotation.rules.stratum_next`)."""
+    paths = STRATUM_PATHS[study.sampling]
     base = prepared.regular_pool(**pool)
-    open_strata = set(base.order_by().values_list(path, flat=True).distinct())
-    seen = dict(
-        Assignment.objects.filter(participant_id=pool["participant_id"], item__kind=Kind.REGULAR)
-        .values(f"item__{path}")
+    open_strata = set(base.order_by().values_list(*paths).distinct())
+    had = [f"item__{path}" for path in paths]
+    seen = {
+        tuple(row[:-1]): row[-1]
+        for row in Assignment.objects.filter(
+            participant_id=pool["participant_id"], item__kind=Kind.REGULAR
+        )
+        .values(*had)
         .annotate(n=Count("id"))
-        .values_list(f"item__{path}", "n")
+        .values_list(*had, "n")
         .order_by()
-    )
+    }
     stratum = rules.stratum_next(open_strata=open_strata, seen=seen)
-    if stratum is None and not open_strata:
+    if stratum is None:
         return None
-    lookup = {path: stratum} if stratum is not None else {f"{path}__isnull": True}
+    lookup = {
+        path if value is not None else f"{path}__isnull": value if value is not None else True
+        for path, value in zip(paths, stratum, strict=True)
+    }
     return (
         base.filter(**lookup)
         .select_for_update(skip_locked=True, of=("self",))

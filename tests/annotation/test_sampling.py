@@ -1,10 +1,11 @@
-"""Item sampling strategies (``Study.sampling``): least annotated first, a balanced mix of topics
-or generators per participant, a fixed seeded order. Fairness is counted per stratum; race
+"""Item sampling strategies (``Study.sampling``): least annotated first, a balanced mix of topics,
+of generators, or of both at once per participant, a fixed seeded order. Fairness is counted per stratum; race
 safety is tested with participants claiming and submitting at once from threads on PostgreSQL
 (never an item past k, never one item twice for a participant)."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 
@@ -89,9 +90,26 @@ def test_seeded_rank_is_stable_and_depends_on_the_seed():
 
 
 def test_stratum_next_picks_the_least_seen_open_stratum():
-    assert rules.stratum_next(open_strata={1, 2, 3}, seen={1: 2, 2: 1, 3: 1}) == 2
-    assert rules.stratum_next(open_strata={1, 3}, seen={1: 0, 2: 0, 3: 5}) == 1
-    assert rules.stratum_next(open_strata=set(), seen={1: 0}) is None
+    seen = {(1,): 2, (2,): 1, (3,): 1}
+    assert rules.stratum_next(open_strata={(1,), (2,), (3,)}, seen=seen) == (2,)
+    assert rules.stratum_next(open_strata={(1,), (3,)}, seen={(1,): 0, (3,): 5}) == (1,)
+    assert rules.stratum_next(open_strata=set(), seen={(1,): 0}) is None
+    assert rules.stratum_next(open_strata={(None,), (4,)}, seen={(4,): 1}) == (None,)
+
+
+def test_stratum_next_with_two_dimensions_balances_both():
+    # topic "a" seen twice, "b" once; generator 1 seen twice, 2 once, 3 never
+    seen = {("a", 1): 2, ("b", 2): 1}
+    cells = {(t, g) for t in "ab" for g in (1, 2, 3)}
+    assert rules.stratum_next(open_strata=cells, seen=seen) == ("b", 3)  # 1 + 0
+    # a cell seen less breaks a tie of the sums: ("a", 3) = 2 + 0 = ("b", 2) = 1 + 1
+    assert rules.stratum_next(open_strata={("a", 3), ("b", 2)}, seen=seen) == ("a", 3)
+    # six picks over 2 topics x 3 generators: 3 + 3 topics and 2 + 2 + 2 generators
+    had: Counter = Counter()
+    for _ in range(6):
+        had[rules.stratum_next(open_strata=cells, seen=dict(had))] += 1
+    assert Counter(t for t, _ in had.elements()) == {"a": 3, "b": 3}
+    assert Counter(g for _, g in had.elements()) == {1: 2, 2: 2, 3: 2}
 
 
 # --- fairness ---------------------------------------------------------------------------------
@@ -115,6 +133,62 @@ def test_stratified_gives_each_participant_a_balanced_mix(by):
         assert [counts[s] for s in sorted(strata)] == [2, 2, 2], counts
     n_done = Counter(Annotation.objects.filter(item__study=study).values_list("item_id", flat=True))
     assert set(n_done.values()) == {2} and len(n_done) == 18
+
+
+_GRIDS = itertools.count()
+
+
+def make_grid_generations(*, n_topics: int, n_generators: int, per_cell: int) -> list[Generation]:
+    """Every topic x generator cell with ``per_cell`` generations, cell after cell in creation
+    order (so that position order alone would not balance either dimension)."""
+    dataset = Dataset.objects.create(name=f"grid-{next(_GRIDS)}", version="v1")
+    topics = list(Topic.objects.order_by("pk")[:n_topics])
+    generators = [
+        Generator.objects.create(name=f"gridgen-{dataset.pk}-{i}", model="m")
+        for i in range(n_generators)
+    ]
+    out = []
+    for t, topic in enumerate(topics):
+        for g, generator in enumerate(generators):
+            for i in range(per_cell):
+                proc = Procedure.objects.create(
+                    dataset=dataset,
+                    source_example_id=f"grid-{t}-{g}-{i}",
+                    goal=f"Goal {t}-{g}-{i}",
+                    steps=["a", "b", "c", "d"],
+                    topic=topic,
+                )
+                out.append(
+                    Generation.objects.create(
+                        procedure=proc, generator=generator, predicted_steps=["w", "x", "y", "z"]
+                    )
+                )
+    return out
+
+
+@pytest.mark.django_db
+def test_topic_and_generator_sampling_balances_both_for_each_participant():
+    gens = make_grid_generations(n_topics=2, n_generators=3, per_cell=2)
+    study = make_sampled_study(
+        gens, sampling="by_topic_and_generator", overlap=2, items_per_participant=6
+    )
+    for i in range(4):  # 4 participants x 6 items = 24 = 12 items x k 2: the pool runs dry
+        served = work_through(working_participant(study, f"GRID_{i}"))
+        topics = Counter(stratum_of(item, "topic") for item in served)
+        generators = Counter(stratum_of(item, "generator") for item in served)
+        assert sorted(topics.values()) == [3, 3], topics
+        assert sorted(generators.values()) == [2, 2, 2], generators
+    n_done = Counter(Annotation.objects.filter(item__study=study).values_list("item_id", flat=True))
+    assert set(n_done.values()) == {2} and len(n_done) == 12
+    # one dimension at a time is not enough: by topic alone, generators are left to position
+    other = make_sampled_study(
+        make_grid_generations(n_topics=2, n_generators=3, per_cell=2),
+        sampling="by_topic",
+        overlap=2,
+        items_per_participant=6,
+    )
+    served = work_through(working_participant(other, "GRID_TOPIC_ONLY"))
+    assert sorted(Counter(stratum_of(item, "generator") for item in served).values()) != [2, 2, 2]
 
 
 @pytest.mark.django_db
@@ -181,10 +255,16 @@ def _run_threads(fn, args_list):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("sampling", ["least_annotated", "by_generator", "by_topic", "seeded"])
+@pytest.mark.parametrize(
+    "sampling",
+    ["least_annotated", "by_generator", "by_topic", "by_topic_and_generator", "seeded"],
+)
 def test_concurrent_sessions_never_exceed_k_nor_repeat_an_item(sampling):
-    by = "topic" if sampling == "by_topic" else "generator"
-    gens = make_mixed_generations(n_strata=3, per_stratum=4, by=by)
+    if sampling == "by_topic_and_generator":
+        gens = make_grid_generations(n_topics=2, n_generators=3, per_cell=2)
+    else:
+        by = "topic" if sampling == "by_topic" else "generator"
+        gens = make_mixed_generations(n_strata=3, per_stratum=4, by=by)
     study = make_sampled_study(
         gens, sampling=sampling, sampling_seed=3, overlap=2, items_per_participant=4
     )
