@@ -1,5 +1,6 @@
 """Score again a solve study's answers stored with ``score_error`` (e.g. after the scorer pack
-or the study's ``pack_options`` were fixed).
+or the study's ``pack_options`` were fixed), and judge again the attention and qualification
+results those answers gave.
 
     manage.py rescore_solve --study 12
 """
@@ -34,3 +35,11 @@ class Command(BaseCommand):
         )
         for line in result["errors"]:
             self.stdout.write(f"  {line}")
+        if result["checks_changed"]:
+            self.stdout.write(
+                f"{result['checks_changed']} attention/qualification result(s) judged again; "
+                "review participants "
+                + ", ".join(map(str, result["recheck"]))
+                + " on the quality page (a warning, screening out or qualification already "
+                "decided is not undone)."
+            )

@@ -7,8 +7,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from annotation.models import Annotation, Study
+from annotation.models import Annotation, AttentionCheckResult, Study
 from annotation.services import study as study_services
+from annotation.services.assignment import participant_current_assignment
 from annotation.services.solve import solve_answers_rescore
 from tests.annotation.factories import make_generations, working_participant
 from tests.annotation.form_types.test_form_studies import answer, form_study
@@ -84,9 +85,58 @@ def test_rescore_answers_with_a_score_error_after_the_pack_is_fixed(capsys):
     assert rows[2].label["metrics"] == {"correct": 1} and rows[2].has_failure is False
     assert rows[4].label["metrics"] == {"correct": 0} and rows[4].has_failure is True
     assert all("score_error" not in a.label and a.label["answer"] == "2" for a in rows.values())
-    assert solve_answers_rescore(study=study) == {"rescored": 0, "still_failing": 0, "errors": []}
+    assert solve_answers_rescore(study=study) == {
+        "rescored": 0,
+        "still_failing": 0,
+        "errors": [],
+        "checks_changed": 0,
+        "recheck": [],
+    }
     with pytest.raises(CommandError, match="no such study"):
         call_command("rescore_solve", "--study", "999999")
     other = form_study("rating", {"preset": "scirecipe"}, specs=[], items_per_participant=1)
     with pytest.raises(CommandError, match="form_type: Only a solve study"):
         call_command("rescore_solve", "--study", str(other.pk))
+
+
+def test_rescore_judges_again_the_attention_check_an_unscored_answer_failed(capsys):
+    gens = make_generations(3)
+    specs = [
+        {"generation_id": g.pk, "context": {"record": {"id": f"r{k}", "target": k}}}
+        for k, g in enumerate(gens[:2], start=1)
+    ] + [
+        {
+            "generation_id": gens[2].pk,
+            "kind": "attention",
+            "context": {"record": {"id": "a", "target": 7}},
+            "expected_label": {"metrics": {"correct": 1}},
+        },
+    ]
+    study = form_study(
+        "solve", {"pack": "test-exact"}, specs=specs, items_per_participant=2, attention_rate=1.0
+    )
+    Study.objects.filter(pk=study.pk).update(form_config={"pack": "gone-pack"})
+    study.refresh_from_db()
+    p = working_participant(study, "S1")
+    served = {}
+    # two regular items and the planted one between them, each answered right
+    while (assignment := participant_current_assignment(participant=p)) is not None:
+        target = assignment.item.context["record"]["target"]
+        res, _view = answer(p, {"answer": [str(target)]})
+        assert "score_error" in res.annotation.label
+        served[assignment.item.kind] = assignment
+    check = AttentionCheckResult.objects.get(assignment=served["attention"])
+    p.refresh_from_db()
+    assert check.passed is False and p.attention_failures == 1  # failed only for lack of a score
+    Study.objects.filter(pk=study.pk).update(form_config={"pack": "test-exact"})  # fixed
+    study.refresh_from_db()
+    call_command("rescore_solve", "--study", str(study.pk))
+    out = capsys.readouterr().out
+    assert "3 answer(s) scored" in out and len(served) == 2
+    assert f"1 attention/qualification result(s) judged again; review participants {p.pk}" in out
+    check.refresh_from_db()
+    p.refresh_from_db()
+    assert check.passed is True and "expected {'metrics': {'correct': 1}}" in check.detail
+    assert p.attention_failures == 0
+    # nothing left to score: judging again changes nothing
+    assert solve_answers_rescore(study=study)["checks_changed"] == 0
