@@ -61,8 +61,9 @@ class StudyCreateForm(forms.ModelForm):
         label="Known items (JSONL, optional)",
         help_text="Attention, training, qualification or silent gold items with known answers, "
         "one JSON object a line: the file create_study --known-items reads and the report's "
-        "gold export writes (README, “Known items”). Critical-failure studies; their "
-        "generations are left out of the regular items.",
+        "gold export writes; other form types give expected_label instead of "
+        "expected_has_failure (README, “Form types”). Their generations are left out of the "
+        "regular items.",
     )
     form_config = forms.JSONField(
         required=False,
@@ -99,8 +100,7 @@ class StudyCreateForm(forms.ModelForm):
                     raise forms.ValidationError(
                         "These two generators have no procedure of this dataset in common."
                     )
-                self._known_items(data)  # a file is refused: critical-failure studies only
-                data["generation_ids"] = []
+                data["generation_ids"], data["known_items"] = [], self._known_items(data)
                 return data
             known = self._known_items(data)
             ids = regular_generation_ids(
@@ -120,11 +120,7 @@ class StudyCreateForm(forms.ModelForm):
         upload = data.get("known_items")
         if not upload:
             return []
-        problem = ""
-        if data.get("form_type") != "critical_failure":
-            problem = "Known items in this form are for critical-failure studies (other form "
-            problem += "types: POST /api/studies/ with expected_label)."
-        elif upload.size > KNOWN_ITEMS_MAX_BYTES:
+        if upload.size > KNOWN_ITEMS_MAX_BYTES:
             problem = f"The file is over {KNOWN_ITEMS_MAX_BYTES // (1024 * 1024)} MB."
         else:
             try:

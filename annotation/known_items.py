@@ -3,7 +3,9 @@
 One object per line: ``{"source_example_id" or "generation_id", "kind":
 "attention|training|qualification|gold", "expected_has_failure": true|false, "explanation"?,
 "attempt"?: 1|2}`` (``attempt`` 2: a qualification item of the second try; ``gold``: a silent
-gold item, shown like any other).
+gold item, shown like any other). A study of another form type gives the answer as
+``"expected_label": {...}`` instead (checked by the form type), with ``"generation_b_id"`` for
+a pairwise pair and ``"context"`` where the form shows one.
 Errors name the file line and the field.
 """
 
@@ -15,6 +17,8 @@ from collections.abc import Iterable
 from core.text import first_bad_text
 
 KINDS = ("attention", "training", "qualification", "gold")
+# what a line may give as its answer (the first for critical-failure studies)
+ANSWER_KEYS = ("expected_has_failure", "expected_label", "generation_b_id", "context")
 
 
 class KnownItemsError(ValueError):
@@ -51,8 +55,7 @@ def parse_known_items(lines: Iterable[str], *, source: str = "<input>") -> list[
             raise KnownItemsError(f"{where}: field source_example_id must be a non-empty string")
         if obj.get("kind") not in KINDS:
             raise KnownItemsError(f"{where}: field kind must be one of {', '.join(KINDS)}")
-        if not isinstance(obj.get("expected_has_failure"), bool):
-            raise KnownItemsError(f"{where}: field expected_has_failure must be true or false")
+        answer = _answer(obj, where)
         explanation = obj.get("explanation", "")
         if not isinstance(explanation, str):
             raise KnownItemsError(f"{where}: field explanation must be a string")
@@ -64,7 +67,7 @@ def parse_known_items(lines: Iterable[str], *, source: str = "<input>") -> list[
         item = {
             "attempt": attempt,
             "kind": obj["kind"],
-            "expected_has_failure": obj["expected_has_failure"],
+            **answer,
             "explanation": explanation,
             "line": number,
         }
@@ -73,3 +76,29 @@ def parse_known_items(lines: Iterable[str], *, source: str = "<input>") -> list[
         ]
         items.append(item)
     return items
+
+
+def _answer(obj: dict, where: str) -> dict:
+    """The known answer: ``expected_has_failure`` (critical-failure studies) or
+    ``expected_label`` (the other form types, checked by the form type when the study is
+    made), with a pairwise pair's ``generation_b_id`` and a ``context`` where the form shows one."""
+    if "expected_label" not in obj:
+        if not isinstance(obj.get("expected_has_failure"), bool):
+            raise KnownItemsError(f"{where}: field expected_has_failure must be true or false")
+        return {"expected_has_failure": obj["expected_has_failure"]}
+    if "expected_has_failure" in obj:
+        raise KnownItemsError(
+            f"{where}: give expected_has_failure (critical-failure studies) or expected_label "
+            "(other form types), not both"
+        )
+    answer = {"expected_label": obj["expected_label"]}
+    for key, kind, what in (
+        ("expected_label", dict, "an object"),
+        ("context", dict, "an object"),
+        ("generation_b_id", int, "an integer"),
+    ):
+        if key in obj:
+            if not isinstance(obj[key], kind) or isinstance(obj[key], bool):
+                raise KnownItemsError(f"{where}: field {key} must be {what}")
+            answer[key] = obj[key]
+    return answer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from annotation.known_items import KnownItemsError, parse_known_items
+from annotation.known_items import ANSWER_KEYS, KnownItemsError, parse_known_items
 from benchmarks.models import Dataset, Generation, Generator
 
 
@@ -40,15 +40,8 @@ def known_items_resolved(
                 f"{source} line {item['line']}: source_example_id "
                 f"{item['source_example_id']!r} has no generation by {generator.name} on {dataset}"
             )
-        known.append(
-            {
-                "generation_id": gid,
-                "kind": item["kind"],
-                "expected_has_failure": item["expected_has_failure"],
-                "explanation": item["explanation"],
-                "attempt": item.get("attempt", 1),
-            }
-        )
+        keys = ("kind", "explanation", "attempt", *ANSWER_KEYS)
+        known.append({"generation_id": gid, **{k: item[k] for k in keys if k in item}})
     return known
 
 

@@ -37,8 +37,10 @@ def study_create(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
                 **form.settings(),
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except ValidationError as exc:  # under the field it names (known items), else the form
+            errors = exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}
+            for field, problems in errors.items():
+                form.add_error(field if field in form.fields else None, problems)
         else:
             known = len(form.cleaned_data.get("known_items") or [])
             messages.success(

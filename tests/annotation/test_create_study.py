@@ -39,7 +39,41 @@ def test_parser_accepts_good_lines_and_names_bad_ones():
             json.dumps({"generation_id": 1, "kind": "attention", "expected_has_failure": "yes"}),
             "expected_has_failure",
         ),
+        (
+            json.dumps(
+                {
+                    "generation_id": 1,
+                    "kind": "gold",
+                    "expected_has_failure": True,
+                    "expected_label": {"preferred": "first"},
+                }
+            ),
+            "k.jsonl line 1: give expected_has_failure (critical-failure studies) or "
+            "expected_label",
+        ),
+        (
+            json.dumps(
+                {"generation_id": 1, "kind": "gold", "expected_label": {}, "generation_b_id": "2"}
+            ),
+            "k.jsonl line 1: field generation_b_id must be an integer",
+        ),
     ]
+    labelled = parse_known_items(
+        [
+            json.dumps(
+                {
+                    "generation_id": 1,
+                    "generation_b_id": 2,
+                    "kind": "attention",
+                    "expected_label": {"preferred": "first"},
+                    "context": {"hint": "h"},
+                }
+            )
+        ]
+    )
+    assert labelled[0]["expected_label"] == {"preferred": "first"}
+    assert labelled[0]["generation_b_id"] == 2 and labelled[0]["context"] == {"hint": "h"}
+    assert "expected_has_failure" not in labelled[0]
     for line, needle in bad_cases:
         with pytest.raises(KnownItemsError) as exc:
             parse_known_items([line], source="k.jsonl")

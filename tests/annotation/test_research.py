@@ -123,6 +123,24 @@ def test_create_form_takes_known_items_from_a_jsonl_file(researcher):
     assert "created with 3 items and 2 known items." in r.content.decode()
 
 
+RATING = {"form_type": "rating", "form_config": '{"preset": "scirecipe"}'}
+
+
+def test_a_rating_study_takes_known_items_with_expected_label(researcher):
+    gens = make_generations(4)
+    known = _jsonl(
+        {"generation_id": gens[3].pk, "kind": "gold", "expected_label": {"ratings": {"overall": 2}}}
+    )
+    r = researcher.post(
+        reverse("annotation:study_create"),
+        _form(gens, 3, known_items=known, **RATING),
+        follow=True,
+    )
+    assert "created with 3 items and 1 known item." in r.content.decode()
+    item = Study.objects.get(name="With known").items.get(generation=gens[3])
+    assert item.kind == "gold" and item.expected_label == {"ratings": {"overall": 2}}
+
+
 @pytest.mark.parametrize(
     ("body", "extra", "message"),
     [
@@ -139,9 +157,19 @@ def test_create_form_takes_known_items_from_a_jsonl_file(researcher):
         (b"\xff\xfe not text", {}, "known.jsonl: not UTF-8 text."),
         (b"{]\n", {}, "known.jsonl line 1: not valid JSON"),
         (
-            b"",
-            {"form_type": "rating", "form_config": '{"preset": "scirecipe"}'},
-            "Known items in this form are for critical-failure studies",
+            b'{"generation_id": GEN, "kind": "attention", "expected_has_failure": true}',
+            RATING,
+            "known item 1: a rating study's known items give their answer as expected_label",
+        ),
+        (
+            b'{"generation_id": GEN, "kind": "gold", "expected_label": {"ratings": {"x": 9}}}',
+            RATING,
+            "known item 1: ",
+        ),
+        (
+            b'{"generation_id": GEN, "kind": "gold", "expected_label": [1]}',
+            RATING,
+            "known.jsonl line 1: field expected_label must be an object",
         ),
     ],
 )
@@ -149,7 +177,7 @@ def test_a_bad_known_items_file_is_a_field_error_and_nothing_is_created(
     researcher, body, extra, message
 ):
     gens = make_generations(3)
-    upload = SimpleUploadedFile("known.jsonl", body or b"{}\n")
+    upload = SimpleUploadedFile("known.jsonl", body.replace(b"GEN", str(gens[2].pk).encode()))
     r = researcher.post(
         reverse("annotation:study_create"), _form(gens, 2, known_items=upload, **extra)
     )
