@@ -37,6 +37,30 @@ def make_generations(n: int, *, n_steps: int = 4, prefix: str = "item") -> list[
     return out
 
 
+def study_page_fields(gens: list[Generation], limit: int, **extra) -> dict:
+    """What the new-study page posts for the generator of ``gens`` (every setting filled)."""
+    return {
+        "name": "Pilot",
+        "description": "",
+        "entry": "prolific",
+        "prolific_study_id": "",
+        "overlap": 3,
+        "items_per_participant": 2,
+        "min_seconds_per_item": 90,
+        "attention_rate": 0.1,
+        "attention_warn_after": 1,
+        "attention_screen_after": 2,
+        "qualification_pass_threshold": 0.8,
+        "completion_code": "C0DE",
+        "screened_out_code": "SCRN",
+        "assignment_timeout_minutes": 30,
+        "dataset": gens[0].procedure.dataset_id,
+        "generator": gens[0].generator_id,
+        "limit": limit,
+        **extra,
+    }
+
+
 def make_study(
     *,
     n_items: int = 6,

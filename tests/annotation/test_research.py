@@ -13,7 +13,13 @@ from django.utils import timezone
 from annotation.models import Assignment, Study
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.submission import annotation_submit
-from tests.annotation.factories import full_label, make_generations, make_study, working_participant
+from tests.annotation.factories import (
+    full_label,
+    make_generations,
+    make_study,
+    study_page_fields,
+    working_participant,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -38,29 +44,7 @@ def labelled_study():
 
 def test_create_study_from_the_researcher_page(researcher):
     gens = make_generations(5)
-    ds = gens[0].procedure.dataset_id
-    r = researcher.post(
-        reverse("annotation:study_create"),
-        {
-            "name": "Pilot",
-            "description": "",
-            "entry": "prolific",
-            "prolific_study_id": "",
-            "overlap": 3,
-            "items_per_participant": 2,
-            "min_seconds_per_item": 90,
-            "attention_rate": 0.1,
-            "attention_warn_after": 1,
-            "attention_screen_after": 2,
-            "qualification_pass_threshold": 0.8,
-            "completion_code": "C0DE",
-            "screened_out_code": "SCRN",
-            "assignment_timeout_minutes": 30,
-            "dataset": ds,
-            "generator": gens[0].generator_id,
-            "limit": 4,
-        },
-    )
+    r = researcher.post(reverse("annotation:study_create"), study_page_fields(gens, 4))
     study = Study.objects.get(name="Pilot")
     assert r.status_code == 302 and r.url == study.get_absolute_url()
     assert study.items.count() == 4 and study.completion_code == "C0DE"
@@ -69,24 +53,7 @@ def test_create_study_from_the_researcher_page(researcher):
 
 
 def _form(gens, limit: int, **extra) -> dict:
-    return {
-        "name": "With known",
-        "entry": "prolific",
-        "overlap": 1,
-        "items_per_participant": 2,
-        "min_seconds_per_item": 90,
-        "attention_rate": 0.1,
-        "attention_warn_after": 1,
-        "attention_screen_after": 2,
-        "qualification_pass_threshold": 0.8,
-        "completion_code": "C0DE",
-        "screened_out_code": "SCRN",
-        "assignment_timeout_minutes": 30,
-        "dataset": gens[0].procedure.dataset_id,
-        "generator": gens[0].generator_id,
-        "limit": limit,
-        **extra,
-    }
+    return study_page_fields(gens, limit, name="With known", overlap=1, **extra)
 
 
 def _jsonl(*rows) -> SimpleUploadedFile:

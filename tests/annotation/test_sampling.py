@@ -22,33 +22,11 @@ from tests.annotation.factories import full_label, working_participant
 
 
 def make_mixed_generations(*, n_strata: int, per_stratum: int, by: str) -> list[Generation]:
-    """``n_strata`` generators (or topics) with ``per_stratum`` generations each, interleaved
-    in creation order so that position order alone would not balance them."""
-    dataset = Dataset.objects.create(name=f"mix-{by}-{n_strata}-{per_stratum}", version="v1")
-    topics = list(Topic.objects.order_by("pk")[:n_strata])
-    assert len(topics) == n_strata
-    generators = [
-        Generator.objects.create(name=f"mixgen-{by}-{dataset.pk}-{i}", model="m")
-        for i in range(n_strata)
-    ]
-    out = []
-    for s in range(n_strata):  # stratum by stratum: position order is stratum 0 first
-        for i in range(per_stratum):
-            proc = Procedure.objects.create(
-                dataset=dataset,
-                source_example_id=f"{by}-{s}-{i}",
-                goal=f"Goal {s}-{i}",
-                steps=["a", "b", "c", "d"],
-                topic=topics[s] if by == "topic" else topics[0],
-            )
-            out.append(
-                Generation.objects.create(
-                    procedure=proc,
-                    generator=generators[s] if by == "generator" else generators[0],
-                    predicted_steps=["w", "x", "y", "z"],
-                )
-            )
-    return out
+    """``n_strata`` generators (or topics) with ``per_stratum`` generations each, stratum after
+    stratum in creation order so that position order alone would not balance them."""
+    if by == "topic":
+        return make_grid_generations(n_topics=n_strata, n_generators=1, per_cell=per_stratum)
+    return make_grid_generations(n_topics=1, n_generators=n_strata, per_cell=per_stratum)
 
 
 def make_sampled_study(gens, **settings):
@@ -143,6 +121,7 @@ def make_grid_generations(*, n_topics: int, n_generators: int, per_cell: int) ->
     order (so that position order alone would not balance either dimension)."""
     dataset = Dataset.objects.create(name=f"grid-{next(_GRIDS)}", version="v1")
     topics = list(Topic.objects.order_by("pk")[:n_topics])
+    assert len(topics) == n_topics
     generators = [
         Generator.objects.create(name=f"gridgen-{dataset.pk}-{i}", model="m")
         for i in range(n_generators)

@@ -12,6 +12,13 @@ from tests.annotation.factories import make_generations
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
+def create_with_known_items(page, body: str) -> None:
+    """Choose a known-items file with ``body`` and submit the form."""
+    file = {"name": "known.jsonl", "mimeType": "application/jsonl", "buffer": body.encode()}
+    page.set_input_files("input[name=known_items]", files=[file])
+    page.get_by_role("button", name="Create study").click()
+
+
 def test_researcher_creates_study_and_sees_progress(live_server, page, shots, make_user):
     gens = make_generations(5)
     make_user("resa", role="researcher", password="pw-Test-12345")
@@ -26,31 +33,13 @@ def test_researcher_creates_study_and_sees_progress(live_server, page, shots, ma
     page.fill("input[name=limit]", "4")
     page.fill("input[name=min_seconds_per_item]", "60")
     # a known-items file with a bad second line: the field names the line, nothing is created
-    known = {"generation_id": gens[4].pk, "kind": "attention", "expected_has_failure": True}
-    page.set_input_files(
-        "input[name=known_items]",
-        files=[
-            {
-                "name": "known.jsonl",
-                "mimeType": "application/jsonl",
-                "buffer": (json.dumps(known) + '\n{"kind": "gold"}\n').encode(),
-            }
-        ],
+    known = json.dumps(
+        {"generation_id": gens[4].pk, "kind": "attention", "expected_has_failure": True}
     )
-    page.get_by_role("button", name="Create study").click()
+    create_with_known_items(page, known + '\n{"kind": "gold"}\n')
     page.get_by_text("known.jsonl line 2: give exactly one of generation_id").wait_for()
     assert not Study.objects.exists()
-    page.set_input_files(
-        "input[name=known_items]",
-        files=[
-            {
-                "name": "known.jsonl",
-                "mimeType": "application/jsonl",
-                "buffer": (json.dumps(known) + "\n").encode(),
-            }
-        ],
-    )
-    page.get_by_role("button", name="Create study").click()
+    create_with_known_items(page, known + "\n")
     page.get_by_text("created with 4 items and 1 known item.").wait_for()
     study = Study.objects.get(name="Browser study")
     assert study.items.count() == 5 and study.min_seconds_per_item == 60

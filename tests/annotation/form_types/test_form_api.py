@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Study
-from tests.annotation.factories import make_generations, working_participant
+from tests.annotation.factories import make_generations, study_page_fields, working_participant
 from tests.annotation.form_types.test_form_studies import _pair_generations, answer, form_study
 
 pytestmark = pytest.mark.django_db
@@ -45,24 +45,7 @@ def test_api_study_with_a_form_type(researcher):
 
 def test_new_study_page_takes_the_form_type(researcher):
     gens = make_generations(3)
-    fields = {
-        "name": "Page pairwise",
-        "entry": "prolific",
-        "overlap": 3,
-        "items_per_participant": 2,
-        "min_seconds_per_item": 90,
-        "attention_rate": 0.1,
-        "attention_warn_after": 1,
-        "attention_screen_after": 2,
-        "qualification_pass_threshold": 0.8,
-        "completion_code": "C0DE",
-        "screened_out_code": "SCRN",
-        "assignment_timeout_minutes": 30,
-        "dataset": gens[0].procedure.dataset_id,
-        "generator": gens[0].generator_id,
-        "limit": 3,
-        "form_type": "customplans",
-    }
+    fields = study_page_fields(gens, 3, name="Page pairwise", form_type="customplans")
     r = researcher.post(reverse("annotation:study_create"), {**fields, "form_config": '{"x": 1}'})
     assert r.status_code == 200 and "unknown setting(s): x" in r.content.decode()
     assert not Study.objects.filter(name="Page pairwise").exists()
@@ -113,24 +96,14 @@ def test_new_study_page_pairs_two_generators(researcher):
     firsts, seconds = _pair_generations(3)
     extra = make_generations(1)[0]  # a procedure of another dataset: never paired
     seconds[2].delete()  # procedure 3 has no second generation: left out
-    fields = {
-        "name": "Page pairs",
-        "entry": "prolific",
-        "overlap": 3,
-        "items_per_participant": 2,
-        "min_seconds_per_item": 0,
-        "attention_rate": 0,
-        "attention_warn_after": 1,
-        "attention_screen_after": 2,
-        "qualification_pass_threshold": 0.8,
-        "completion_code": "C0DE",
-        "screened_out_code": "SCRN",
-        "assignment_timeout_minutes": 30,
-        "dataset": firsts[0].procedure.dataset_id,
-        "generator": firsts[0].generator_id,
-        "limit": 10,
-        "form_type": "pairwise",
-    }
+    fields = study_page_fields(
+        firsts,
+        10,
+        name="Page pairs",
+        min_seconds_per_item=0,
+        attention_rate=0,
+        form_type="pairwise",
+    )
     url = reverse("annotation:study_create")
     same = researcher.post(url, {**fields, "generator_b": firsts[0].generator_id})
     assert same.status_code == 200 and "other than the first" in same.content.decode()
