@@ -37,9 +37,11 @@ def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
 
     require_vllm()
     monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
-    # poll every second (no back-off) so the page shows the counter between 0 and done
-    monkeypatch.setattr(polling, "BUSY_MOST_S", 1.0)
-    monkeypatch.setattr(polling, "IDLE_MOST_S", 1.0)
+    # poll every 0.3 s (no back-off) so the page shows the counter between 0 and done: with
+    # chunks of 4 it stands still at 4, 8 and 12 (the offline engine answers a chunk at once;
+    # polls every second and chunks of 8 once missed the one stop at 8 on a quiet machine)
+    for name in ("FIRST_S", "BUSY_MOST_S", "IDLE_MOST_S"):
+        monkeypatch.setattr(polling, name, 0.3)
     ensure_roles()
     queue = gpu_queue_name()
     settings.CELERY_GPU_QUEUE = queue
@@ -72,7 +74,7 @@ def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
     judge = Judge.objects.get(name="how2judge")
     assert judge.decoding["vllm_max_model_len"] == 8192 and judge.backend == "vllm"
 
-    env = worker_env(queue, H2R_JUDGE_CHUNK_ITEMS="8")
+    env = worker_env(queue, H2R_JUDGE_CHUNK_ITEMS="4")
     with running_worker(tmp_path, queue=queue, concurrency=1, extra_env=env):
         page.goto(f"{live_server.url}/admin/judging/judgerun/launch/")
         page.select_option("select[name=judge]", str(judge.pk))
