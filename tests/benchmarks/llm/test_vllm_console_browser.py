@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from core import polling
 from judging.models import Judge, JudgeRun
@@ -65,7 +66,9 @@ def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
 
     page.fill("textarea[name=decoding]", json.dumps({**preset, "vllm_dtype": "fp4"}))
     page.click("input[name=_save]")
-    assert "decoding.vllm_dtype: must be one of" in page.inner_text("#content")
+    # the click returns once the answer starts loading: wait for the refusal, not the first bytes
+    # (CI once read #content while the parser was still above the decoding field)
+    expect(page.locator("#content")).to_contain_text("decoding.vllm_dtype: must be one of")
     assert not Judge.objects.exists()
     tiny = {**preset, **TINY_ENGINE, **BOUNDED, "max_tokens": 80}
     page.fill("textarea[name=decoding]", json.dumps(tiny))
