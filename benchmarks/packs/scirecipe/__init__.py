@@ -1,8 +1,10 @@
-"""SciRecipe / Thoth: the SCORE scorer pack (gates, step scale, order, anchors, semantics) and
-its five evaluation metrics; registers the ``scirecipe`` pack on import. Pure: no Django imports.
+"""SciRecipe / Thoth: the SCORE scorer pack (gates, step scale, order, anchors, semantics), its
+five evaluation metrics and the lexical ones (BLEU-1..4, ROUGE-L, KW-F1); registers the
+``scirecipe`` pack on import. Pure: no Django imports.
 
 Modules: :mod:`.options` (every [FLAG] choice, named, with its default), :mod:`.parsing` (format
-and consistency gates), :mod:`.metrics` (the parts), :mod:`.scorer` (one item, the record shape).
+and consistency gates), :mod:`.metrics` (the parts), :mod:`.lexical` (text against the reference
+text), :mod:`.scorer` (one item, the record shape).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ SCORER = register(
         description=(
             "SciRecipe SCORE (Thoth): format and consistency gates, step scale, strict/LCS order, "
             "greedy action anchors with positional decay, object/parameter IoU; Step-M, Order-S, "
-            "Order-LCS, Order-Tau, Semantic-A."
+            "Order-LCS, Order-Tau, Semantic-A; BLEU-1..4, ROUGE-L (and KW-F1) against reference_text."
         ),
     )
 )

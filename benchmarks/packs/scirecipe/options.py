@@ -21,6 +21,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "semantics_combine": ("sum", "product"),
     "scale_combine": ("product", "sum"),
     "score_scale": ("raw", "unit"),
+    "kw_f1": ("off", "keybert"),
 }
 
 
@@ -53,6 +54,8 @@ class ScoreOptions:
     semantics_combine: str = "sum"
     scale_combine: str = "product"
     score_scale: str = "raw"
+    # Lexical metrics (§4.2): KW-F1 needs a model (KeyBERT on MiniLM), so it is asked for.
+    kw_f1: str = "off"
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():

@@ -7,13 +7,19 @@ Record (one JSON object a line)::
      "gold": [{"action": "wash", "objects": ["cells"], "parameters": ["1x pbs"]}, ...],
      "prediction": "<think>…</think><key>Step 1: {…}</key><orc>Step 1: …</orc><note>…</note>",
      "prediction_orc": ["Wash the cells with 1x pbs.", ...],     # optional
-     "action_library": ["wash", "remove", ...]}                   # optional
+     "action_library": ["wash", "remove", ...],                   # optional
+     "reference_text": "Wash the cells … "}                         # optional
 
 ``gold`` is a list of structured steps or a text holding ``Step x: {json}`` lines (a ``<key>``
 block or a whole reference answer). ``prediction`` is the raw model answer (both gates apply) or
 a list of structured steps (the format gate is not applicable; the consistency gate applies only
 when ``prediction_orc`` gives the natural-language steps). Options ([FLAG] choices, the fields of
 :class:`ScoreOptions`) are keyword arguments of :func:`score_record` (``--option`` on the CLI).
+
+The lexical metrics (:mod:`.lexical`) compare the prediction's text (its orc lines, else its
+structured steps, else the raw text after ``</think>``) with the reference text
+(``reference_text``, else the ``<orc>`` lines of a gold given as a whole answer); they are
+null when the item has neither.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from benchmarks.packs.registry import RecordError, Scored, mean_summary
 from benchmarks.packs.scirecipe import metrics as m
+from benchmarks.packs.scirecipe.lexical import LEXICAL_METRICS, lexical_metrics, reference_text
 from benchmarks.packs.scirecipe.options import DEFAULT_OPTIONS, ScoreOptions
 from benchmarks.packs.scirecipe.parsing import (
     ParsedAnswer,
@@ -46,6 +53,7 @@ METRICS = (
     "format_gate",
     "consistency_gate",
     "level",
+    *LEXICAL_METRICS,
 )
 EVAL_METRICS = ("step_m", "order_s", "order_lcs", "order_tau", "semantic_a")
 
@@ -92,6 +100,23 @@ def prediction_from(record: Mapping[str, Any]) -> Prediction:
             raise RecordError("must be a list of strings", field="prediction_orc")
         return Prediction(_steps_from_list(value, "prediction"), orc, None)
     raise RecordError("must be the raw answer text or a list of steps", field="prediction")
+
+
+def gold_orc(value: Any) -> list[str] | None:
+    """The ``<orc>`` lines of a gold given as a whole answer text."""
+    if isinstance(value, str) and "<orc>" in value.lower():
+        return parse_answer(value).orc or None
+    return None
+
+
+def hypothesis_text(pred: Prediction, raw: Any) -> str:
+    """The prediction's text for the lexical metrics: orc lines, else structured steps, else
+    the raw answer after its reasoning."""
+    if pred.orc:
+        return " ".join(pred.orc)
+    if pred.steps:
+        return " ".join(s.text() for s in pred.steps)
+    return raw.split("</think>")[-1].strip() if isinstance(raw, str) else ""
 
 
 def _max_score(opts: ScoreOptions) -> float:
@@ -193,6 +218,15 @@ def score_record(record: Mapping[str, Any], **options: Any) -> Scored:
     gold = gold_steps(record.get("gold"))
     pred = prediction_from(record)
     scored = score_steps(gold, pred, opts)
+    try:
+        reference = reference_text(record, gold_orc(record.get("gold")))
+    except ValueError as exc:
+        raise RecordError(str(exc), field="reference_text") from None
+    scored.metrics.update(
+        lexical_metrics(
+            reference, hypothesis_text(pred, record.get("prediction")), kw=opts.kw_f1 != "off"
+        )
+    )
     library = record.get("action_library")
     if library is not None:
         if not isinstance(library, list) or not all(isinstance(a, str) for a in library):
