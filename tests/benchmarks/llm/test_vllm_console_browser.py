@@ -56,6 +56,7 @@ def test_how2judge_preset_then_a_live_judge_run_on_the_gpu_worker(
 
     page.goto(f"{live_server.url}/admin/judging/judge/")
     page.click("text=Add How2Judge (preset)")
+    page.wait_for_load_state()  # the form's values are read below: the whole page, not its start
     assert page.input_value("input[name=name]") == "how2judge"
     assert page.input_value("input[name=model]") == str(tiny_model_dir)
     assert page.input_value("select[name=backend]") == "vllm"
