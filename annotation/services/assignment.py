@@ -133,10 +133,9 @@ def _stratified_head(study: Study, pool: dict) -> int | None:
     stratum = rules.stratum_next(open_strata=open_strata, seen=seen)
     if stratum is None:
         return None
-    lookup = {
-        path if value is not None else f"{path}__isnull": value if value is not None else True
-        for path, value in zip(paths, stratum, strict=True)
-    }
+    lookup: dict[str, object] = {}
+    for path, value in zip(paths, stratum, strict=True):  # an item without a topic: NULL
+        lookup.update({f"{path}__isnull": True} if value is None else {path: value})
     return (
         base.filter(**lookup)
         .select_for_update(skip_locked=True, of=("self",))

@@ -66,14 +66,16 @@ def _checks_rejudged(study: Study, annotation: Annotation) -> list[AttentionChec
     """The known-answer results of ``annotation``'s assignment judged again on its new label;
     those that changed (saved, the attention failure count moved with a planted one)."""
     changed = []
-    checks = AttentionCheckResult.objects.select_for_update().filter(
-        assignment_id=annotation.assignment_id,
-        kind__in=[CheckKind.PLANTED, CheckKind.QUALIFICATION],
-    )
-    for check in checks:
-        passed, detail = known_answer_result(
-            study=study, item=annotation.item, annotation=annotation
+    checks = list(
+        AttentionCheckResult.objects.select_for_update().filter(
+            assignment_id=annotation.assignment_id,
+            kind__in=[CheckKind.PLANTED, CheckKind.QUALIFICATION],
         )
+    )
+    if not checks:
+        return changed
+    passed, detail = known_answer_result(study=study, item=annotation.item, annotation=annotation)
+    for check in checks:
         if (passed, detail) == (check.passed, check.detail):
             continue
         if check.kind == CheckKind.PLANTED and passed != check.passed:

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.forms import StudyCreateForm
-from annotation.models import Study
+from annotation.models import Study, StudyItem
 from annotation.selectors.flow import EXPORT_FIELDS, study_export_rows
 from annotation.selectors.research_pages import progress_page_context, study_list_context
 from annotation.services import study as study_services
@@ -42,10 +42,11 @@ def study_create(request: HttpRequest) -> HttpResponse:
             for field, problems in errors.items():
                 form.add_error(field if field in form.fields else None, problems)
         else:
-            known = len(form.cleaned_data.get("known_items") or [])
+            regular = study.items.filter(kind=StudyItem.Kind.REGULAR).count()
+            known = study.items.count() - regular
             messages.success(
                 request,
-                f"Study “{study.name}” created with {study.items.count() - known} items"
+                f"Study “{study.name}” created with {regular} items"
                 + (f" and {known} known item{'s' if known != 1 else ''}." if known else "."),
             )
             return redirect(study.get_absolute_url())

@@ -113,7 +113,7 @@ def lexical_metrics(reference: str | None, hypothesis: str, *, kw: bool) -> dict
     return out
 
 
-def reference_text(record: Mapping[str, Any], gold_orc: list[str] | None) -> str | None:
+def reference_text(record: Mapping[str, Any], gold_orc: list[str]) -> str | None:
     """The reference protocol's text: the record's ``reference_text`` (a text, or a list of
     step texts joined by spaces as BioProBench joins them), else the ``<orc>`` lines of a gold
     given as a whole answer text; ``None`` when there is neither (the metrics are then not

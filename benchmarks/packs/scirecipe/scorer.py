@@ -73,17 +73,18 @@ def _steps_from_list(value: Sequence[Any], where: str) -> list[Step]:
         raise RecordError(message, field=name) from None
 
 
-def gold_steps(value: Any) -> list[Step]:
-    """The reference's structured steps from a list or a text with ``Step x: {json}`` lines."""
+def gold_steps(value: Any) -> tuple[list[Step], list[str]]:
+    """The reference's structured steps from a list or a text with ``Step x: {json}`` lines,
+    and the ``<orc>`` lines of a gold given as a whole answer text ([] otherwise)."""
     if isinstance(value, str):
         text = value if "<key>" in value.lower() else f"<key>{value}</key>"
         parsed = parse_answer(text)
         bad = [p for p in parsed.problems if p.startswith("key")]
         if bad or not parsed.steps:
             raise RecordError(bad[0] if bad else "no 'Step x: {json}' lines", field="gold")
-        return parsed.steps
+        return parsed.steps, parsed.orc
     if isinstance(value, list) and value:
-        return _steps_from_list(value, "gold")
+        return _steps_from_list(value, "gold"), []
     raise RecordError(
         "must be a non-empty list of steps or a text of 'Step x:' lines", field="gold"
     )
@@ -100,13 +101,6 @@ def prediction_from(record: Mapping[str, Any]) -> Prediction:
             raise RecordError("must be a list of strings", field="prediction_orc")
         return Prediction(_steps_from_list(value, "prediction"), orc, None)
     raise RecordError("must be the raw answer text or a list of steps", field="prediction")
-
-
-def gold_orc(value: Any) -> list[str] | None:
-    """The ``<orc>`` lines of a gold given as a whole answer text."""
-    if isinstance(value, str) and "<orc>" in value.lower():
-        return parse_answer(value).orc or None
-    return None
 
 
 def hypothesis_text(pred: Prediction, raw: Any) -> str:
@@ -215,11 +209,11 @@ def score_record(record: Mapping[str, Any], **options: Any) -> Scored:
     if not isinstance(record, Mapping):
         raise RecordError("expected a JSON object")
     opts = DEFAULT_OPTIONS.with_overrides(options)
-    gold = gold_steps(record.get("gold"))
+    gold, gold_orc = gold_steps(record.get("gold"))
     pred = prediction_from(record)
     scored = score_steps(gold, pred, opts)
     try:
-        reference = reference_text(record, gold_orc(record.get("gold")))
+        reference = reference_text(record, gold_orc)
     except ValueError as exc:
         raise RecordError(str(exc), field="reference_text") from None
     scored.metrics.update(
