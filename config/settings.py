@@ -66,7 +66,7 @@ INSTALLED_APPS = [
     "csp",
     "core",
     "benchmarks",
-    "benchmarks.mining",
+    "mining",
     "annotation",
     "judging",
     "demo",
@@ -186,7 +186,7 @@ LOGOUT_REDIRECT_URL = "home"
 
 # --- Home dashboard: one card per stage of the loop (core.dashboard), in this order -------------
 HOME_DASHBOARD = [
-    "benchmarks.mining.selectors.dashboard.mine_card",
+    "mining.selectors.dashboard.mine_card",
     "benchmarks.selectors.dashboard.benchmark_card",
     "benchmarks.selectors.dashboard.generate_card",
     "judging.selectors.dashboard.judge_card",

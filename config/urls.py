@@ -7,7 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("core.urls")),
     path("", include("benchmarks.urls")),
-    path("", include("benchmarks.mining.urls")),
+    path("", include("mining.urls")),
     path("", include("annotation.urls")),
     path("", include("judging.urls")),
 ]

@@ -113,10 +113,10 @@ def record_demo_replies() -> dict[str, int]:
     """Write ``replies.jsonl`` again: the corpus through every stage, the scripted replies
     recorded by the ``record`` backend. No database; returns the outcome counts."""
     from benchmarks.llm.registry import build_backend
-    from benchmarks.mining.heuristics import HeuristicsConfig
-    from benchmarks.mining.pipeline import DocState, Pipeline
-    from benchmarks.mining.services.batches import clean_options, iter_documents
-    from benchmarks.mining.stages import LLM_STAGES
+    from mining.heuristics import HeuristicsConfig
+    from mining.pipeline import DocState, Pipeline
+    from mining.services.batches import clean_options, iter_documents
+    from mining.stages import LLM_STAGES
 
     options = clean_options(None)
     states = [
@@ -144,8 +144,8 @@ def demo_batch_ensure(*, stdout=None):
     on the replay backend (seconds; no worker, no model). Kept if it exists."""
     from django.core.files import File
 
-    from benchmarks.mining.models import MiningBatch
-    from benchmarks.mining.services.batches import batch_create, batch_run
+    from mining.models import MiningBatch
+    from mining.services.batches import batch_create, batch_run
 
     batch = MiningBatch.objects.filter(name=DEMO_BATCH).first()
     if batch is not None:

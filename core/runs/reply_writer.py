@@ -1,5 +1,5 @@
 """The writing side of a chunk that calls a model (judge runs, :mod:`judging.services.execution`;
-mining batches, :mod:`benchmarks.mining.services.batches`): a writer thread that stores replies
+mining batches, :mod:`mining.services.batches`): a writer thread that stores replies
 as they arrive, and the backpressure that keeps what a killed worker would re-buy — requests
 sent and not yet stored — under the backend's concurrency."""
 

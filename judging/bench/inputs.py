@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from benchmarks.formats import RecordError, iter_json_lines
-from benchmarks.mining import readers
 from judging.bench.spec import DATASET_ENV, DEFAULT_DATASET, Inputs
+from mining import readers
 
 MAX_ERRORS = 20
 
@@ -80,7 +80,7 @@ def input_files(inputs: Inputs) -> list[Path]:
             ]
         )
     out: list[Path] = []
-    for pattern in inputs.include_globs:  # the one glob rule (benchmarks.mining.readers)
+    for pattern in inputs.include_globs:  # the one glob rule (mining.readers)
         for name in readers.match_names(f"{path}/{pattern}", readers.local_listdir):
             p = Path(name)
             if p.is_file() and p not in out:
@@ -94,7 +94,7 @@ def input_files(inputs: Inputs) -> list[Path]:
 
 def file_kind(path: Path, fmt: str = "auto", compression: str = "auto") -> tuple[str, str]:
     """(format, compression) of ``path``: as configured, else from its suffixes (the shared
-    rule, :func:`benchmarks.mining.readers.file_kind`; an unknown suffix reads as JSONL)."""
+    rule, :func:`mining.readers.file_kind`; an unknown suffix reads as JSONL)."""
     try:
         return readers.file_kind(str(path), fmt, compression, default="jsonl")
     except readers.UnsupportedFormat as exc:

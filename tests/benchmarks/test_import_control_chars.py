@@ -13,8 +13,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.known_items import KnownItemsError, parse_known_items
-from benchmarks.mining.readers import iter_records
 from benchmarks.models import Generation, Generator, Procedure
+from mining.readers import iter_records
 
 pytestmark = pytest.mark.django_db
 

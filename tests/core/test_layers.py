@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ["config", "core", "benchmarks", "annotation", "judging", "demo"]
+LAYERS = ["config", "core", "benchmarks", "mining", "annotation", "judging", "demo"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 

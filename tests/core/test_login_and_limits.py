@@ -9,7 +9,7 @@ from axes.models import AccessAttempt
 from django.test import Client
 from django.urls import reverse
 
-from benchmarks.mining.models import MiningBatch
+from mining.models import MiningBatch
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ from django.core.management import CommandError, call_command
 
 from benchmarks.llm.base import LLMRequest
 from benchmarks.llm.registry import build_backend
-from benchmarks.mining.forms import BatchForm
 from core.secrets import api_key_env_error, base_url_error
 from judging.models import Judge
 from judging.services import judges as judge_services
+from mining.forms import BatchForm
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 FORBIDDEN = [

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.files.base import ContentFile
 
-from benchmarks.mining import readers
 from core.storage import open_stored, storage_kind
+from mining import readers
 from tests.support.s3_server import s3_server, s3_storage  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -123,8 +123,8 @@ def test_share_with_prolific_panel(demo, client):
 
 @pytest.mark.django_db
 def test_the_console_says_the_demo_batch_was_replayed(demo, client, make_user):
-    from benchmarks.mining.models import MiningBatch
     from demo.mining import DEMO_BATCH
+    from mining.models import MiningBatch
 
     batch = MiningBatch.objects.get(name=DEMO_BATCH)
     client.force_login(make_user("console-admin", role="admin"))

@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Participant, Study
-from benchmarks.mining.models import MiningBatch
 from benchmarks.models import Procedure
 from demo.management.commands.load_demo import DEMO_STUDY
 from demo.mining import DEMO_BATCH
 from demo.studies import SIMULATED_STUDY
+from mining.models import MiningBatch
 
 PASSWORDS = {
     "admin": "demo-Admin-pw-1",

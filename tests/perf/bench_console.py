@@ -60,10 +60,10 @@ def sentence(rng: random.Random, n: int) -> str:
 def make_data(*, n_procedures: int, n_generators: int, base_url: str) -> dict:
     from django.utils import timezone
 
-    from benchmarks.mining.models import MiningBatch, MiningDocument
     from benchmarks.models import Dataset, Generation, Generator, Procedure
     from judging import prompting
     from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
+    from mining.models import MiningBatch, MiningDocument
 
     rng = random.Random(13)
     ds = Dataset.objects.create(name="console", version="v1")

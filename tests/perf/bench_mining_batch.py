@@ -111,7 +111,7 @@ def create_batch(path: Path, config: dict, options: dict):
     """A batch over the file at ``path`` (not started), one backend config for every stage."""
     from django.core.files import File
 
-    from benchmarks.mining.services import batches as services
+    from mining.services import batches as services
 
     with path.open("rb") as fh:
         return services.batch_create(
@@ -187,9 +187,9 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from benchmarks.mining.models import MiningDocument
-    from benchmarks.mining.selectors import batches as selectors
-    from benchmarks.mining.services import batches as services
+    from mining.models import MiningDocument
+    from mining.selectors import batches as selectors
+    from mining.services import batches as services
 
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

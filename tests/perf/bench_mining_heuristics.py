@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.mining.heuristics import apply_heuristics
+from mining.heuristics import apply_heuristics
 
 _TEXT = (
     "preheat the oven to degrees mix flour water salt yeast in a large bowl knead dough for "

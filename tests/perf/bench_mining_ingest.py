@@ -92,8 +92,8 @@ def child(media: str, n: int) -> None:
     from django.db import connection
 
     settings.MEDIA_ROOT = Path(media)
-    from benchmarks.mining.models import MiningDocument
-    from benchmarks.mining.services import batches as services
+    from mining.models import MiningDocument
+    from mining.services import batches as services
 
     batch = services.batch_create(
         name="ingest", source=f"corpus-{n}", backends={}, stages=[2], start=False

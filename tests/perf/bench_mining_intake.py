@@ -1,5 +1,5 @@
 """Benchmark: how long a mining chunk takes to pick its next documents in a large batch with
-per-topic budgets (``Intake.take``, :mod:`benchmarks.mining.services.budgets`). The chunk takes
+per-topic budgets (``Intake.take``, :mod:`mining.services.budgets`). The chunk takes
 more documents every half window (256 documents at the default 512), on the thread that feeds
 the model, so this time is time no request is sent.
 
@@ -50,9 +50,9 @@ def main() -> int:
     from django.conf import settings
     from django.db import connection
 
-    from benchmarks.mining.models import MiningDocument
-    from benchmarks.mining.services.budgets import Intake, topic_counts
-    from benchmarks.mining.services.ingest import batch_ingest
+    from mining.models import MiningDocument
+    from mining.services.budgets import Intake, topic_counts
+    from mining.services.ingest import batch_ingest
 
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

@@ -67,9 +67,9 @@ def main() -> int:
     from django.db import connection
     from django.db.models import Sum
 
-    from benchmarks.mining.models import MiningStageUsage
-    from benchmarks.mining.selectors import batches as selectors
-    from benchmarks.mining.services import batches as services
+    from mining.models import MiningStageUsage
+    from mining.selectors import batches as selectors
+    from mining.services import batches as services
 
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

@@ -81,7 +81,7 @@ def rouge_l(reference: str, hypothesis: str) -> float:
 def _keybert():
     from keybert import KeyBERT
 
-    from benchmarks.mining.dedup import load_model  # the one home of the offline MiniLM
+    from benchmarks.embeddings import load_model  # the one home of the offline MiniLM
 
     return KeyBERT(model=load_model())
 

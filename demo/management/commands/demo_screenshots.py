@@ -24,10 +24,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from benchmarks.mining.models import MiningBatch
 from demo.management.commands.load_demo import demo_password
 from demo.mining import DEMO_BATCH
 from demo.studies import SIMULATED_STUDY
+from mining.models import MiningBatch
 
 CHROMIUM = "/usr/bin/chromium"
 VIEWPORT = {"width": 1280, "height": 900}

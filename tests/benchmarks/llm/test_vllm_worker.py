@@ -13,13 +13,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client
 
-from benchmarks.mining.models import MiningBatch, MiningDocument
-from benchmarks.mining.services import batches as mining_services
 from benchmarks.models import Generation, GenerationRun, Generator
 from benchmarks.services import generation_runs as gen_services
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from judging.services import judges as judge_services
 from judging.services import runs as services
+from mining.models import MiningBatch, MiningDocument
+from mining.services import batches as mining_services
 from tests.benchmarks.llm.vllm_support import (
     BOUNDED,
     TINY_ENGINE,
@@ -28,8 +28,8 @@ from tests.benchmarks.llm.vllm_support import (
     worker_child_rss,
     worker_env,
 )
-from tests.benchmarks.mining.conftest import doc
 from tests.judging.support import make_data
+from tests.mining.conftest import doc
 from tests.support.worker import start_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

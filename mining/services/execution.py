@@ -1,0 +1,253 @@
+"""A mining batch's chunks for the run engine (:mod:`core.runs.engine`): the executor a worker
+runs.
+
+The upload is read on the first execution; each chunk then takes pending documents (per-topic
+budgets applied), at most ``chunk_size`` open at once and more as they finish, until none is
+left or the chunk's time is up (``RUN_CHUNK_SECONDS``), through the stages (:mod:`mining.flow`: a
+document moves to its next stage as soon as its reply arrives) while a writer thread
+(:class:`core.runs.reply_writer.ReplyWriter`) stores each document's progress as replies come
+(:mod:`mining.services.progress`: its trace so far, outcome, and the request's
+usage, each write whole, only while this execution holds the batch's lease). A request is sent only once fewer than the backends'
+concurrency are sent and not yet stored (:class:`core.runs.reply_writer.Backpressure`), so a
+worker killed at any moment re-buys at most that many requests: a document stored mid-way
+resumes at its next stage, one finished is never sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
+
+from benchmarks.llm.base import LLMBackend
+from benchmarks.llm.registry import build_backend, queue_for
+from core.runs.engine import Lease, LeaseState, RunExecutor
+from core.runs.models import RunStatus
+from core.runs.reply_writer import Backpressure, ReplyWriter, unstored_max
+from mining.heuristics import HeuristicsConfig
+from mining.models import MiningBatch, MiningDocument, MiningStageUsage
+from mining.pipeline import DocState, Pipeline, StageUsage
+from mining.services import progress
+from mining.services.budgets import Intake
+from mining.services.ingest import batch_ingest
+
+DEFAULT_CHUNK_SIZE = 128
+# after the first reply, gather what else arrives within this long into one write; once the feed
+# waits for a slot, only what comes within SETTLE_S (fewer, larger writes for a few ms)
+GATHER_S = 0.1
+SETTLE_S = 0.005
+Outcome = MiningDocument.Outcome
+
+
+def config_identity(config: dict[str, Any]) -> str:
+    """Equal for two stage configs that name the same backend (one instance, one concurrency)."""
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+def stage_backends(batch: MiningBatch) -> dict[str, LLMBackend]:
+    """One backend per selected LLM stage, built from the batch's configs; stages whose configs
+    are equal share one instance (and so its concurrency and connections)."""
+    built: dict[str, LLMBackend] = {}
+    out: dict[str, LLMBackend] = {}
+    for key, config in (batch.backends or {}).items():
+        ident = config_identity(config)
+        if ident not in built:
+            built[ident] = build_backend(config)
+        out[key] = built[ident]
+    return out
+
+
+def _distinct(backends: dict[str, LLMBackend]) -> list[LLMBackend]:
+    return list({id(b): b for b in backends.values()}.values())
+
+
+def _state(doc: MiningDocument) -> DocState:
+    """A pending document as the pipeline sees it: from its input, or from where a stored
+    execution left it (``last_passed_stage``, trace, current goal/steps/resources)."""
+    resumed = bool(doc.last_passed_stage)
+    return DocState(
+        key=doc.pk,
+        text=doc.text,
+        goal=doc.goal if resumed else doc.input_goal,
+        steps=list((doc.steps if resumed else doc.input_steps) or []),
+        resources=list((doc.resources if resumed else doc.input_resources) or []),
+        trace=dict(doc.trace or {}) if resumed else {},
+        stage_reached=doc.stage_reached if resumed else "",
+        last_passed_stage=doc.last_passed_stage,
+    )
+
+
+def _work_streaming(run, lease, pipeline, first, refill, window, intake, width) -> LeaseState:
+    """The chunk with a writer thread storing each reply as it comes, at most ``width`` sent and
+    not yet stored (see the module's docstring); what the lease said last."""
+    slots = Backpressure(width)
+
+    def store(results: list[tuple]) -> None:
+        if progress.store(run, lease, results):
+            intake.stored([(key, row[0], row[1]) for key, row, _stage, _usage in results])
+
+    writer = ReplyWriter(
+        name=f"mining-batch-{run.pk}-writer",
+        store=store,
+        lease=lease,
+        slots=slots,
+        gather_s=GATHER_S,
+        settle_s=SETTLE_S,
+        replies=lambda results: sum(map(progress.is_reply, results)),
+    )
+
+    def on_update(doc: DocState, stage: str | None, usage: StageUsage | None) -> None:
+        if stage is not None:
+            slots.returned()
+        writer.submit(progress.snapshot(doc, stage, usage))
+
+    writer.start()
+    try:
+        pipeline.run(
+            first,
+            on_update=on_update,
+            take=lambda: slots.take(writer.should_stop),
+            admit=slots.free,
+            should_stop=writer.should_stop,
+            refill=refill,
+            window=window,
+        )
+    finally:
+        writer.close()
+    if writer.error is not None:
+        raise writer.error
+    return writer.state
+
+
+def _work_in_transaction(run, lease, pipeline, first, refill, window) -> None:
+    """The chunk inside a caller's transaction (a test, an ``atomic`` block): another connection
+    would see none of it, so everything is stored here, once the chunk's documents are through
+    (the caller's commit makes it durable, all or nothing)."""
+    results: list[tuple] = []
+    lock = threading.Lock()
+
+    def on_update(doc: DocState, stage: str | None, usage: StageUsage | None) -> None:
+        with lock:
+            results.append(progress.snapshot(doc, stage, usage))
+
+    pipeline.run(first, on_update=on_update, refill=refill, window=window)
+    progress.store(run, lease, results)
+
+
+def _pending(batch: MiningBatch) -> QuerySet[MiningDocument]:
+    return MiningDocument.objects.filter(batch=batch, outcome=Outcome.PENDING)
+
+
+class MiningBatchExecutor(RunExecutor):
+    """A mining batch for the run engine (see the module's docstring)."""
+
+    def queue(self, run: MiningBatch) -> str | None:
+        """The gpu queue when a stage runs on vLLM offline, else the default queue."""
+        for config in (run.backends or {}).values():
+            if queue := queue_for(config):
+                return queue
+        return None
+
+    def prepare(self, run: MiningBatch, lease: Lease) -> None:
+        if not run.ingested:
+            batch_ingest(batch=run, beat=lease.beat)
+
+    def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
+        backends = stage_backends(run)
+        try:
+            return self._work(run, lease, backends)
+        finally:
+            for backend in _distinct(backends):
+                backend.close()
+
+    @staticmethod
+    def _work(run: MiningBatch, lease: Lease, backends: dict[str, LLMBackend]) -> bool:
+        opts = run.options
+        slots = sum(b.limits.concurrency for b in _distinct(backends))
+        # at least twice the request slots: half open is when the chunk takes more
+        window = max(int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE), 2 * slots)
+        intake = Intake(run)  # per-topic budgets applied
+        first = [_state(d) for d in intake.take(window)]
+        if not first:
+            return False
+        pipeline = Pipeline(
+            stages=list(run.stages),
+            backends=backends,
+            heuristics=HeuristicsConfig(min_steps=opts["min_steps"], max_steps=opts["max_steps"]),
+            max_tokens=opts.get("max_tokens"),
+        )
+
+        def refill(n: int) -> list[DocState]:
+            return [_state(d) for d in intake.take(n)]
+
+        if connection.in_atomic_block:
+            _work_in_transaction(run, lease, pipeline, first, refill, window)
+            return _pending(run).exists()
+        width = unstored_max() or slots
+        state = _work_streaming(run, lease, pipeline, first, refill, window, intake, width)
+        if state is not LeaseState.HELD:
+            return True  # cancelling, lost or due: the engine reads the lease
+        return _pending(run).exists()
+
+    def counters(self, run: MiningBatch) -> dict[str, Any]:
+        docs = MiningDocument.objects.filter(batch=run).aggregate(
+            n_total=Count("id"),
+            n_done=Count("id", filter=~Q(outcome=Outcome.PENDING)),
+        )
+        usage = MiningStageUsage.objects.filter(batch=run).aggregate(
+            prompt_tokens=Sum("prompt_tokens"),
+            completion_tokens=Sum("completion_tokens"),
+            cost=Sum("cost_usd"),
+        )
+        return {
+            "n_total": docs["n_total"],
+            "n_done": docs["n_done"],
+            # n_failed stays 0: documents with an LLM error are done (outcome "error")
+            "prompt_tokens": usage["prompt_tokens"] or 0,
+            "completion_tokens": usage["completion_tokens"] or 0,
+            "cost": usage["cost"] or Decimal(0),
+        }
+
+    def outcome(self, run: MiningBatch) -> tuple[str, str]:
+        """``failed`` when every LLM request of the batch failed (not "completed")."""
+        reason = _all_llm_requests_failed(run)
+        return (RunStatus.FAILED, reason) if reason else (RunStatus.DONE, "")
+
+    def on_resume(self, run: MiningBatch) -> None:
+        """Documents that ended in an LLM error go through the stages again (from the start:
+        what an earlier stage answered is not kept for them); every other outcome is kept, and
+        a document stored mid-way goes on from its next stage."""
+        llm_errors(run).update(
+            outcome=Outcome.PENDING,
+            stage_reached="",
+            last_passed_stage=0,
+            drop_reason="",
+            trace={},
+            goal="",
+            steps=[],
+            resources=[],
+            updated_at=timezone.now(),
+        )
+
+
+def llm_errors(run: MiningBatch) -> QuerySet[MiningDocument]:
+    return MiningDocument.objects.filter(batch=run, outcome=Outcome.ERROR)
+
+
+def _all_llm_requests_failed(run: MiningBatch) -> str:
+    usage = MiningStageUsage.objects.filter(batch=run).aggregate(
+        requests=Sum("requests"), failed=Sum("failed_requests")
+    )
+    if usage["requests"] and usage["failed"] == usage["requests"]:
+        n_error = llm_errors(run).count()
+        return (
+            f"every LLM request failed ({usage['failed']} of {usage['requests']}; "
+            f"{n_error} document(s) ended in an LLM error): check the stage backends "
+            "(API key variable, URL, model), then resume"
+        )
+    return ""
