@@ -1,4 +1,4 @@
-"""Issue 19.1: a Prolific participant is bound to the SESSION_ID of their first entry (no
+"""A Prolific participant is bound to the SESSION_ID of their first entry (no
 takeover by PID), new participants per client address are limited, and idle assignments go
 back to the pool on the study's timeout. Real HTTP through Django's client, on PostgreSQL."""
 

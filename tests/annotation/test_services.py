@@ -177,7 +177,7 @@ def test_minimum_time_enforced_by_server():
         submit(a)
     assert "at least 90 s" in exc.value.messages[0]
     assert Annotation.objects.count() == 0
-    # a refused submit writes nothing (issue 19.5); the page keeps what was typed
+    # a refused submit writes nothing (one transaction per submit); the page keeps what was typed
     assert not Draft.objects.filter(assignment=a).exists()
     late = a.served_at + timedelta(seconds=91)
     res = annotation_submit(assignment=a, label=full_label(), now=late)
@@ -216,7 +216,7 @@ def test_incomplete_interface_refused_and_nothing_written():
     with pytest.raises(SubmissionRefused) as exc:
         annotation_submit(assignment=a, label=label)
     assert any("L2 steps" in m for m in exc.value.messages)
-    # a refused submit leaves no row behind (issue 19.5): no check result, no draft
+    # a refused submit leaves no row behind: no check result, no draft
     assert not AttentionCheckResult.objects.exists() and not Draft.objects.exists()
 
 

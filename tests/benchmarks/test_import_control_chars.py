@@ -1,4 +1,4 @@
-"""Issue 19.5 for files: NUL and other control characters in imported records are stripped,
+"""Control characters in imported files: NUL and other control characters in imported records are stripped,
 each cleaned line named (procedures and generations JSONL through the CLI, mining JSONL, CSV and
 Parquet), and known-answer items refuse them naming the line; PostgreSQL never sees a NUL."""
 

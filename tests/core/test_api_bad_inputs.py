@@ -1,4 +1,4 @@
-"""Issue 19.7: the hand-made bad inputs that were 500s answer 4xx naming the problem."""
+"""The API on hand-made bad inputs that were 500s answer 4xx naming the problem."""
 
 from __future__ import annotations
 

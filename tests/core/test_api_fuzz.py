@@ -1,4 +1,4 @@
-"""Issue 19.7: a bounded schemathesis run over the whole API on PostgreSQL, with an admin and a
+"""A bounded schemathesis run over the whole API on PostgreSQL, with an admin and a
 researcher token, through real HTTP to the live server: no 5xx, and every status an endpoint
 answers is declared in its OpenAPI schema (``not_a_server_error``, ``status_code_conformance``).
 Bounded to about a minute on 2 cores (``FUZZ_MAX_EXAMPLES`` raises it)."""

@@ -1,4 +1,4 @@
-"""Issue 19.3 and 19.4: login lockout (django-axes, by username + address, cool-off, admin
+"""Login lockout (django-axes, by username + address, cool-off, admin
 unlock, the page says why), request size limits with a 413 naming the limit, and the
 Content-Security-Policy header. Real requests through Django's client, on PostgreSQL."""
 

@@ -1,4 +1,4 @@
-"""Issue 19.2: an LLM configuration names its key variable, and only a variable whose name the
+"""Secrets: an LLM configuration names its key variable, and only a variable whose name the
 allow-list accepts and the app does not read itself; optional allow-list of LLM hosts. The same
 rule (core.secrets) in the judge console/CLI (Judge.full_clean), mining (form, service, CLI),
 judging bench configs and the OpenAI-compatible backend itself."""

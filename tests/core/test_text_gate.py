@@ -1,4 +1,4 @@
-"""Issue 19.5 at the door: the one text gate (core.text) on API JSON bodies (core.parsers),
+"""The one text gate (core.text) on API JSON bodies (core.parsers),
 query parameters and form posts (core.middleware) — a 400 naming the field, nothing written."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 19.5 in a real browser: the same item open in two tabs; the first tab submits, the
+"""Two tabs in a real browser: the same item open in two tabs; the first tab submits, the
 second tab's different answer is not silently dropped: it lands on a page showing the first
 answer (kept) and what it had typed, with a clear message. Also: a refused submit (text with a
 control character) redirects, so a reload is a plain GET showing the item, never a 405."""

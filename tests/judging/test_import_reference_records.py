@@ -1,5 +1,5 @@
 """Judgment import accepts every record the reference writes and checks ``predicted_steps``
-against the stored generation (issue 11)."""
+against the stored generation."""
 
 from __future__ import annotations
 

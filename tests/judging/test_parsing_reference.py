@@ -1,5 +1,5 @@
 """The ``reference`` judge-output profile, case by case from the reference implementation's
-rules (issue 11): strict whole-text JSON, retries, lenient normalisation, ``int()`` steps."""
+rules: strict whole-text JSON, retries, lenient normalisation, ``int()`` steps."""
 
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ def test_clean_procedure_passes_with_rates_recorded():
     assert r.passed and r.reason == "" and set(r.rates) == {2, 3, 4}
 
 
-# --- the 3- and 4-gram thresholds at their boundaries (issue 11) ---------------------------
+# --- the 3- and 4-gram thresholds at their boundaries ------------------------------------
 
 
 def _unique_steps(count, words, tag):

@@ -1,4 +1,4 @@
-"""Console benchmark (issue 13.4): no heavy work in a request, at 70,000 items.
+"""Console benchmark: no heavy work in a request, at 70,000 items.
 
 Data (bulk-created on a scratch PostgreSQL database ``bench_h2r_console``): 7,000 procedures ×
 10 generators = 70,000 generations (one dataset); a done judge run judging all 70,000 (70,000

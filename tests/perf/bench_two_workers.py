@@ -1,4 +1,4 @@
-"""Two Celery workers on one judge run against one worker (issue 13): throughput, duplicate
+"""Two Celery workers on one judge run against one worker: throughput, duplicate
 judgments and extra LLM requests. Each setting judges a fresh run of ``--n`` items through real
 worker processes (prefork, ``-c 1`` each), PostgreSQL and Redis, against the local
 OpenAI-compatible test server answering after ``--latency`` s, at the judge's ``--concurrency``.
@@ -121,7 +121,7 @@ def main() -> int:
             )
         ratio = results[2]["rate"] / results[1]["rate"]
         print(
-            f"two workers / one worker: {ratio:.2f}x (issue 13 target >= 1.8x: "
+            f"two workers / one worker: {ratio:.2f}x (target >= 1.8x: "
             + ("met)" if ratio >= 1.8 else "NOT met)")
         )
         # exactly-once is the hard requirement here; the speed-up is reported

@@ -1,11 +1,11 @@
-"""The probes behind README's "Reliability and security" table (issue 19), run by
+"""The probes behind README's "Reliability and security" table, run by
 tests/perf/reliability_table.py through pytest (for its PostgreSQL test database, live server
 and Django client). Not collected by the normal suite (the name does not start with test_);
 each probe appends rows ``{"area", "tried", "result", "bad"}`` to the JSON file named by
 ``RELIABILITY_OUT`` (``bad``: how many outcomes were wrong — a 5xx, a takeover, a row written).
 
-Item 6 of issue 19 (runs under injected faults: cancel, kill -9, redelivery; lost/duplicated/
-re-bought counts) is :func:`test_run_faults`, whose runs live in ``reliability_runs.py``.
+Runs under injected faults (cancel, kill -9, redelivery; lost/duplicated/
+re-bought counts) are :func:`test_run_faults`, whose runs live in ``reliability_runs.py``.
 """
 
 from __future__ import annotations
@@ -324,7 +324,7 @@ def test_upload_limit(make_user, settings):
 
 @pytest.mark.parametrize("fault", ["cancel_at_40", "redelivered_chunk", "kill_mid_chunk"])
 def test_run_faults(fault, tmp_path):
-    """Issue 19 item 6 / issue 13 item 1: runs under injected faults, through real workers
+    """Runs under injected faults, through real workers
     against the local LLM server (:mod:`tests.perf.reliability_runs`)."""
     from tests.perf import reliability_runs
 

@@ -1,4 +1,4 @@
-"""Runs under injected faults (issue 19 item 6, issue 13 item 1), for README's "Reliability and
+"""Runs under injected faults, for README's "Reliability and
 security" table: a judge run through real Celery worker processes, PostgreSQL and Redis against
 the local OpenAI-compatible test server, with
 

@@ -1,4 +1,4 @@
-"""A bounded schemathesis run over the whole API (issue 19.7): every operation of the OpenAPI
+"""A bounded schemathesis run over the whole API: every operation of the OpenAPI
 schema the app generates, fuzzed with each role's token against a running server, checked for
 ``not_a_server_error`` and ``status_code_conformance``. Used by tests/core/test_api_fuzz.py (the
 CI-sized run) and scripts/reliability_table.py (the README figures).

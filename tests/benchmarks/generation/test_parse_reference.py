@@ -1,5 +1,5 @@
 """The ``reference`` step-parsing profile (the default), case by case from the reference
-implementation's rules (issue 11), and single-pass prompt templating."""
+implementation's rules, and single-pass prompt templating."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19.2 for generation runs: the console and the CLI refuse a key variable the server
+"""Key-variable names for generation runs: the console and the CLI refuse a key variable the server
 reads itself (core.secrets), before anything is created."""
 
 from __future__ import annotations

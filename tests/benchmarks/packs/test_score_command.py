@@ -1,4 +1,4 @@
-"""``manage.py score SCORER FILE`` (issue 14 item 6): the documented shapes, the summary line,
+"""``manage.py score SCORER FILE``: the documented shapes, the summary line,
 --breakdown / --option, and errors that name FILE:LINE and the field with nothing printed."""
 
 import json

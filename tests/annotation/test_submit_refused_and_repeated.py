@@ -1,4 +1,4 @@
-"""Issue 19.5 on the annotator form: the text gate on every free-text field (comments, each
+"""Refused and repeated submits on the annotator form: the text gate on every free-text field (comments, each
 failure's description) for submits and drafts, one transaction per submit (a refused submit
 writes no row), redirect after a refused submit (a reload is a GET, never a 405), and the
 second submit of an item already submitted (two tabs) showing the first answer and the typed

@@ -1,4 +1,4 @@
-"""Judge runs tell the truth (issue 19, item 6), against the local OpenAI-compatible server:
+"""Judge runs report what happened, against the local OpenAI-compatible server:
 launch refused with the reason when the key variable is unset or the server does not answer;
 re-running only the failures (service, API, console); cancelled items counted as cancelled,
 not errors; duplicate chunk messages never double count."""

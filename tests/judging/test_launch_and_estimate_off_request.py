@@ -1,4 +1,4 @@
-"""Issue 13.4: no heavy work in a request. A judge run's launch answers with the run row only
+"""No heavy work in a request. A judge run's launch answers with the run row only
 (its items are selected and hashed by the worker holding the run's lease), a cost estimate is
 computed by a Celery task and polled, and a progress poll reads the run's row: one query."""
 

@@ -1,4 +1,4 @@
-"""A mining batch tells the truth (issue 19, item 6): launch refused when a stage's API key
+"""A mining batch reports what happened: launch refused when a stage's API key
 variable is unset or its server does not answer; a batch whose every LLM request failed ends
 "failed", not "done" at 100%."""
 

@@ -1,4 +1,4 @@
-"""Issue 13.4: the judge leaderboard out of the request. A large one is computed by a real
+"""The judge leaderboard out of the request. A large one is computed by a real
 Celery worker while the page polls; once stored it is shown at once (a few aggregate queries)
 until the judgments change, when the last one is shown marked as being updated."""
 

@@ -1,4 +1,4 @@
-"""Issue 13.4: promotion (embedding every candidate) and the batch page's progress are out of
+"""Promotion (embedding every candidate) and the batch page's progress are out of
 the request. The console and the API only ask for a promotion; a real Celery worker does it and
 the page polls its state; the batch page's progress poll reads the batch's row: one query."""
 
