@@ -12,6 +12,17 @@ import pytest
 from tests.support.worker import running_worker
 
 
+# --- The test-only run type (tests/runapp): the run engine tested without a real run type -----
+def pytest_configure(config) -> None:
+    """Install tests.runapp, before the test database is created (its migration makes its tables)."""
+    from django.test.utils import modify_settings
+
+    modify_settings(INSTALLED_APPS={"append": "tests.runapp"}).enable()
+
+
+# ------------------------------------------------------------------------------------------------
+
+
 def pytest_sessionstart(session) -> None:
     """``make test`` (and so CI) sets HOW2REVIEW_REQUIRE_POSTGRES=1: the suite then refuses to
     run on anything but PostgreSQL, instead of silently testing SQLite."""
@@ -114,7 +125,7 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     pg = context.new_page()
     pg.set_default_timeout(15_000)
-    # every browser test also checks that its pages pass the Content-Security-Policy (issue 19.4)
+    # every browser test also checks that its pages pass the Content-Security-Policy
     violations: list[str] = []
     context.on(
         "console",
