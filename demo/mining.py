@@ -113,8 +113,9 @@ def record_demo_replies() -> dict[str, int]:
     """Write ``replies.jsonl`` again: the corpus through every stage, the scripted replies
     recorded by the ``record`` backend. No database; returns the outcome counts."""
     from benchmarks.llm.registry import build_backend
+    from mining.documents import DocState
     from mining.heuristics import HeuristicsConfig
-    from mining.pipeline import DocState, Pipeline
+    from mining.pipeline import Pipeline
     from mining.services.batches import clean_options, iter_documents
     from mining.stages import LLM_STAGES
 

@@ -30,11 +30,14 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.llm.base import LLMRequest, takes_admit
-from mining.pipeline import DocState, Pipeline, StageUsage
+from mining.documents import DocState, StageUsage
 from mining.stages import STAGE_NUMBERS
+
+if TYPE_CHECKING:  # a type only: the pipeline runs its chunks through this module
+    from mining.pipeline import Pipeline
 
 WAIT_S = 0.05  # how often a feed with nothing to send looks at should_stop
 

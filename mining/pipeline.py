@@ -14,61 +14,14 @@ A document resumes after ``last_passed_stage``: one stored mid-way is not asked 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from mining import replies
+from mining.documents import DROPPED, ERROR, INVALID, KEPT, DocState, StageUsage
+from mining.flow import Flow
 from mining.heuristics import HeuristicsConfig, apply_heuristics
-from mining.stages import STAGE_NUMBERS, STAGES, render_prompt
-
-KEPT, DROPPED, INVALID, ERROR, PENDING = "kept", "dropped", "invalid", "error", "pending"
-
-
-@dataclass
-class DocState:
-    key: Any
-    text: str = ""
-    goal: str = ""
-    steps: list[str] = field(default_factory=list)
-    resources: list[str] = field(default_factory=list)
-    trace: dict[str, Any] = field(default_factory=dict)
-    outcome: str = PENDING
-    stage_reached: str = ""
-    last_passed_stage: int = 0
-    reason: str = ""
-
-    @property
-    def alive(self) -> bool:
-        return self.outcome == PENDING
-
-    def passed(self, stage: str, record: dict[str, Any]) -> None:
-        self.trace[stage] = {"stage_passed": True, **record}
-        self.stage_reached = stage
-        self.last_passed_stage = STAGE_NUMBERS[stage]
-
-    def stop(
-        self, stage: str, outcome: str, reason: str, record: dict[str, Any] | None = None
-    ) -> None:
-        self.trace[stage] = {"stage_passed": False, **(record or {}), "reason": reason}
-        self.stage_reached = stage
-        self.outcome = outcome
-        self.reason = f"{stage}: {reason}"
-
-
-@dataclass
-class StageUsage:
-    requests: int = 0
-    failed_requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def add(self, other: StageUsage) -> None:
-        self.requests += other.requests
-        self.failed_requests += other.failed_requests
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-
+from mining.stages import STAGES, render_prompt
 
 PARSERS: dict[str, Callable[[str], Any]] = {
     "procedures": replies.parse_extraction,
@@ -218,6 +171,4 @@ class Pipeline:
     def run(self, docs: list[DocState], **hooks: Any) -> dict[str, StageUsage]:
         """Every document of ``docs`` through the stages; the usage per LLM stage. ``hooks``:
         see :class:`mining.flow.Flow` (what the executor stores as it goes)."""
-        from mining.flow import Flow
-
         return Flow(self, **hooks).run(docs)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotation.agreement.alpha import BootstrapCI, _count_patterns
+from annotation.agreement.alpha import BootstrapCI, count_patterns
 from annotation.agreement.matrix import (
     NO_ITEM_TWICE,
     NO_LABELS,
@@ -78,7 +78,7 @@ def gwet_ac1_from_counts(
         return Undefined(NO_LABELS)
     if not (counts.sum(axis=1) >= 2).any():
         return Undefined(NO_ITEM_TWICE)
-    patterns, frequency = _count_patterns(counts)
+    patterns, frequency = count_patterns(counts)
     value, pa, pe = ac1_weighted(patterns, frequency[None, :].astype(np.float64), q)
     return AC1Parts(value=float(value[0]), pa=float(pa[0]), pe=float(pe[0]))
 
@@ -118,7 +118,7 @@ def ac1_bootstrap_ci(
     if isinstance(point, Undefined):
         return point
     counts = counts[counts.sum(axis=1) >= 1]
-    patterns, frequency = _count_patterns(counts)
+    patterns, frequency = count_patterns(counts)
     n_units = int(frequency.sum())
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(n_units, frequency / n_units, size=n_resamples)

@@ -57,7 +57,7 @@ def _alpha_undefined(matrix: LabelMatrix, level: str) -> Undefined | None:
     return None
 
 
-def _count_patterns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def count_patterns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of an items × categories count table and how often each occurs."""
     base = int(counts.max()) + 1 if counts.size else 1
     if counts.shape[1] * np.log2(base) < 62:
@@ -138,7 +138,7 @@ def alpha_bootstrap_ci(
     undefined = _alpha_undefined(matrix, level)
     if undefined:
         return undefined
-    patterns, frequency = _count_patterns(pairable_counts(matrix))
+    patterns, frequency = count_patterns(pairable_counts(matrix))
     n_units = int(frequency.sum())
     rng = np.random.default_rng(seed)
     # Same distribution either way; the cheaper draw: B·P binomials or B·N unit indices.

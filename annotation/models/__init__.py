@@ -12,9 +12,13 @@ from annotation.models.study import (
     Participant,
     Study,
     StudyItem,
-    _new_code,
-    _new_slug,
+    new_code,
+    new_slug,
 )
+
+# The names the first migration (0001_study_flow) holds for the study's defaults.
+_new_code = new_code
+_new_slug = new_slug
 
 __all__ = [
     "Adjudication",
@@ -29,6 +33,6 @@ __all__ = [
     "StudyItem",
     "StudyPay",
     "StudyRound",
-    "_new_code",
-    "_new_slug",
+    "new_code",
+    "new_slug",
 ]

@@ -15,11 +15,11 @@ from django.urls import reverse
 from benchmarks.models import Generation
 
 
-def _new_slug() -> str:
+def new_slug() -> str:
     return secrets.token_urlsafe(9)
 
 
-def _new_code() -> str:
+def new_code() -> str:
     return secrets.token_hex(4).upper()
 
 
@@ -46,7 +46,7 @@ class Study(models.Model):
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(
-        max_length=32, unique=True, default=_new_slug, help_text="Public part of the study URL."
+        max_length=32, unique=True, default=new_slug, help_text="Public part of the study URL."
     )
     description = models.TextField(blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
@@ -80,8 +80,8 @@ class Study(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Share of qualification items to answer correctly.",
     )
-    completion_code = models.CharField(max_length=64, default=_new_code)
-    screened_out_code = models.CharField(max_length=64, default=_new_code)
+    completion_code = models.CharField(max_length=64, default=new_code)
+    screened_out_code = models.CharField(max_length=64, default=new_code)
     assignment_timeout_minutes = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)]
     )

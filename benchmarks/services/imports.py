@@ -51,18 +51,18 @@ class ImportReport:
         return "\n".join([text, *self.notes])
 
 
-def _collect(errors: Iterable[formats.RecordError], cap: int) -> formats.ErrorCollector:
+def collect_errors(errors: Iterable[formats.RecordError], cap: int) -> formats.ErrorCollector:
     collector = formats.ErrorCollector(cap=cap)
     collector.extend(errors)
     return collector
 
 
-def _limits() -> formats.Limits:
+def import_limits() -> formats.Limits:
     return formats.Limits.from_mapping(getattr(settings, "IMPORT_LIMITS", None))
 
 
 @contextmanager
-def _open_lines(
+def open_lines(
     path: Path | str | None, lines: Iterable[bytes | str] | None
 ) -> Iterator[Iterable[bytes | str]]:
     if (path is None) == (lines is None):
@@ -74,13 +74,13 @@ def _open_lines(
         yield handle
 
 
-def _check_name(value: str | None, *, option: str, model, field_name: str) -> None:
+def check_name(value: str | None, *, option: str, model, field_name: str) -> None:
     limit = model._meta.get_field(field_name).max_length
     if value is not None and (not value.strip() or len(value) > limit):
         raise ValueError(f"{option} must be 1 to {limit} characters, got {len(value)}")
 
 
-def _conflict(line: int, what: str) -> formats.RecordError:
+def conflict_error(line: int, what: str) -> formats.RecordError:
     """A record whose ``source_example_id`` is stored with other content (refused unless
     ``update``)."""
     return formats.RecordError(line, "source_example_id", f"{what} (use --update to replace it)")
@@ -119,11 +119,11 @@ def procedures_import(
     Records whose ``source_example_id`` is already in the dataset with the same content are left
     alone; with different content they are an error unless ``update`` is true.
     """
-    _check_name(dataset, option="--dataset", model=Dataset, field_name="name")
-    _check_name(version, option="--version", model=Dataset, field_name="version")
+    check_name(dataset, option="--dataset", model=Dataset, field_name="name")
+    check_name(version, option="--version", model=Dataset, field_name="version")
     source = str(path) if path is not None else "input"
-    with _open_lines(path, lines) as stream:
-        parsed = formats.read_examples(stream, limits=_limits(), max_errors=max_errors)
+    with open_lines(path, lines) as stream:
+        parsed = formats.read_examples(stream, limits=import_limits(), max_errors=max_errors)
     if parsed.errors:
         raise ImportRefused(parsed.errors, source=source)
     records: list[formats.ExampleRecord] = parsed.records
@@ -133,7 +133,7 @@ def procedures_import(
     missing = {r.topic_slug for r in records if r.topic_slug and r.topic_slug not in topics}
     if missing:
         raise ImportRefused(
-            _collect(
+            collect_errors(
                 (
                     formats.RecordError(
                         r.line,
@@ -187,12 +187,12 @@ def procedures_import(
                 to_update.append(current)
             else:
                 conflicts.append(
-                    _conflict(
+                    conflict_error(
                         r.line, f"{r.source_example_id!r} is already in {ds} with different content"
                     )
                 )
         if conflicts:
-            raise ImportRefused(_collect(conflicts, max_errors), source=source)
+            raise ImportRefused(collect_errors(conflicts, max_errors), source=source)
 
         Procedure.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
         if to_update:
@@ -266,11 +266,11 @@ def generations_import(
     where an id found in several datasets is an error. ``token_count`` is counted over the predicted steps (o200k)
     when a record has none.
     """
-    _check_name(generator, option="--generator", model=Generator, field_name="name")
+    check_name(generator, option="--generator", model=Generator, field_name="name")
     source = str(path) if path is not None else "input"
     ds = dataset_resolve(dataset) if dataset else None
-    with _open_lines(path, lines) as stream:
-        parsed = formats.read_generations(stream, limits=_limits(), max_errors=max_errors)
+    with open_lines(path, lines) as stream:
+        parsed = formats.read_generations(stream, limits=import_limits(), max_errors=max_errors)
     if parsed.errors:
         raise ImportRefused(parsed.errors, source=source)
     records: list[formats.GenerationRecord] = parsed.records
@@ -279,7 +279,7 @@ def generations_import(
     where = f"dataset {ds}" if ds else "any dataset"
     matched, errors = formats.match_generations(records, index, where=where)
     if errors:
-        raise ImportRefused(_collect(errors, max_errors), source=source)
+        raise ImportRefused(collect_errors(errors, max_errors), source=source)
 
     # Token counting (pure CPU) runs one chunk ahead in a helper thread, overlapping the database
     # round trips of the previous chunk; the transaction stays on this thread.
@@ -339,7 +339,7 @@ def generations_import(
                         to_update.append(current)
                     else:
                         conflicts.append(
-                            _conflict(
+                            conflict_error(
                                 r.line,
                                 f"generator {gen.name!r} already has a different generation for "
                                 f"{r.source_example_id!r}",
@@ -351,7 +351,7 @@ def generations_import(
                     Generation.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
                     created += len(to_create)
             if conflicts:
-                raise ImportRefused(_collect(conflicts, max_errors), source=source)
+                raise ImportRefused(collect_errors(conflicts, max_errors), source=source)
             if to_update:
                 Generation.objects.bulk_update(
                     to_update,

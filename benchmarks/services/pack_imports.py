@@ -22,11 +22,11 @@ from benchmarks.services.imports import (
     BATCH_SIZE,
     ImportRefused,
     ImportReport,
-    _check_name,
-    _collect,
-    _conflict,
-    _limits,
-    _open_lines,
+    check_name,
+    collect_errors,
+    conflict_error,
+    import_limits,
+    open_lines,
 )
 from benchmarks.tokens import count_steps_tokens
 
@@ -92,12 +92,12 @@ def pack_import(
     except KeyError as exc:
         raise ValueError(exc.args[0]) from None
     family(pack)  # a pack without an import shape is a ValueError
-    _check_name(dataset, option="--dataset", model=Dataset, field_name="name")
-    _check_name(version, option="--version", model=Dataset, field_name="version")
-    _check_name(generator, option="--generator", model=Generator, field_name="name")
+    check_name(dataset, option="--dataset", model=Dataset, field_name="name")
+    check_name(version, option="--version", model=Dataset, field_name="version")
+    check_name(generator, option="--generator", model=Generator, field_name="name")
     source = str(path) if path is not None else "input"
-    with _open_lines(path, lines) as stream:
-        parsed = read_pack_lines(stream, pack=scorer, limits=_limits(), max_errors=max_errors)
+    with open_lines(path, lines) as stream:
+        parsed = read_pack_lines(stream, pack=scorer, limits=import_limits(), max_errors=max_errors)
     if parsed.errors:
         raise ImportRefused(parsed.errors, source=source)
     records: list[PackLine] = parsed.records
@@ -135,10 +135,12 @@ def pack_import(
                 changed_items.append(current)
             else:
                 conflicts.append(
-                    _conflict(r.line, f"{r.source_example_id!r} is already in {ds} with other gold")
+                    conflict_error(
+                        r.line, f"{r.source_example_id!r} is already in {ds} with other gold"
+                    )
                 )
         if conflicts:
-            raise ImportRefused(_collect(conflicts, max_errors), source=source)
+            raise ImportRefused(collect_errors(conflicts, max_errors), source=source)
         Procedure.objects.bulk_create(new_items, batch_size=BATCH_SIZE)
         if changed_items:
             Procedure.objects.bulk_update(changed_items, PROCEDURE_FIELDS, batch_size=BATCH_SIZE)
@@ -203,14 +205,14 @@ def _import_outputs(
             changed.append(current)
         else:
             conflicts.append(
-                _conflict(
+                conflict_error(
                     r.line,
                     f"generator {gen.name!r} already has a different output for "
                     f"{r.source_example_id!r}",
                 )
             )
     if conflicts:
-        raise ImportRefused(_collect(conflicts, max_errors), source=source)
+        raise ImportRefused(collect_errors(conflicts, max_errors), source=source)
     Generation.objects.bulk_create(new, batch_size=BATCH_SIZE)
     if changed:
         Generation.objects.bulk_update(changed, GENERATION_FIELDS, batch_size=BATCH_SIZE)

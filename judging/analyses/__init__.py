@@ -10,6 +10,6 @@ ref is 0), ``no_failure`` (1/0), ``step_count_mismatch``, ``duplicate_steps``,
 - :mod:`~judging.analyses.breakdowns` — How2Score with CIs by topic and step-count bucket.
 - :mod:`~judging.analyses.checkpoints` — checkpoint metadata, scaling series (Figure 1b),
   formatting proxies (D.3), Spearman between two checkpoint orderings (D.4).
-- :mod:`~judging.analyses.plots` — a server-side SVG line chart.
+- the scaling chart is drawn by :func:`core.charts.line_chart_svg`.
 - :mod:`~judging.analyses.export` — rows as CSV.
 """

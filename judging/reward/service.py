@@ -18,7 +18,7 @@ from benchmarks.selectors.catalog import DatasetRefError, dataset_resolve
 from judging import prompting
 from judging.models import Judge, Judgment
 from judging.reward import spec
-from judging.services.execution import _replace_parse_failed
+from judging.services.execution import replace_parse_failed
 from judging.services.items import ItemInput, judge_parse, judge_request, judgment_from_response
 
 
@@ -176,7 +176,7 @@ def finish(prepared: Prepared, results: list[LLMResponse | LLMError]) -> dict[st
     if new:
         with transaction.atomic():
             Judgment.objects.bulk_create(
-                _replace_parse_failed(judge=judge, new=new), ignore_conflicts=True
+                replace_parse_failed(judge=judge, new=new), ignore_conflicts=True
             )
     stored = {
         j.content_hash: j

@@ -1,15 +1,14 @@
 """What the analyses pages show: the reports of :mod:`judging.selectors.analyses` formatted
-once, their plots (:mod:`annotation.plots`, :mod:`judging.analyses.plots`) and the flat tables
+once, their plots (:mod:`core.charts`) and the flat tables
 their CSV exports write."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from annotation.plots import bar_chart_svg
+from core.charts import bar_chart_svg, line_chart_svg
 from core.formatting import fmt_number, fmt_percent
 from judging.analyses.checkpoints import PROXIES
-from judging.analyses.plots import line_chart_svg
 
 
 def _ci(block: dict, scale: float = 100.0) -> str:

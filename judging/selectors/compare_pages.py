@@ -1,6 +1,6 @@
 """What the comparison pages show: the template contexts of :mod:`judging.views.compare`,
 built from the numbers of :mod:`judging.selectors.comparison` and the plots of
-:mod:`annotation.plots` (statistics formatted once, by :mod:`core.formatting`)."""
+:mod:`core.charts` (statistics formatted once, by :mod:`core.formatting`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from functools import partial
 
 from annotation.models import Study
-from annotation.plots import bar_chart_svg, confusion_matrix_svg
 from benchmarks.models import Dataset
+from core.charts import bar_chart_svg, confusion_matrix_svg
 from core.formatting import DASH
 from core.formatting import fmt_stat as _fmt_stat
 from judging import comparison as cmp

@@ -23,7 +23,7 @@ from benchmarks.tokens import count_steps_tokens
 from judging import comparison as cmp
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
-from judging.selectors.judgments import _score_records, how2score_report
+from judging.selectors.judgments import how2score_report, score_records
 
 Verdicts = dict[Any, bool | None]
 
@@ -111,7 +111,7 @@ def judges_with_verdicts(*, generation_ids: Iterable[int]) -> list[Judge]:
     return list(Judge.objects.filter(judge_id__in=keys).order_by("name"))
 
 
-def _study_majority(study: Study) -> tuple[dict[int, bool | None], list, dict[int, int]]:
+def study_majority(study: Study) -> tuple[dict[int, bool | None], list, dict[int, int]]:
     """(``{generation id: human majority}``, the label rows, ``{item id: generation id}``)."""
     label_rows = study_label_rows(study=study)
     majority_by_item = cmp.human_majority(
@@ -136,7 +136,7 @@ def _pairs(judges: Sequence[Judge], verdicts: dict[int, Verdicts]) -> list[dict[
 def study_comparison(*, study: Study, judges: Sequence[Judge] | None = None) -> dict[str, Any]:
     """Each judge against the human majority of ``study`` (overall, per class, κ, confusion),
     judge↔judge agreement on the study's items, and the leave-one-out human baseline."""
-    majority, label_rows, item_generation = _study_majority(study)
+    majority, label_rows, item_generation = study_majority(study)
     generation_ids = list(item_generation.values())
     if judges is None:
         judges = judges_with_verdicts(generation_ids=generation_ids)
@@ -206,7 +206,7 @@ def generator_rankings(
     for judge in judges:
         report = how2score_report(judge=judge, dataset=dataset)
         mine = verdicts[judge.name] = {}
-        for rec in _score_records(judge=judge, generator=None, run=None, dataset=dataset):
+        for rec in score_records(judge=judge, generator=None, run=None, dataset=dataset):
             mine[rec["generation_id"]] = None if rec["parse_failed"] else rec["has_failure"]
             generator_of[rec["generation_id"]] = rec["generator"]
         scored = {g["generator"]: g["how2score"] for g in report["generators"] if g["n_examples"]}
@@ -368,7 +368,7 @@ def judge_leaderboard(
                 t.gen_tokens_no_failure += gen
                 t.ref_tokens_no_failure += ref_tokens
     if study is not None:
-        majority, _, item_generation = _study_majority(study)
+        majority, _, item_generation = study_majority(study)
         verdicts = verdicts_for_generations(judges=judges, generation_ids=item_generation.values())
         for j in judges:
             totals[j.pk].human = cmp.judge_vs_majority(majority=majority, verdicts=verdicts[j.pk])

@@ -161,7 +161,7 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
     }
 
 
-def _score_records(
+def score_records(
     *, judge: Judge, generator: Generator | None, run: JudgeRun | None, dataset: Dataset | None
 ):
     items = JudgeRunItem.objects.filter(judgment__judge_key=judge.judge_id)
@@ -208,7 +208,7 @@ def how2score_report(
     dataset: Dataset | None = None,
 ) -> dict[str, Any]:
     """How2Score of ``judge`` overall and by topic, per generator (or for one generator)."""
-    records = list(_score_records(judge=judge, generator=generator, run=run, dataset=dataset))
+    records = list(score_records(judge=judge, generator=generator, run=run, dataset=dataset))
     by_generator: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         by_generator.setdefault(rec["generator"], []).append(rec)

@@ -1,5 +1,5 @@
 """How2Score with uncertainty for one judge (reads): the judge's verdicts per generator from
-:func:`judging.selectors.judgments._score_records`, the numbers from
+:func:`judging.selectors.judgments.score_records`, the numbers from
 :mod:`judging.stats.how2score`."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from benchmarks.models import Dataset
 from judging.models import Judge
-from judging.selectors.judgments import _score_records
+from judging.selectors.judgments import score_records
 from judging.stats import how2score as h2s
 
 
@@ -25,7 +25,7 @@ def how2score_uncertainty(
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1")
     options = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    records = _score_records(judge=judge, generator=None, run=None, dataset=dataset)
+    records = score_records(judge=judge, generator=None, run=None, dataset=dataset)
     rows, outcomes = h2s.generator_scores(records, **options)
     ranked = [r["generator"] for r in rows if r["n_examples"]]
     return {

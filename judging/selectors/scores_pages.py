@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.plots import bar_chart_svg
 from benchmarks.models import Dataset
+from core.charts import bar_chart_svg
 from core.formatting import fmt_number, fmt_percent
 from judging.models import Judge
 from judging.selectors.scores import how2score_uncertainty

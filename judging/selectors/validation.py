@@ -65,7 +65,7 @@ def judge_validation(
     if n_resamples < 0:
         raise ValueError("the number of bootstrap resamples cannot be negative")
     options = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    majority, label_rows, item_generation = sel._study_majority(study)
+    majority, label_rows, item_generation = sel.study_majority(study)
     generation_ids = list(item_generation.values())
     if others is None:
         others = [

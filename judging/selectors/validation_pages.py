@@ -1,12 +1,12 @@
 """What the judge validation page shows: the report of :mod:`judging.selectors.validation`
-formatted once (:mod:`core.formatting`) and its plot (:mod:`annotation.plots`)."""
+formatted once (:mod:`core.formatting`) and its plot (:mod:`core.charts`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from annotation.models import Study
-from annotation.plots import bar_chart_svg, confusion_matrix_svg
+from core.charts import bar_chart_svg, confusion_matrix_svg
 from core.formatting import fmt_interval, fmt_stat
 from judging import comparison as cmp
 from judging.models import Judge

@@ -256,7 +256,7 @@ def _pending_inputs(
                 return
 
 
-def _replace_parse_failed(*, judge: Judge, new: list[Judgment]) -> list[Judgment]:
+def replace_parse_failed(*, judge: Judge, new: list[Judgment]) -> list[Judgment]:
     """Judgments of content whose stored judgment failed to parse replace it (a later run asks
     again instead of reusing a parse failure); returns the ones still to create."""
     stale = set(
@@ -326,7 +326,7 @@ def judgments_store(
     with transaction.atomic():
         if new:
             stale = progress is None or progress.stale_parse_failures
-            to_create = _replace_parse_failed(judge=judge, new=new) if stale else new
+            to_create = replace_parse_failed(judge=judge, new=new) if stale else new
             Judgment.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=1000)
             # one UPDATE linking each item to the judgment of its content (unique index lookup)
             JudgeRunItem.objects.filter(id__in=answered).update(

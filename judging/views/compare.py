@@ -1,7 +1,7 @@
 """Researcher pages for the comparisons: judges vs the human majority of a study, judge↔judge
 agreement, generator rankings with Kendall's τ, and the judge leaderboard. Thin: the page
 contexts come from :mod:`judging.selectors.compare_pages` (numbers from
-:mod:`judging.selectors.comparison`, plots from :mod:`annotation.plots`)."""
+:mod:`judging.selectors.comparison`, plots from :mod:`core.charts`)."""
 
 from __future__ import annotations
 

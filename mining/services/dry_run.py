@@ -9,8 +9,9 @@ from typing import Any
 
 from benchmarks.tokens import count_tokens
 from mining import readers
+from mining.documents import DocState
 from mining.heuristics import HeuristicsConfig
-from mining.pipeline import DocState, Pipeline
+from mining.pipeline import Pipeline
 from mining.services.batches import clean_options, iter_documents
 from mining.stages import STAGES, parse_stages, render_prompt
 

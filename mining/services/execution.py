@@ -29,9 +29,10 @@ from benchmarks.llm.registry import build_backend, queue_for
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.reply_writer import Backpressure, ReplyWriter, unstored_max
+from mining.documents import DocState, StageUsage
 from mining.heuristics import HeuristicsConfig
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
-from mining.pipeline import DocState, Pipeline, StageUsage
+from mining.pipeline import Pipeline
 from mining.services import progress
 from mining.services.budgets import Intake
 from mining.services.ingest import batch_ingest

@@ -28,8 +28,8 @@ from django.utils import timezone
 
 from core.runs.engine import Lease
 from mining.costs import cost_usd
+from mining.documents import DocState, StageUsage
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
-from mining.pipeline import DocState, StageUsage
 
 Outcome = MiningDocument.Outcome
 # what a write sets on a document, in snapshot order (then updated_at)

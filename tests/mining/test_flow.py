@@ -13,7 +13,8 @@ import pytest
 
 from benchmarks.llm.base import LLMBackend, LLMResponse
 from benchmarks.llm.registry import build_backend
-from mining.pipeline import KEPT, PENDING, DocState, Pipeline
+from mining.documents import KEPT, PENDING, DocState
+from mining.pipeline import Pipeline
 from mining.stages import LLM_STAGES
 from tests.mining.script import MiningScript
 

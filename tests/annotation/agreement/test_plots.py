@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from annotation.agreement_report import build_report, parse_label_csv
-from annotation.plots import bar_chart_svg, confusion_matrix_svg, report_plots
+from annotation.plots import report_plots
+from core.charts import bar_chart_svg, confusion_matrix_svg
 from tests.annotation.agreement.test_report import CSV
 
 NS = {"s": "http://www.w3.org/2000/svg"}

@@ -3,6 +3,7 @@
 import pytest
 
 from benchmarks.checkpoints import CheckpointError, checkpoint_clean
+from core.charts import line_chart_svg
 from judging.analyses.breakdowns import breakdown, step_bucket
 from judging.analyses.checkpoints import (
     checkpoint_summary,
@@ -10,7 +11,6 @@ from judging.analyses.checkpoints import (
     parse_value_column,
 )
 from judging.analyses.export import csv_text
-from judging.analyses.plots import line_chart_svg
 
 
 def row(generator, topic, steps, ok, tokens=100, mismatch=0, dup=0, ngram=0.0):
