@@ -41,6 +41,7 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
+from celery import current_app
 from django.apps import apps
 from django.db import connections, transaction
 from django.db.models import Case, F, Q, Value, When
@@ -148,6 +149,9 @@ class RunExecutor(ABC):
         return None
 
 
+RUN_CHUNK_TASK = "core.run_chunk"  # the registered name of core.tasks.run_chunk
+
+
 @dataclass(frozen=True)
 class ChunkOutcome:
     status: str  # more | done | failed | cancelled | busy | lost | inactive
@@ -177,12 +181,12 @@ def executor_for(model: type[Run]) -> RunExecutor:
 
 
 def enqueue(run: Run, *, countdown: float | None = None, lane: int | None = None) -> None:
-    """Send one chunk task for ``run`` (or its lane) now (:func:`launch` sends on commit)."""
-    from core.tasks import run_chunk
-
+    """Send one chunk task for ``run`` (or its lane) now (:func:`launch` sends on commit). The
+    task (:func:`core.tasks.run_chunk`, which calls this module) is found by its registered
+    name, so the engine does not import it back (``core.apps`` registers it at start)."""
     queue = executor_for(type(run)).queue(run)
     args = (run._meta.label, run.pk) if lane is None else (run._meta.label, run.pk, lane)
-    run_chunk.apply_async(args, countdown=countdown or None, queue=queue)
+    current_app.tasks[RUN_CHUNK_TASK].apply_async(args, countdown=countdown or None, queue=queue)
 
 
 def enqueue_by_id(
