@@ -20,7 +20,8 @@ from benchmarks.models import Dataset, Generator, Topic
 from core.errors import validation_text
 from core.polling import Poll, next_poll
 from core.roles import is_admin
-from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment
+from core.runs.console import RunAdmin
+from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment, LeaderboardReport
 from judging.selectors import judgments as selectors
 from judging.services import estimates
 from judging.services import runs as services
@@ -328,3 +329,18 @@ class JudgmentAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(JudgeRunEstimate)
+class JudgeRunEstimateAdmin(RunAdmin):
+    """Cost estimates, runs of the engine (asked on the launch page or the API)."""
+
+    run_columns = ("judge",)
+    list_select_related = ("judge",)
+
+
+@admin.register(LeaderboardReport)
+class LeaderboardReportAdmin(RunAdmin):
+    """Stored judge leaderboards, runs of the engine recomputed when their data changed."""
+
+    run_columns = ("key", "study", "computed_at")

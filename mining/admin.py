@@ -1,12 +1,14 @@
-"""The mining console: batches (cancel, resume), their documents and usage per stage."""
+"""The mining console: batches (cancel, resume), their documents and usage per stage, and
+promotions into datasets (runs of the engine, cancel and resume like every run)."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
 from benchmarks.llm.replay import is_replay
 from core.errors import validation_text
+from core.runs.console import RunAdmin
 from core.runs.models import RUN_STATE_FIELDS
-from mining.models import MiningBatch, MiningDocument, MiningStageUsage
+from mining.models import MiningBatch, MiningDocument, MiningPromotion, MiningStageUsage
 from mining.services import batches as services
 
 
@@ -71,4 +73,11 @@ class MiningDocumentAdmin(admin.ModelAdmin):
     list_display = ["id", "batch", "position", "source_id", "topic", "outcome", "stage_reached"]
     list_filter = ["outcome", "stage_reached", "topic"]
     search_fields = ["source_id", "goal"]
+    raw_id_fields = ["batch"]
+
+
+@admin.register(MiningPromotion)
+class MiningPromotionAdmin(RunAdmin):
+    run_columns = ("batch", "target")
+    list_select_related = ("batch",)
     raw_id_fields = ["batch"]

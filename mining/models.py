@@ -116,3 +116,42 @@ class MiningStageUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.batch_id}:{self.stage}"
+
+
+class MiningPromotion(Run):
+    """A batch's kept procedures promoted into a dataset (:mod:`mining.services.promotion`), a
+    run of the engine like the batch itself: asked in the console or the API, worked by the
+    engine's chunk task (embedding every candidate takes seconds to minutes), cancelled and
+    resumed like every run. ``n_total`` is the candidates (kept documents with a topic),
+    ``n_done`` the procedures in the promoted dataset: both counted from rows."""
+
+    executor_path = "mining.services.promotion.MiningPromotionExecutor"
+
+    batch = models.ForeignKey(MiningBatch, on_delete=models.CASCADE, related_name="promotions")
+    params = models.JSONField(
+        default=dict,
+        help_text="dataset_name, version, description, per_topic, seed, dedup_against (a "
+        "dataset id), threshold",
+    )
+    dataset = models.ForeignKey(
+        "benchmarks.Dataset",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the dataset made (done)",
+    )
+    result = models.JSONField(
+        null=True, blank=True, help_text="promoted, candidates, duplicates, per_topic (done)"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"promotion {self.pk} of batch {self.batch_id} ({self.status})"
+
+    @property
+    def target(self) -> str:
+        """The dataset asked for, ``name@version``."""
+        return f"{self.params.get('dataset_name', '')}@{self.params.get('version', 'v1')}"

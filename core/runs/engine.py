@@ -69,6 +69,11 @@ class LeaseState(enum.Enum):
     DUE = "due"
 
 
+# what a one-step executor (an estimate, a leaderboard, a promotion) may store its result under:
+# its step cannot be split, so a chunk whose time is up still stores what it computed
+KEEP_WORKING = (LeaseState.HELD, LeaseState.DUE)
+
+
 @dataclass(frozen=True)
 class Lease:
     """The right of one execution to work one run, or one lane of it (``lane``; the executor

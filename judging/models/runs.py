@@ -4,7 +4,6 @@ engine's (:class:`core.runs.models.Run`); what is a judge run's own is here."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
 from core.runs.models import Run
@@ -81,33 +80,20 @@ class JudgeRunItem(models.Model):
         return f"item {self.pk} of run {self.run_id} (generation {self.generation_id})"
 
 
-class JudgeRunEstimate(models.Model):
-    """A cost estimate asked for in the console or the API and worked by a Celery task
-    (``judging.estimate``): the page polls it until ``result`` is there."""
+class JudgeRunEstimate(Run):
+    """A cost estimate asked for in the console or the API, a run of the engine (:mod:`core.runs`)
+    worked by its chunk task (it hashes every selected item and samples prompts for their
+    tokens): the page polls it until ``result`` is there. One item, the estimate itself:
+    ``n_done`` is 1 once its result is stored."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    executor_path = "judging.services.estimates.JudgeRunEstimateExecutor"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="estimates")
     selection = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"estimate {self.pk} for {self.judge_id} ({self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -1,7 +1,8 @@
-"""Cost estimates out of the request: the console or the API stores what is asked
-(:func:`judge_run_estimate_request`) and a Celery task (``judging.estimate``) computes it
-(:func:`judge_run_estimate_work`, which hashes every selected item and samples prompts for
-their tokens); the page polls the row until its result is there."""
+"""Cost estimates out of the request, as runs of the engine (:mod:`core.runs.engine`): the
+console or the API stores what is asked (:func:`judge_run_estimate_request`) and the engine's
+chunk task computes it (:class:`JudgeRunEstimateExecutor`, which hashes every selected item
+and samples prompts for their tokens); the page polls the row until its result is there. An
+estimate is cancelled and resumed like every run."""
 
 from __future__ import annotations
 
@@ -12,29 +13,35 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.runs import engine
+from core.runs.engine import KEEP_WORKING, Lease, RunExecutor
+from core.runs.models import RunStatus
 from judging.models import Judge, JudgeRunEstimate
 from judging.selectors import judgments as selectors
-from judging.services.runs import judge_run_estimate
+from judging.services.runs import selection_estimate
 
 KEEP = timedelta(days=1)  # estimates older than this are deleted when a new one is asked
 
 
 def enqueue_estimate(estimate_id: int) -> None:
-    """Send the estimate's task (after commit: see :func:`judge_run_estimate_request`)."""
-    from judging.tasks import estimate
-
-    estimate.delay(estimate_id)
+    """Send the estimate's first chunk (after commit: see :func:`judge_run_estimate_request`)."""
+    est = JudgeRunEstimate.objects.filter(pk=estimate_id).first()
+    if est is not None and est.is_active:
+        engine.enqueue(est)
 
 
 def judge_run_estimate_request(*, judge: Judge, selection: dict[str, Any], user=None):
     """Validate the selection (errors name the field) and store an estimate to be computed by
-    a worker; its task is sent when the transaction commits."""
+    a worker; its chunk is sent when the transaction commits."""
     if judge.backend == Judge.Backend.IMPORTED:
         raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
     selection = selectors.selection_clean(selection)
     with transaction.atomic():
-        JudgeRunEstimate.objects.filter(created_at__lt=timezone.now() - KEEP).delete()
-        est = JudgeRunEstimate.objects.create(judge=judge, selection=selection, created_by=user)
+        old = JudgeRunEstimate.objects.filter(created_at__lt=timezone.now() - KEEP)
+        old.exclude(status__in=JudgeRunEstimate.ACTIVE).delete()
+        est = JudgeRunEstimate.objects.create(
+            judge=judge, selection=selection, created_by=user, n_total=1
+        )
         transaction.on_commit(lambda: enqueue_estimate(est.pk))
     return est
 
@@ -44,25 +51,37 @@ def _json_ready(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def judge_run_estimate_work(*, estimate_id: int) -> JudgeRunEstimate | None:
-    """Compute a stored estimate (the task's body). Computing is read-only, so a redelivered
-    task may compute it again; a finished estimate is left as it is."""
-    est = JudgeRunEstimate.objects.select_related("judge").filter(pk=estimate_id).first()
-    if est is None or est.is_finished:
+    """Compute a stored estimate in this process (commands, tests): the engine works it as its
+    chunk task would. A finished estimate is left as it is."""
+    est = JudgeRunEstimate.objects.filter(pk=estimate_id).first()
+    if est is None or not est.is_active:
         return est
-    JudgeRunEstimate.objects.filter(pk=est.pk).update(status=JudgeRunEstimate.Status.RUNNING)
-    try:
-        result = judge_run_estimate(judge=est.judge, selection=est.selection)
-    except Exception as exc:  # noqa: BLE001 - stored and shown on the page, not lost in a log
-        JudgeRunEstimate.objects.filter(pk=est.pk).update(
-            status=JudgeRunEstimate.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-            finished_at=timezone.now(),
-        )
-    else:
-        JudgeRunEstimate.objects.filter(pk=est.pk).update(
-            status=JudgeRunEstimate.Status.DONE,
-            result=_json_ready(result),
-            finished_at=timezone.now(),
-        )
-    est.refresh_from_db()
-    return est
+    return engine.execute_inline(est)
+
+
+def judge_run_estimate_cancel(*, estimate: JudgeRunEstimate) -> JudgeRunEstimate:
+    return engine.cancel(estimate)
+
+
+class JudgeRunEstimateExecutor(RunExecutor):
+    """One chunk computes the whole estimate (read-only, so a redelivered chunk may compute it
+    again); the result is stored only while the lease is held and the estimate not cancelled.
+    An error fails the run with its text, shown on the page."""
+
+    def work_chunk(self, run: JudgeRunEstimate, lease: Lease) -> bool:
+        result = selection_estimate(judge=run.judge, selection=run.selection)  # stored clean
+        if lease.beat() not in KEEP_WORKING:
+            return True  # cancelling or lost: the engine ends or leaves it
+        lease.held().update(result=_json_ready(result))
+        return False
+
+    def counters(self, run: JudgeRunEstimate) -> dict[str, Any]:
+        """One item, the estimate: done once its result is stored (counted from the row)."""
+        stored = JudgeRunEstimate.objects.filter(pk=run.pk, result__isnull=False).exists()
+        return {"n_total": 1, "n_done": int(stored)}
+
+    def outcome(self, run: JudgeRunEstimate) -> tuple[str, str]:
+        return RunStatus.DONE, ""
+
+    def on_resume(self, run: JudgeRunEstimate) -> None:
+        JudgeRunEstimate.objects.filter(pk=run.pk).update(result=None)

@@ -4,8 +4,9 @@ items), so it is stored per choice of judges and study (:class:`judging.models.L
 with the state of the data it was computed on (:func:`leaderboard_signature`: a few aggregate
 queries). A page asks :func:`leaderboard_get`: a stored report of the same state is shown at
 once; otherwise a small leaderboard (at most :data:`INLINE_MAX` judgments) is computed in the
-request, and a large one by a Celery task (``judging.leaderboard``) while the page shows the
-last report, marked as being updated, and polls."""
+request, and a large one by a run of the engine (:class:`LeaderboardReportExecutor`, the
+engine's chunk task; the report row is the run, resumed whenever it is asked again) while the
+page shows the last report, marked as being updated, and polls."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.models import Annotation, Study
+from core.runs import engine
+from core.runs.engine import KEEP_WORKING, Lease, RunExecutor
+from core.runs.models import RunStatus
 from judging.models import Judge, JudgeRun, Judgment, LeaderboardReport
 from judging.selectors import comparison as sel
 
@@ -62,12 +66,6 @@ def leaderboard_signature(
     return hashlib.sha256("|".join(parts).encode()).hexdigest(), judgments["n"]
 
 
-def enqueue_leaderboard(report_id: int) -> None:
-    from judging.tasks import leaderboard
-
-    leaderboard.delay(report_id)
-
-
 def _json_ready(value: Any) -> Any:
     """What jsonb stores: NaN and infinities become null, other values their text."""
     if isinstance(value, dict):
@@ -81,22 +79,37 @@ def _json_ready(value: Any) -> Any:
     return str(value)
 
 
-def _compute(report: LeaderboardReport, signature: str) -> None:
+def _result(report: LeaderboardReport) -> Any:
     judges = None if report.judges is None else list(Judge.objects.filter(name__in=report.judges))
+    return _json_ready(sel.judge_leaderboard(judges=judges, study=report.study))
+
+
+def _stored(report: LeaderboardReport, result: Any, signature: str) -> dict[str, Any]:
+    return {
+        "result": result,
+        "signature": signature,
+        "error": "",
+        "computed_at": timezone.now(),
+        "n_total": 1,
+        "n_done": 1,
+    }
+
+
+def _compute_inline(report: LeaderboardReport, signature: str) -> None:
+    """A small leaderboard, computed in the request (tens of ms): not a background run, but the
+    row ends as a finished run would."""
+    now = timezone.now()
     try:
-        result = sel.judge_leaderboard(judges=judges, study=report.study)
-        result = _json_ready(result)
+        result = _result(report)
     except Exception as exc:  # noqa: BLE001 - stored and shown on the page
         LeaderboardReport.objects.filter(pk=report.pk).update(
-            status=LeaderboardReport.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+            status=RunStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=now,
         )
         return
     LeaderboardReport.objects.filter(pk=report.pk).update(
-        status=LeaderboardReport.Status.DONE,
-        result=result,
-        signature=signature,
-        error="",
-        computed_at=timezone.now(),
+        status=RunStatus.DONE, finished_at=now, **_stored(report, result, signature)
     )
 
 
@@ -104,31 +117,32 @@ def leaderboard_get(
     *, judges: Sequence[Judge] | None, study: Study | None, refresh: bool = False
 ) -> dict[str, Any]:
     """``{"report": the leaderboard or None, "fresh": computed on the current data, "pending":
-    a worker is recomputing it, "computed_at", "error"}``. ``refresh`` recomputes even when
-    the data looks unchanged."""
+    a worker is recomputing it, "computed_at", "error", "status"}``. ``refresh`` recomputes
+    even when the data looks unchanged."""
     signature, n_judgments = leaderboard_signature(judges=judges, study=study)
     key = leaderboard_key(judges=judges, study=study)
-    report, _ = LeaderboardReport.objects.get_or_create(
-        key=key, defaults={"judges": _names(judges), "study": study}
+    report, created = LeaderboardReport.objects.get_or_create(
+        key=key, defaults={"judges": _names(judges), "study": study, "n_total": 1}
     )
-    done = LeaderboardReport.Status.DONE
+    done = RunStatus.DONE
     if report.status == done and report.signature == signature and not refresh:
         return _answer(report, fresh=True)
-    if n_judgments <= INLINE_MAX:
-        _compute(report, signature)
+    idle = created or not report.is_active  # a new row is queued but never launched
+    if n_judgments <= INLINE_MAX and idle:
+        _compute_inline(report, signature)
         report.refresh_from_db()
         return _answer(report, fresh=report.status == done)
     with transaction.atomic():
         locked = LeaderboardReport.objects.select_for_update().get(pk=report.pk)
-        pending = locked.status in (
-            LeaderboardReport.Status.QUEUED,
-            LeaderboardReport.Status.RUNNING,
-        )
-        if not (pending and locked.wanted == signature):
+        if not (locked.is_active and locked.wanted == signature):
             LeaderboardReport.objects.filter(pk=report.pk).update(
-                status=LeaderboardReport.Status.QUEUED, wanted=signature, asked_at=timezone.now()
+                wanted=signature, asked_at=timezone.now()
             )
-            transaction.on_commit(lambda: enqueue_leaderboard(report.pk))
+            if created:
+                engine.launch(locked)
+            elif not locked.is_active:
+                engine.resume(locked, done_too=True)
+            # an active run notices the newer ask when its chunk ends and computes again
     report.refresh_from_db()
     return _answer(report, fresh=False)
 
@@ -137,26 +151,40 @@ def _answer(report: LeaderboardReport, *, fresh: bool) -> dict[str, Any]:
     return {
         "report": report.result,
         "fresh": fresh,
-        "pending": report.status
-        in (LeaderboardReport.Status.QUEUED, LeaderboardReport.Status.RUNNING),
+        "pending": report.is_active,
         "computed_at": report.computed_at,
-        "error": report.error if report.status == LeaderboardReport.Status.FAILED else "",
+        "error": report.error if report.status == RunStatus.FAILED else "",
         "status": report.status,
     }
 
 
 def leaderboard_compute(*, report_id: int) -> LeaderboardReport | None:
-    """The task's body: recompute a queued report on the data as it is now (its state taken
-    before reading, so a change meanwhile asks again)."""
-    report = LeaderboardReport.objects.select_related("study").filter(pk=report_id).first()
-    if report is None or report.status not in (
-        LeaderboardReport.Status.QUEUED,
-        LeaderboardReport.Status.RUNNING,
-    ):
+    """Work an asked (active) report in this process, as the engine's chunk task would
+    (commands, benchmarks). A finished report is left as it is."""
+    report = LeaderboardReport.objects.filter(pk=report_id).first()
+    if report is None or not report.is_active:
         return report
-    LeaderboardReport.objects.filter(pk=report.pk).update(status=LeaderboardReport.Status.RUNNING)
-    judges = None if report.judges is None else list(Judge.objects.filter(name__in=report.judges))
-    signature, _ = leaderboard_signature(judges=judges, study=report.study)
-    _compute(report, signature)
-    report.refresh_from_db()
-    return report
+    return engine.execute_inline(report)
+
+
+class LeaderboardReportExecutor(RunExecutor):
+    """One chunk recomputes the leaderboard on the data as it is now (its state taken before
+    reading, so a change meanwhile asks again). A newer ask that came while it computed
+    (``asked_at`` later than the chunk's start) makes it compute once more."""
+
+    def work_chunk(self, run: LeaderboardReport, lease: Lease) -> bool:
+        asked_at = run.asked_at
+        judges = None if run.judges is None else list(Judge.objects.filter(name__in=run.judges))
+        signature, _ = leaderboard_signature(judges=judges, study=run.study)
+        result = _result(run)
+        if lease.beat() not in KEEP_WORKING:
+            return True  # cancelling or lost: the engine ends or leaves it
+        lease.held().update(**_stored(run, result, signature))
+        now_asked = LeaderboardReport.objects.filter(pk=run.pk).values_list("asked_at", flat=True)
+        latest = now_asked.first()
+        return latest is not None and asked_at is not None and latest > asked_at
+
+    def counters(self, run: LeaderboardReport) -> dict[str, Any]:
+        """One item, the leaderboard: done once a result is stored (counted from the row)."""
+        stored = LeaderboardReport.objects.filter(pk=run.pk, result__isnull=False).exists()
+        return {"n_total": 1, "n_done": int(stored)}

@@ -19,6 +19,7 @@ from mining.models import MiningBatch, MiningDocument
 from mining.selectors import batches as selectors
 from mining.services import batches as services
 from mining.services import promotion
+from mining.services.promotion import promotion_as_dict
 
 
 class JSONField(serializers.JSONField):
@@ -94,6 +95,18 @@ class BatchSerializer(serializers.ModelSerializer):
             "usage",
         ]
 
+    def to_representation(self, instance):
+        """``options.promotion``: the batch's last promotion run (:class:`MiningPromotion`),
+        shown where the batch's options kept it before it was a run."""
+        data = super().to_representation(instance)
+        runs = sorted(instance.promotions.all(), key=lambda p: (p.created_at, p.pk))
+        if runs:
+            data["options"] = {
+                **(data.get("options") or {}),
+                "promotion": promotion_as_dict(runs[-1]),
+            }
+        return data
+
     @extend_schema_field(serializers.JSONField(allow_null=True))
     def get_yields(self, obj):
         return selectors.batch_yields(batch=obj) if self.context.get("detail") else None
@@ -147,7 +160,7 @@ class PromotionAcceptedSerializer(serializers.Serializer):
 
 
 class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    queryset = MiningBatch.objects.order_by("-created_at", "-id")
+    queryset = MiningBatch.objects.prefetch_related("promotions").order_by("-created_at", "-id")
     serializer_class = BatchSerializer
     parser_classes = [parsers.MultiPartParser, parsers.FormParser, parsers.JSONParser]
     filterset_fields = ["status"]
@@ -209,13 +222,15 @@ class MiningBatchViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @extend_schema(request=PromoteSerializer, responses={202: PromotionAcceptedSerializer})
     @action(detail=True, methods=["post"])
     def promote(self, request, pk=None):
-        """Ask a worker to promote the batch into a dataset (202): its state (queued, running,
-        done with ``dataset_id``, or failed with ``error``) is the batch's
-        ``options.promotion``, read at ``url``."""
+        """Ask a worker to promote the batch into a dataset (202), a run of the engine: its
+        state (queued, running, cancelling, cancelled, done with ``dataset_id``, or failed
+        with ``error``) is the batch's ``options.promotion``, read at ``url``."""
         ser = PromoteSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         batch = self.get_object()
-        state = promotion.batch_promote_request(batch=batch, **ser.validated_data)
+        state = promotion.batch_promote_request(
+            batch=batch, user=request.user, **ser.validated_data
+        )
         url = f"/api/mining/batches/{batch.pk}/"
         return Response(
             {"promotion": state, "url": url},

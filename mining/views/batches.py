@@ -143,7 +143,9 @@ def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
     form = PromoteForm(request.POST)
     if form.is_valid():
         try:
-            state = promotion.batch_promote_request(batch=batch, **form.cleaned_data)
+            state = promotion.batch_promote_request(
+                batch=batch, user=request.user, **form.cleaned_data
+            )
         except ValidationError as exc:
             messages.error(request, validation_text(exc))
         else:
