@@ -1,6 +1,7 @@
 """A chunk is bounded in time (``RUN_CHUNK_SECONDS``): past it the lease's beat answers ``DUE``,
 the executor stores what is in flight and returns, and the next chunk goes on. Keeps every chunk
-shorter than the broker's visibility timeout whatever the backend's speed."""
+shorter than the broker's visibility timeout whatever the backend's speed. On the test-only run
+type (tests/runapp); a judge run's chunks: tests/judging/test_run_chunk_time.py."""
 
 from __future__ import annotations
 
@@ -10,46 +11,34 @@ import pytest
 
 from core.runs import engine
 from core.runs.engine import LeaseState
-from judging.models import JudgeRun, JudgeRunItem, Judgment
-from judging.services import judges as judge_services
-from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data, work_chunk
-from tests.support.llm_fixtures import llm_server  # noqa: F401
+from tests.core.factories import make_engine_run
+from tests.runapp.models import EngineRun
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the writer thread has its own connection
+pytestmark = pytest.mark.django_db
 
 
 def test_a_due_lease_is_still_held_and_says_so(settings):
     settings.RUN_CHUNK_SECONDS = 30
-    judge = judge_services.judge_create(name="due", backend="openai", base_url="", model="m")
-    run = JudgeRun.objects.create(judge=judge, lease_owner="tok", status="running")
-    fresh = engine.Lease(JudgeRun, run.pk, "tok", due=time.monotonic() + 30)
+    run = make_engine_run(lease_owner="tok", status="running")
+    fresh = engine.Lease(EngineRun, run.pk, "tok", due=time.monotonic() + 30)
     assert fresh.beat() is LeaseState.HELD
-    due = engine.Lease(JudgeRun, run.pk, "tok", due=time.monotonic() - 1)
+    due = engine.Lease(EngineRun, run.pk, "tok", due=time.monotonic() - 1)
     assert due.beat() is LeaseState.DUE
-    assert engine.Lease(JudgeRun, run.pk, "other", due=time.monotonic() - 1).beat() is (
+    assert engine.Lease(EngineRun, run.pk, "other", due=time.monotonic() - 1).beat() is (
         LeaseState.LOST
     )
 
 
-def test_a_judge_chunk_past_its_time_hands_over_and_loses_nothing(llm_server, settings):  # noqa: F811
-    llm_server.responder = judge_responder
-    llm_server.latency_s = 0.05
-    settings.RUN_CHUNK_SECONDS = 0.3  # 40 items at concurrency 2 and 50 ms: about 1 s of work
-    data = make_data(n=40)
-    judge = judge_services.judge_create(
-        name="due-judge", backend="openai", base_url=llm_server.base_url, model="m", concurrency=2
-    )
-    run = services.judge_run_create(
-        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
-    )
+def test_a_chunk_past_its_time_hands_over_and_loses_nothing(engine_script, settings):
+    settings.RUN_CHUNK_SECONDS = 0.3
+    engine_script["item_s"] = 0.03  # 30 items: about 1 s of work
+    run = make_engine_run(items=30)
     outcomes = []
     while not outcomes or outcomes[-1] == "more":
-        outcomes.append(work_chunk(run).status)
-        assert len(outcomes) < 40
+        outcomes.append(engine.execute(EngineRun._meta.label, run.pk, chain=False).status)
+        assert len(outcomes) < 30
     run.refresh_from_db()
     assert outcomes[0] == "more" and outcomes[-1] == "done" and len(outcomes) >= 2, outcomes
-    assert (run.status, run.n_done) == ("done", 40)
-    assert Judgment.objects.count() == 40
-    assert JudgeRunItem.objects.filter(run=run, judgment__isnull=True).count() == 0
-    assert len(llm_server.requests) == 40  # each chunk stored what it had sent: none asked twice
+    assert (run.status, run.n_done, run.n_total) == ("done", 30, 30)
+    positions = [position for position, _ in engine_script["items"]]
+    assert positions == list(range(30))  # each chunk went on where the last stopped: none twice

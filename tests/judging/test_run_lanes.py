@@ -1,19 +1,18 @@
-"""Runs worked in lanes (core.runs.lanes) on real judge runs against the local OpenAI-compatible
-server: each lane judges its own items (duplicates of one content stay in one lane), a lane held
-by a live execution is left alone, the last lane ends the run, a failing lane ends it at once,
-a cancel stops every lane, orphaned lanes are requeued; and two real worker processes on one
-run judge every item exactly once, redelivered lane messages included."""
+"""Judge runs worked in lanes against the local OpenAI-compatible server: each lane judges its
+own items (split by the first hex digit of the content hash, so duplicates of one content stay
+in one lane and are asked once), the last lane ends the run, the lane count from the setting;
+and two real worker processes on one run judge every item exactly once, redelivered lane
+messages included. The engine's lane mechanics (held and stale lanes, failure, cancel, orphans,
+resume) are tested on the test-only run type in tests/core/test_run_lanes.py."""
 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 
 import pytest
 from django.db import transaction
-from django.utils import timezone
 
-from core.runs import engine, lanes
+from core.runs import engine
 from core.runs.models import RunLane
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from judging.services import judges as judge_services
@@ -93,122 +92,6 @@ def test_lane_filter_splits_by_the_first_hex_digit():
     assert str(lane_items(engine.Lease(JudgeRun, 1, "t"))) == "(AND: )"
 
 
-def test_a_held_lane_is_left_alone_and_a_stale_one_taken_over(llm_server, four_lanes, settings):
-    settings.RUN_LEASE_SECONDS = 30
-    llm_server.responder = lambda req: GOOD
-    data = make_data(n=12)
-    run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
-    )
-    assert lanes.acquire(JudgeRun, run.pk, 0, "first") == 4
-    busy = engine.execute(LABEL, run.pk, lane=0, chain=False)
-    assert busy.status == "busy" and 29 < busy.retry_in_s <= 31
-    assert len(llm_server.requests) == 0  # the second execution called no model
-    # a stray whole-run chunk message (no lane) does nothing while the lanes work the run
-    assert engine.execute(LABEL, run.pk, chain=False).status == "inactive"
-    assert len(llm_server.requests) == 0
-    # another lane is free meanwhile, and the run shows alive and running
-    assert engine.execute(LABEL, run.pk, lane=1, chain=False).status == "lane-done"
-    run.refresh_from_db()
-    assert run.status == "running" and run.lease_is_fresh()
-    # the first execution's worker died: its lane goes stale and is taken over
-    RunLane.objects.filter(run_label=LABEL, run_id=run.pk, lane=0).update(
-        heartbeat_at=timezone.now() - timedelta(seconds=31)
-    )
-    assert engine.execute(LABEL, run.pk, lane=0, chain=False).status == "lane-done"
-    assert not lanes.renew(JudgeRun, run.pk, 0, "first")  # the dead execution lost it
-    for k in (2, 3):
-        engine.execute(LABEL, run.pk, lane=k, chain=False)
-    run.refresh_from_db()
-    assert (run.status, run.n_done) == ("done", 12)
-    assert len(llm_server.requests) == 12
-
-
-def test_a_failing_lane_fails_the_run_and_the_others_stop(llm_server, four_lanes, monkeypatch):
-    llm_server.responder = lambda req: GOOD
-    data = make_data(n=16)
-    run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
-    )
-    assert lanes.acquire(JudgeRun, run.pk, 3, "other") == 4  # lane 3 is being worked
-
-    def broken(self, run, lease):
-        raise RuntimeError("disk full")
-
-    monkeypatch.setattr("judging.services.execution.JudgeRunExecutor.work_chunk", broken)
-    assert engine.execute(LABEL, run.pk, lane=0, chain=False).status == "failed"
-    run.refresh_from_db()
-    assert run.status == "failed" and "RuntimeError: disk full" in run.error
-    # the execution on lane 3 learns it at its next beat, and stops
-    lease = engine.Lease(JudgeRun, run.pk, "other", lane=3, n_lanes=4)
-    assert lease.beat() is engine.LeaseState.LOST
-    assert engine.execute(LABEL, run.pk, lane=1, chain=False).status == "inactive"
-
-
-def test_cancel_stops_every_lane_and_the_last_ends_the_run(llm_server, four_lanes):
-    llm_server.responder = lambda req: GOOD
-    data = make_data(n=16)
-    run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
-    )
-    assert engine.execute(LABEL, run.pk, lane=0, chain=False).status == "lane-done"
-    assert lanes.acquire(JudgeRun, run.pk, 1, "working") == 4
-    run = services.judge_run_cancel(run=run)
-    assert run.status == "cancelling"  # a lane is alive: asked to stop
-    lease = engine.Lease(JudgeRun, run.pk, "working", lane=1, n_lanes=4)
-    assert lease.beat() is engine.LeaseState.CANCELLING
-    ended = [engine.execute(LABEL, run.pk, lane=k, chain=False).status for k in (2, 3)]
-    assert ended == ["lane-done", "lane-done"]
-    run.refresh_from_db()
-    assert run.status == "cancelling"  # lane 1 still stores what it has in flight
-    assert (
-        lanes.finish(
-            JudgeRun,
-            run.pk,
-            1,
-            "working",
-            status="cancelled",
-            error="",
-            outcome=lambda r: ("done", ""),
-            counters=lambda r: {},
-        )
-        == "cancelled"
-    )
-    run.refresh_from_db()
-    assert run.status == "cancelled" and run.finished_at is not None
-
-
-def test_orphaned_lanes_are_requeued_and_resume_makes_fresh_lanes(llm_server, four_lanes, settings):
-    settings.RUN_LEASE_SECONDS = 30
-    data = make_data(n=8)
-    run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
-    )
-    four_lanes.clear()
-    old = timezone.now() - timedelta(seconds=40)
-    lanes.acquire(JudgeRun, run.pk, 0, "dead")
-    lanes.acquire(JudgeRun, run.pk, 1, "alive")
-    RunLane.objects.filter(run_label=LABEL, run_id=run.pk, lane=0).update(heartbeat_at=old)
-    RunLane.objects.filter(run_label=LABEL, run_id=run.pk, lane=3).update(done=True)
-    resumed = engine.resume_orphans()
-    # lane 0 (stale) now; lane 1 (alive) looked at again when it would go stale; lane 2 never
-    # started while the run is alive: left to the broker; lane 3 done
-    assert f"{LABEL}:{run.pk}:lane0" in resumed
-    assert sorted(lane for pk, lane in four_lanes if pk == run.pk) == [0, 1]
-    # the worker of every lane is gone: resume makes the lanes afresh and sends each
-    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=old)
-    RunLane.objects.filter(run_label=LABEL, run_id=run.pk).update(heartbeat_at=old)
-    four_lanes.clear()
-    with transaction.atomic():
-        engine.resume(run)
-    assert four_lanes == [(run.pk, k) for k in range(4)]
-    assert (
-        not RunLane.objects.filter(run_label=LABEL, run_id=run.pk)
-        .exclude(lease_owner="", done=False)
-        .exists()
-    )
-
-
 @pytest.mark.worker
 def test_two_real_workers_judge_one_run_exactly_once(llm_server, tmp_path, settings):
     settings.JUDGE_RUN_LANES = 4
@@ -242,19 +125,6 @@ def test_two_real_workers_judge_one_run_exactly_once(llm_server, tmp_path, setti
     assert Judgment.objects.filter(judge=judge).count() == n
     assert len(llm_server.requests) == n  # no item asked twice, whatever the redeliveries
     assert RunLane.objects.filter(run_label=LABEL, run_id=run.pk, done=True).count() == 4
-
-
-def test_a_resume_worked_in_this_process_drops_the_lanes(llm_server, four_lanes):
-    llm_server.responder = lambda req: GOOD
-    data = make_data(n=10)
-    run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
-    )
-    engine.cancel(run)  # queued: cancelled at once, lanes untouched
-    run = engine.resume(run, enqueue=False)
-    assert not RunLane.objects.filter(run_label=LABEL, run_id=run.pk).exists()
-    run = engine.execute_inline(run)
-    assert (run.status, run.n_done) == ("done", 10) and len(llm_server.requests) == 10
 
 
 def test_lanes_from_the_setting_and_one_on_sqlite(settings, monkeypatch):
