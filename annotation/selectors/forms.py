@@ -68,10 +68,13 @@ def submitted_answer_lines(*, study: Study, annotation, typed: dict | None) -> d
     }
 
 
-def known_answer_result(*, study: Study, item: StudyItem, annotation) -> tuple[bool, str]:
+def known_answer_result(
+    *, study: Study, item: StudyItem, annotation, form: BoundForm | None = None
+) -> tuple[bool, str]:
     """Whether an answer to a known item (attention, qualification, gold) is right, and the
-    detail to record (the rule: :meth:`annotation.form_types.base.BoundForm.known_answer`)."""
-    return study_form(study=study).known_answer(
+    detail to record (the rule: :meth:`annotation.form_types.base.BoundForm.known_answer`);
+    ``form``: the study's form when the caller has it already."""
+    return (form or study_form(study=study)).known_answer(
         answer=annotation.label or {},
         has_failure=annotation.has_failure,
         expected_label=item.expected_label,

@@ -10,6 +10,7 @@ from django.db import router, transaction
 from django.utils import timezone
 
 from annotation import conf, prepared, rules
+from annotation.form_types.base import BoundForm, ItemView
 from annotation.form_types.registry import get_form_type
 from annotation.labels import ParsedLabel, cleaned_failures, form_submission_errors
 from annotation.models import (
@@ -109,7 +110,12 @@ def _assignment_locked(pk: int) -> Assignment:
 
 
 def _refuse_unready(
-    assignment: Assignment, study: Study, label: ParsedLabel, now: datetime
+    assignment: Assignment,
+    study: Study,
+    label: ParsedLabel,
+    now: datetime,
+    form: BoundForm,
+    view: ItemView,
 ) -> None:
     """Refuse (SubmissionRefused) text the gate refuses and an early or incomplete submission.
     A refused submit writes nothing (the page keeps what was typed)."""
@@ -122,15 +128,19 @@ def _refuse_unready(
         click_through_l1=study.click_through_l1,
         n_l1=len(assignment.item.generation.procedure.steps),
     )
-    form = study_form(study=study)
-    view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
     problems.extend(form_submission_errors(label, form=form, item=view, n_l1=n_l1))
     if problems:
         raise SubmissionRefused(problems)
 
 
 def _store(
-    locked: Assignment, item: StudyItem, label: ParsedLabel, active_ms: int, now: datetime
+    locked: Assignment,
+    item: StudyItem,
+    label: ParsedLabel,
+    active_ms: int,
+    now: datetime,
+    form: BoundForm,
+    view: ItemView,
 ) -> Annotation:
     """The annotation row, and the assignment marked submitted with its times."""
     n_l2 = len(item.generation.predicted_steps)
@@ -138,8 +148,6 @@ def _store(
     wall_ms = rules.wall_ms(served_at=locked.served_at, now=now)
     has_failure, failures, answer = bool(label.has_failure), cleaned_failures(label), {}
     if label.form_type != "critical_failure":  # another form type: its (scored) answer
-        form = study_form(study=item.study)
-        view = item_view(item=item, participant_id=locked.participant_id, form=form)
         answer = form.type.finalize(label.answer, config=form.config, item=view)
         has_failure, failures = form.type.has_failure(answer, config=form.config), []
     annotation = Annotation.objects.create(
@@ -167,7 +175,7 @@ def _store(
 
 
 def _record_known_answer(
-    locked: Assignment, item: StudyItem, study: Study, annotation: Annotation
+    locked: Assignment, item: StudyItem, study: Study, annotation: Annotation, form: BoundForm
 ) -> list[str]:
     """An attention or qualification item's result; a missed attention check counts towards
     a warning (returned as a notice) or screening out."""
@@ -176,7 +184,7 @@ def _record_known_answer(
         .select_related("study")
         .get(pk=locked.participant_id)
     )
-    passed, detail = known_answer_result(study=study, item=item, annotation=annotation)
+    passed, detail = known_answer_result(study=study, item=item, annotation=annotation, form=form)
     kind = (
         AttentionCheckResult.Kind.PLANTED
         if item.kind == Kind.ATTENTION
@@ -207,12 +215,22 @@ def _record_known_answer(
 
 
 def annotation_submit(
-    *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
+    *,
+    assignment: Assignment,
+    label: ParsedLabel,
+    active_ms: int = 0,
+    now: datetime | None = None,
+    form: BoundForm | None = None,
+    view: ItemView | None = None,
 ) -> SubmitResult:
     """Store the label once, in one transaction (the annotation, the assignment, the draft's
     removal, the known-answer results: all or nothing). Refuses (SubmissionRefused) refused
     text and an early or incomplete submission, writing nothing; a repeated submit (another
-    tab) returns the stored annotation unchanged (``created`` False)."""
+    tab) returns the stored annotation unchanged (``created`` False).
+
+    ``form`` and ``view``: the study's form and the item's view the caller built to parse the
+    label (:func:`annotation.selectors.forms.study_form`, :func:`~annotation.selectors.forms.item_view`),
+    built here when not given; every check and the stored answer use these, none builds its own."""
     now = now or timezone.now()
     item = assignment.item
     study = assignment.participant.study
@@ -220,7 +238,11 @@ def annotation_submit(
         existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
         if existing is not None:
             return SubmitResult(existing, False)
-    _refuse_unready(assignment, study, label, now)
+    if form is None:
+        form = study_form(study=study)
+    if view is None:
+        view = item_view(item=item, participant_id=assignment.participant_id, form=form)
+    _refuse_unready(assignment, study, label, now, form, view)
 
     with transaction.atomic():
         locked = _assignment_locked(assignment.pk)
@@ -238,12 +260,12 @@ def annotation_submit(
                 ],
                 item_gone=True,
             )
-        annotation = _store(locked, item, label, active_ms, now)
+        annotation = _store(locked, item, label, active_ms, now, form, view)
         if getattr(assignment, "has_draft", True):  # read with the assignment when known
             Draft.objects.filter(assignment_id=locked.pk).delete()
         notices: list[str] = []
         if item.kind == Kind.REGULAR:
             prepared.COUNT_DONE.run(pk=locked.participant_id)
         elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
-            notices = _record_known_answer(locked, item, study, annotation)
+            notices = _record_known_answer(locked, item, study, annotation, form)
     return SubmitResult(annotation, True, notices)

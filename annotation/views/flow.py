@@ -289,10 +289,12 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
 
 
 def _label(request: HttpRequest, assignment: Assignment):
+    """The posted answer, and the study's form and the item's view that read it (built once
+    per request and handed to the service)."""
     data = {key: request.POST.getlist(key) for key in request.POST}
     form = study_form(study=assignment.participant.study)
     view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
-    return parse_form(data, form=form, item=view)
+    return parse_form(data, form=form, item=view), form, view
 
 
 def _int(value: str | None) -> int:
@@ -308,10 +310,14 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
     if response:
         return response
-    label = _label(request, assignment)
+    label, form, view = _label(request, assignment)
     try:
         result = annotation_submit(
-            assignment=assignment, label=label, active_ms=_int(request.POST.get("active_ms"))
+            assignment=assignment,
+            label=label,
+            active_ms=_int(request.POST.get("active_ms")),
+            form=form,
+            view=view,
         )
     except SubmissionRefused as refusal:
         if refusal.item_gone:  # returned to the pool and completed by others: move on
@@ -363,7 +369,7 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     try:
         saved = draft_save(
             assignment=assignment,
-            label=_label(request, assignment),
+            label=_label(request, assignment)[0],
             active_ms=_int(request.POST.get("active_ms")),
         )
     except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why

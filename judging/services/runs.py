@@ -41,17 +41,36 @@ def judge_run_estimate(
 ) -> dict[str, Any]:
     """Items, how many are already judged (reused), requests, tokens and cost expected, before
     launch. Prompt tokens: o200k counts of a sample of prompts (``tokenizer``), else chars / 4."""
-    selection = selectors.selection_clean(selection)
-    estimate, _ = _estimate(
-        judge=judge, selection=selection, rows=_selection_rows(selection), tokenizer=tokenizer
+    return selection_estimate(
+        judge=judge, selection=selectors.selection_clean(selection), tokenizer=tokenizer
     )
-    return estimate
+
+
+def selection_estimate(
+    *, judge: Judge, selection: dict[str, Any], tokenizer: bool = True
+) -> dict[str, Any]:
+    """:func:`judge_run_estimate` of a selection validated before (stored by
+    :func:`~judging.selectors.judgments.selection_clean`): not validated again."""
+    rows = _selection_rows(selection)
+    return _estimate(
+        judge=judge, selection=selection, rows=rows, hashes=_hashes(rows), tokenizer=tokenizer
+    )
+
+
+def _hashes(rows: list) -> list[str]:
+    """Each selected item's content hash (what the judge sees), in the rows' order."""
+    return [prompting.content_hash(goal=g, reference_steps=r, steps=c) for _, _, g, r, c in rows]
 
 
 def _estimate(
-    *, judge: Judge, selection: dict[str, Any], rows: list, tokenizer: bool, sample: int = 50
-) -> tuple[dict[str, Any], list[str]]:
-    hashes = [prompting.content_hash(goal=g, reference_steps=r, steps=c) for _, _, g, r, c in rows]
+    *,
+    judge: Judge,
+    selection: dict[str, Any],
+    rows: list,
+    hashes: list[str],
+    tokenizer: bool,
+    sample: int = 50,
+) -> dict[str, Any]:
     known: set[str] = set()
     unique = list(dict.fromkeys(hashes))
     for start in range(0, len(unique), 5000):
@@ -89,7 +108,7 @@ def _estimate(
             judge=judge, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
         ).quantize(Decimal("0.000001")),
         "selection": selection,
-    }, hashes
+    }
 
 
 # --- launching ---------------------------------------------------------------------------
@@ -158,9 +177,12 @@ def judge_run_prepare(*, run: JudgeRun, token: str | None = None, lease=None) ->
     lock and find it prepared), before the first chunk, or by :func:`judge_run_create` without
     ``enqueue``."""
     rows = _selection_rows(run.selection)
-    estimate, hashes = _estimate(
-        judge=run.judge, selection=run.selection, rows=rows, tokenizer=False
-    )
+    hashes = _hashes(rows)  # the items' hashes; the estimator only when no cost was given
+    cost = run.estimated_cost
+    if cost is None:  # launched without an estimate: the quick one (chars / 4 for tokens)
+        cost = _estimate(
+            judge=run.judge, selection=run.selection, rows=rows, hashes=hashes, tokenizer=False
+        )["est_cost"]
     with transaction.atomic():
         mine = JudgeRun.objects.select_for_update().filter(pk=run.pk, prepared_at__isnull=True)
         if token is not None:
@@ -175,9 +197,7 @@ def judge_run_prepare(*, run: JudgeRun, token: str | None = None, lease=None) ->
         JudgeRun.objects.filter(pk=run.pk).update(
             n_total=len(rows),
             prepared_at=timezone.now(),
-            estimated_cost=locked.estimated_cost
-            if locked.estimated_cost is not None
-            else estimate["est_cost"],
+            estimated_cost=locked.estimated_cost if locked.estimated_cost is not None else cost,
         )
     run.refresh_from_db()
     return run
