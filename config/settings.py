@@ -23,6 +23,8 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import env_bool, env_int, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Where the embedded SQLite database, the filesystem broker's folders, media and the demo
+# passwords live.
 VAR_DIR = Path(os.environ.get("HOW2REVIEW_VAR_DIR", BASE_DIR / "var"))
 
 ENVIRONMENT = os.environ.get("DJANGO_ENV", "development").strip().lower()
@@ -30,8 +32,10 @@ if ENVIRONMENT not in {"development", "production"}:
     raise ImproperlyConfigured(f"DJANGO_ENV={ENVIRONMENT!r}: use 'development' or 'production'")
 PRODUCTION = ENVIRONMENT == "production"
 
+# On in development, off in production (1/0, true/false).
 DEBUG = env_bool("DEBUG", default=not PRODUCTION)
 
+# Required in production; development falls back to a fixed development-only key.
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if PRODUCTION:
@@ -40,6 +44,7 @@ if not SECRET_KEY:
         )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-3f9a1c7e2b"
 
+# Comma separated; localhost in development, required in production.
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]
 )
@@ -47,6 +52,7 @@ if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured(
         "ALLOWED_HOSTS must be set in the environment when DJANGO_ENV=production"
     )
+# Comma separated origins (https://host) allowed to POST across origins.
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -115,9 +121,11 @@ if "DATABASE_URL" not in os.environ:
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", DEFAULT_SQLITE),
+        # persistent database connections: seconds a connection is kept (0: one per request)
         conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
         # a SELECT 1 before reusing a persistent connection in each request; turn off
-        # (DB_CONN_HEALTH_CHECKS=0) where the database is local and never drops connections
+        # (DB_CONN_HEALTH_CHECKS=0) where the database is local and never drops connections (the
+        # check was about 7% of a web worker's time on the annotator hot path)
         conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
     )
 }
@@ -136,6 +144,7 @@ if env_bool("DB_PGBOUNCER_TRANSACTION", False):
     # prepares after 5 executions; pgbouncer < 1.21, or without max_prepared_statements, cannot).
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
+# The test database's name (pytest-django), so parallel suites on one server do not collide.
 if os.environ.get("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 
@@ -206,10 +215,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
+# Run tasks in the calling process instead of sending them to a worker (tests and scripts).
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# The queue web processes send to; GPU (vLLM offline) work goes to CELERY_GPU_QUEUE instead.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_DEFAULT_QUEUE", "default")
 # Work for backends that hold a model in the worker (vLLM offline) is sent to this queue
 # (benchmarks.llm.registry.queue_for): run GPU workers with `-Q gpu -c 1`.
@@ -223,7 +234,8 @@ RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 60)
 # visibility timeout is set above it: config.celery.visibility_timeout).
 RUN_CHUNK_SECONDS = env_int("RUN_CHUNK_SECONDS", 300)
 # A judge run is worked in this many lanes at once, one worker each (core.runs.lanes): two
-# workers on one run do twice the work. 1: one execution at a time. At most 16.
+# workers on one run do twice the work. 1: one execution at a time. At most 16. Read when a run
+# is launched or resumed; always 1 on the embedded SQLite default.
 JUDGE_RUN_LANES = env_int("H2R_JUDGE_LANES", 4)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -323,10 +335,12 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if PRODUCTION:
+    # production only: redirect plain HTTP to HTTPS (off where a proxy already does)
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # production only: how long browsers keep to HTTPS for this host (HSTS)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
@@ -335,6 +349,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # the root logger's level: DEBUG, INFO, WARNING (default), ERROR
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
@@ -391,5 +406,6 @@ elif STORAGE_BACKEND != "filesystem":
 # never stored here. ANNOTATION_MIN_HOURLY_PAY: the floor (study currency per hour) under which
 # the pay page warns; empty: no floor.
 PROLIFIC_API_BASE_URL = os.environ.get("PROLIFIC_API_BASE_URL", "https://api.prolific.com/api/v1")
+# Seconds the Prolific client waits for an answer.
 PROLIFIC_API_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_API_TIMEOUT_SECONDS", "20"))
 ANNOTATION_MIN_HOURLY_PAY = os.environ.get("ANNOTATION_MIN_HOURLY_PAY", "9.00")

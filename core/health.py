@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+# How often a worker rewrites its health beacon (seconds); it counts as dead after 3 times this.
 BEACON_EVERY_S = float(os.environ.get("WORKER_BEACON_SECONDS") or 10)
 BEACON_TTL_S = 3 * BEACON_EVERY_S
 PREFIX = "how2review:worker:"

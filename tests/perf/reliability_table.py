@@ -1,6 +1,6 @@
-"""README "Reliability and security": run the probes (tests/perf/reliability_probe.py) on the
+"""The "Reliability and security" docs page: run the probes (tests/perf/reliability_probe.py) on the
 test database (PostgreSQL as for `make test`) and print the table as Markdown; with
-``--write``, replace the table in README.md between its markers.
+``--write``, replace the table in docs/performance/reliability.md between its markers.
 
 Usage: ``.venv/bin/python tests/perf/reliability_table.py [--write] [--examples N]``
 (environment as for the tests: DATABASE_URL, CELERY_BROKER_URL, TEST_DATABASE_NAME).
@@ -31,7 +31,9 @@ def table(rows: list[dict]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update README.md in place")
+    parser.add_argument(
+        "--write", action="store_true", help="update docs/performance/reliability.md in place"
+    )
     parser.add_argument("--examples", type=int, default=25, help="schemathesis cases per operation")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,10 +56,10 @@ def main(argv: list[str]) -> int:
     text = table(rows)
     print(text)
     if args.write:
-        readme = ROOT / "README.md"
+        readme = ROOT / "docs" / "performance" / "reliability.md"
         content = readme.read_text(encoding="utf-8")
         if START not in content or END not in content:
-            print(f"README.md has no {START} … {END} markers", file=sys.stderr)
+            print(f"{readme} has no {START} … {END} markers", file=sys.stderr)
             return 2
         head, rest = content.split(START, 1)
         _, tail = rest.split(END, 1)

@@ -46,6 +46,7 @@ class Command(BaseCommand):
     help = "Create or keep the demo superuser 'admin' (group admin) and print the demo logins."
 
     def add_arguments(self, parser):
+        # the port `make demo PORT=8123` serves on, for the URL printed with the logins
         port = os.environ.get("PORT", "8000")
         parser.add_argument(
             "--url",
