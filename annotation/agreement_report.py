@@ -172,7 +172,7 @@ def build_report(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> dict:
-    """The full agreement report as a JSON-ready dict (see the README, "## Agreement").
+    """The full agreement report as a JSON-ready dict (each statistic: docs/statistics.md).
 
     ``level`` applies to the label (nominal for ``has_failure``); ``categories`` orders
     ordinal labels that are words. ``with_location`` adds α on the first-failure location

@@ -54,7 +54,7 @@ class StudyCreateForm(forms.ModelForm):
         choices=form_choices,
         required=False,
         initial="critical_failure",
-        help_text="The item form (README, “Form types”).",
+        help_text="The item form (docs: Study form types).",
     )
     known_items = forms.FileField(
         required=False,
@@ -62,7 +62,7 @@ class StudyCreateForm(forms.ModelForm):
         help_text="Attention, training, qualification or silent gold items with known answers, "
         "one JSON object a line: the file create_study --known-items reads and the report's "
         "gold export writes; other form types give expected_label instead of "
-        "expected_has_failure (README, “Form types”). Their generations are left out of the "
+        "expected_has_failure (docs: Study form types). Their generations are left out of the "
         "regular items.",
     )
     form_config = forms.JSONField(

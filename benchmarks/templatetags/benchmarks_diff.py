@@ -1,7 +1,7 @@
 """``{% diff_rows rows %}``: the aligned rows of the long-output viewer as table rows.
 
 A long output has thousands of rows; rendering each through the template engine cost most of
-the page's time (README "Long-output viewer"), so the rows are built here with Django's
+the page's time (docs/performance/index.md, "Long-output viewer"), so the rows are built here with Django's
 escaping and the template keeps the page's structure."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ An **async view**: the judge call is awaited (``asyncio.wrap_future`` on the bat
 so under an ASGI server (``uvicorn config.asgi:application``) a worker's event loop keeps
 serving other requests while the LLM answers; database work runs in threads
 (``sync_to_async``). Under a sync WSGI worker the same view works but holds that worker for
-the batch, so serve this path from ASGI in production (README, "Reward service").
+the batch, so serve this path from ASGI in production (docs/guides/reward-service.md).
 """
 
 from __future__ import annotations

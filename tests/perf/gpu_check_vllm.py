@@ -15,7 +15,7 @@ It checks, printing PASS/FAIL per line (exit status 1 on any FAIL):
    ``judging.parsing`` without a parse failure;
 4. (unless ``--no-e2e``) a judge run of ``--n`` items end to end through ``judging.services`` on
    a scratch SQLite database with a Judge of backend ``vllm``: every item gets a judgment and a
-   second run reuses them; prints **judgments/s** of the run (the GPU figure for the README).
+   second run reuses them; prints **judgments/s** of the run (the GPU figure for docs/performance/index.md).
 """
 
 from __future__ import annotations

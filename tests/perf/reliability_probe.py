@@ -1,4 +1,4 @@
-"""The probes behind README's "Reliability and security" table, run by
+"""The probes behind the "Reliability and security" table (docs/performance/reliability.md), run by
 tests/perf/reliability_table.py through pytest (for its PostgreSQL test database, live server
 and Django client). Not collected by the normal suite (the name does not start with test_);
 each probe appends rows ``{"area", "tried", "result", "bad"}`` to the JSON file named by

@@ -1,5 +1,5 @@
 """SciRecipe SCORE options: every ambiguity of the paper ([FLAG] in the seed notes §4.2) is a
-named option here, with the default the README documents. Pure: no Django imports."""
+named option here, with the default docs/guides/packs/scirecipe.md documents. Pure: no Django imports."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class ScoreOptions:
     """SCORE's knobs. Defaults follow the paper where it is explicit and the seed notes' reading
-    where it is not (README "SciRecipe / Thoth" says why for each)."""
+    where it is not (docs/guides/packs/scirecipe.md says why for each)."""
 
     # Consistency gate (App. C.1): coverage threshold τ; step counts compared key vs orc.
     tau: float = 0.95

@@ -1,4 +1,4 @@
-"""``manage.py demo_screenshots [--out docs/screenshots]``: the README's screenshots, taken from
+"""``manage.py demo_screenshots [--out docs/screenshots]``: the screenshots of the README and the docs, taken from
 the demo in Debian's chromium (Playwright; no browser is downloaded).
 
 It loads the demo into the configured database if it is not there (``load_demo``), starts this
@@ -52,7 +52,7 @@ def _wait_up(url: str, timeout: float = 30.0) -> None:
 
 
 class Command(BaseCommand):
-    help = "Take the README's screenshots (home, item, report, mining) from the demo in chromium."
+    help = "Take the README's and docs' screenshots (home, item, report, mining) from the demo in chromium."
 
     def add_arguments(self, parser):
         parser.add_argument("--out", default=str(Path(settings.BASE_DIR) / "docs" / "screenshots"))

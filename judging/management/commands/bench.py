@@ -1,7 +1,7 @@
 """python manage.py bench {validate|gen|judge|run} --config SUITE.yaml [--no-wait] [--inline]
 python manage.py bench leaderboard --generations-root DIR [--judge J] [-o FILE] [--pretty]
 
-The reference's ``h2e bench`` on how2review's runs (see README, "The bench command")."""
+The reference's ``h2e bench`` on how2review's runs (docs/guides/bench.md)."""
 
 from __future__ import annotations
 
