@@ -481,14 +481,14 @@ def commands_page() -> str:
         '`load_command_class(app, name).create_parser("manage.py", name)`): what '
         "`python manage.py NAME --help` prints.\n\n"
         f"## how2review's commands ({len(own)})\n\n"
-        "| command | app | what it does |\n|---|---|---|\n"
+        "| command | what it does (app) |\n|---|---|\n"
     )
     parsers = {}
     for name, app in own.items():
         command = load_command_class(app, name)
         parsers[name] = command.create_parser("manage.py", name)
         summary = " ".join((command.help or "").split())
-        out.write(f"| [`{name}`](#{name}) | `{app}` | {_cell(summary)} |\n")
+        out.write(f"| [`{name}`](#{name}) | {_cell(summary)} (`{app}`) |\n")
     for name, parser in parsers.items():
         out.write(f"\n### {name} {{#{name}}}\n\n```text\n{_help(parser).rstrip()}\n```\n")
     out.write(
