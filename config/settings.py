@@ -403,9 +403,11 @@ elif STORAGE_BACKEND != "filesystem":
 
 # --- A paid study (annotation.prolific, annotation.pay) -------------------------------------------
 # The Prolific API token is read from the environment variable PROLIFIC_API_TOKEN at each call,
-# never stored here. ANNOTATION_MIN_HOURLY_PAY: the floor (study currency per hour) under which
-# the pay page warns; empty: no floor.
+# never stored here.
+
+# Where the Prolific client calls (the API's base URL).
 PROLIFIC_API_BASE_URL = os.environ.get("PROLIFIC_API_BASE_URL", "https://api.prolific.com/api/v1")
 # Seconds the Prolific client waits for an answer.
 PROLIFIC_API_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_API_TIMEOUT_SECONDS", "20"))
+# The floor (study currency per hour) under which a study's pay page warns; empty: no floor.
 ANNOTATION_MIN_HOURLY_PAY = os.environ.get("ANNOTATION_MIN_HOURLY_PAY", "9.00")

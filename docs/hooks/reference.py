@@ -205,7 +205,8 @@ def _naming_text(name: str, tree: ast.Module, lines: list[str]) -> str:
         if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef):
             for paragraph in (ast.get_docstring(node) or "").split("\n\n"):
                 if name in paragraph:
-                    return " ".join(paragraph.split())
+                    items = [i for i in ("\n" + paragraph).split("\n- ")[1:] if name in i]
+                    return " ".join((items[0] if items else paragraph).split())
     return ""
 
 
@@ -231,7 +232,14 @@ def _describe(
     while node is not None and not isinstance(node, ast.Module):
         if isinstance(node, ast.stmt):
             comment = _comment_above(lines, node.lineno)
-            inline = _inline_comment(lines, node.lineno, node.end_lineno or node.lineno)
+            # a short simple statement's own inline comments; a long one's (a dict of options)
+            # or a block's speak of their other lines
+            end = node.end_lineno or node.lineno
+            compound = isinstance(
+                node, ast.FunctionDef | ast.ClassDef | ast.If | ast.For | ast.With
+            )
+            last = node.lineno if compound or end - node.lineno > 2 else end
+            inline = _inline_comment(lines, node.lineno, last)
             if not comment and isinstance(node, ast.If):
                 comment = _comment_below(lines, node.lineno)
             if comment or inline:
