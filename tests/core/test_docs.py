@@ -77,9 +77,10 @@ def test_settings_scan_finds_a_new_variable(reference, tmp_path, monkeypatch):
         "import os\n\n# How many widgets a run may hold.\n"
         'WIDGETS = int(os.environ.get("H2R_NEW_WIDGETS", "3"))\n'
     )
-    monkeypatch.setattr(reference, "ROOT", tmp_path)
-    monkeypatch.setattr(reference, "PACKAGES", ("core",))
-    (read,) = reference.environment_reads()
+    scan = reference.env_scan
+    monkeypatch.setattr(scan, "ROOT", tmp_path)
+    monkeypatch.setattr(scan, "PACKAGES", ("core",))
+    (read,) = scan.environment_reads()
     assert (read.name, read.default, read.comment) == (
         "H2R_NEW_WIDGETS",
         "'3'",
