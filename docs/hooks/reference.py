@@ -9,9 +9,10 @@
 - ``reference/commands.md``: every management command ``django.core.management.get_commands()``
   knows, with the help its own argument parser prints.
 
-The scan itself is ``env_scan.py`` beside this file. MkDocs runs :func:`on_files` (``hooks:`` in ``mkdocs.yml``); ``tests/core/test_docs.py`` calls
-:func:`settings_page` and :func:`commands_page` directly. Nothing here is hand-kept: a new
-variable or command appears on the next build.
+The scan itself is ``env_scan.py`` beside this file. MkDocs runs :func:`on_files` (``hooks:``
+in ``mkdocs.yml``); ``tests/core/test_docs.py`` calls :func:`settings_page` and
+:func:`commands_page` directly. Nothing here is hand-kept: a new variable or command appears on
+the next build.
 """
 
 from __future__ import annotations
