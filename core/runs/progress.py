@@ -1,4 +1,10 @@
-"""Following a run from a command: a one-line progress bar and waiting until the run stops.
+"""A run's live progress, the same way for every run type, and following a run from a command.
+
+:class:`LiveCounters` is how every run type reports progress while a chunk works: the run's
+counters (``n_total``, ``n_done``, ``n_failed``, tokens, cost…) are counted from its rows by its
+executor (:meth:`core.runs.engine.RunExecutor.counters`) and written to the run row under the
+chunk's lease, never incremented (DESIGN: "A run's counters are counted from its item rows,
+never incremented"). A count repeated, or written by two lanes of one run, is still right.
 
 The one home for commands' ``--wait`` / ``--inline`` (``--sync``): ``manage.py bench`` and
 ``manage.py mine`` both wait through :func:`wait` and draw :class:`Progress`.
@@ -11,6 +17,48 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from core.runs import engine
+from core.runs.engine import Lease
+
+# live counters are written at most this often (a progress page polls every 1.5 s or more), and
+# counting them takes at most about 1 / LIVE_COUNT_SHARE of a chunk's time (a count of 100 ms
+# waits 2 s before the next)
+LIVE_COUNT_EVERY_S = 1.0
+LIVE_COUNT_SHARE = 20
+
+
+class LiveCounters:
+    """The live counters of the run a chunk works (``lease``): :meth:`write` after each stored
+    batch writes ``counters(run)`` — the executor's, counted from the run's rows — to the run
+    row while the lease is held, at most every :data:`LIVE_COUNT_EVERY_S` and at most about
+    1/:data:`LIVE_COUNT_SHARE` of the time (a slow count on a large run waits longer). The
+    chunk's end writes them once more (the engine)."""
+
+    def __init__(
+        self,
+        run: Any,
+        lease: Lease,
+        counters: Callable[[Any], dict[str, Any]] | None = None,
+        *,
+        every_s: float = LIVE_COUNT_EVERY_S,
+    ) -> None:
+        self.run, self.lease = run, lease
+        self.counters = counters or engine.executor_for(type(run)).counters
+        self.every_s = every_s
+        self.next_at = 0.0
+        self.writes = 0
+
+    def write(self, *, force: bool = False) -> bool:
+        """Count and write now if it is time (or ``force``); False when not written."""
+        start = time.monotonic()
+        if not force and start < self.next_at:
+            return False
+        counts = self.counters(self.run)
+        took = time.monotonic() - start
+        self.next_at = time.monotonic() + max(self.every_s, took * LIVE_COUNT_SHARE)
+        if not counts:
+            return False
+        self.writes += 1
+        return bool(self.lease.held().update(**counts))
 
 
 class Progress:

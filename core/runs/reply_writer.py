@@ -20,7 +20,7 @@ FLUSH_EVERY = 256  # at most this many results per write
 # after the first reply, gather what else arrives within this long (one write for a burst), unless
 # the feed waits for a slot (then only what is there)
 GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
-LIVE_EVERY_S = 0.25  # the lease's beat and the live counters, at most this often
+LIVE_EVERY_S = 0.25  # the lease's beat, at most this often (live counters: core.runs.progress)
 
 
 def unstored_max() -> int:

@@ -4,8 +4,9 @@ One chunk judges up to :data:`CHUNK_ITEMS` pending items: one thread feeds the j
 (at most ``concurrency`` requests sent and not yet stored,
 :class:`core.runs.reply_writer.Backpressure`, so a killed
 worker re-buys at most that many) while a writer thread stores the replies as they
-arrive (each write takes what came in meanwhile, up to :data:`FLUSH_EVERY`: judgments, item
-links and the run's live counters in one transaction), then beats the run's lease; the feed
+arrive (each write takes what came in meanwhile, up to :data:`FLUSH_EVERY`: judgments and item
+links in one transaction, then the run's live counters counted from its items,
+:class:`core.runs.progress.LiveCounters`), then beats the run's lease; the feed
 stops as soon as the run is being cancelled or the lease is lost. A reply that fails to parse
 is asked again in up to ``PARSE_RETRIES`` more passes of the same chunk (the parse profile's
 rules, :mod:`judging.parsing`). Content this judge already judged is linked, never asked
@@ -20,9 +21,8 @@ one run at once and the duplicates of one content always fall in the same lane (
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -35,9 +35,9 @@ from benchmarks.llm.registry import build_backend, queue_for
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.lanes import MAX_LANES
 from core.runs.models import RunStatus
+from core.runs.progress import LiveCounters
 from core.runs.reply_writer import (
     FLUSH_EVERY,  # noqa: F401 - part of this module's interface (benchmarks read it here)
-    LIVE_EVERY_S,
     Backpressure,
     ReplyWriter,
     unstored_max,
@@ -103,47 +103,16 @@ def run_counters(run: JudgeRun) -> dict[str, Any]:
 
 @dataclass
 class _Progress:
-    """The run's live counters while a chunk runs: what this execution stored, added to the
-    run row as it goes (only while it holds its lease; the chunk's end writes them counted from
-    the items again)."""
+    """What the writes of one chunk share: the run's live counters (counted from its items by
+    :func:`run_counters`, never added: :class:`core.runs.progress.LiveCounters`, like every run
+    type) and whether this judge held parse failures when the chunk started (they are replaced
+    when their content is judged again; without any, the store skips that lookup)."""
 
-    run: JudgeRun
-    lease: Lease
-    # whether this judge held parse failures when the chunk started (they are replaced when
-    # their content is judged again; without any, the store skips that lookup)
+    live: LiveCounters
     stale_parse_failures: bool = True
-    last_write: float = 0.0
-    added: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("n_done", "n_failed", "n_parse_failed", "prompt_tokens", "completion_tokens"), 0
-        )
-    )
-
-    written: dict[str, int] = field(default_factory=dict)
-
-    def add(self, **counts: int) -> None:
-        for key, value in counts.items():
-            self.added[key] += value
 
     def write(self) -> None:
-        """At most every :data:`LIVE_EVERY_S`, what this execution stored since its last write
-        added to the run row (other lanes add theirs; each chunk's end writes the counters
-        counted from the items again)."""
-        now = time.monotonic()
-        if now - self.last_write < LIVE_EVERY_S:
-            return
-        self.last_write = now
-        delta = {key: value - self.written.get(key, 0) for key, value in self.added.items()}
-        if not any(delta.values()):
-            return
-        self.written = dict(self.added)
-        values = {key: F(key) + value for key, value in delta.items()}
-        values["cost"] = F("cost") + cost_of(
-            judge=self.run.judge,
-            prompt_tokens=delta["prompt_tokens"],
-            completion_tokens=delta["completion_tokens"],
-        )
-        self.lease.held().update(**values)
+        self.live.write()
 
 
 # --- items ----------------------------------------------------------------------------------
@@ -309,7 +278,8 @@ def judgments_store(
 ) -> None:
     """Store one batch of results in one transaction: judgments, item links (an item whose
     request failed counts one more attempt; one whose reply failed to parse and has retries
-    left counts one more parse try and stays pending), and the run's live counters."""
+    left counts one more parse try and stays pending); then the run's live counters, counted
+    from its items."""
     new: list[Judgment] = []
     answered: list[int] = []
     again: list[tuple[ItemInput, LLMResponse, str]] = []
@@ -343,17 +313,8 @@ def judgments_store(
             JudgeRunItem.objects.filter(pk=inp.item_id).update(
                 attempts=_attempts_after(inp, err), error=str(err)[:2000]
             )
-        if progress is not None:
-            progress.add(
-                n_done=len(new),
-                n_failed=sum(
-                    1 for inp, e in failed if _attempts_after(inp, e) >= MAX_ITEM_ATTEMPTS
-                ),
-                n_parse_failed=sum(1 for j in new if j.parse_failed),
-                prompt_tokens=sum(j.prompt_tokens for j in new),
-                completion_tokens=sum(j.completion_tokens for j in new),
-            )
-            progress.write()
+    if progress is not None:
+        progress.write()  # counted from the items, now stored
 
 
 class JudgeRunExecutor(RunExecutor):
@@ -380,8 +341,7 @@ class JudgeRunExecutor(RunExecutor):
         only = lane_items(lease)
         template = prompting.load_template(judge.prompt_template)
         progress = _Progress(
-            run=run,
-            lease=lease,
+            live=LiveCounters(run, lease, run_counters),
             stale_parse_failures=Judgment.objects.filter(
                 judge_key=judge.judge_id, parse_failed=True
             ).exists(),

@@ -28,6 +28,7 @@ from benchmarks.llm.base import LLMBackend
 from benchmarks.llm.registry import build_backend, queue_for
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
+from core.runs.progress import LiveCounters
 from core.runs.reply_writer import Backpressure, ReplyWriter, unstored_max
 from mining.documents import DocState, StageUsage
 from mining.heuristics import HeuristicsConfig
@@ -87,10 +88,12 @@ def _work_streaming(run, lease, pipeline, first, refill, window, intake, width) 
     """The chunk with a writer thread storing each reply as it comes, at most ``width`` sent and
     not yet stored (see the module's docstring); what the lease said last."""
     slots = Backpressure(width)
+    live = LiveCounters(run, lease)  # counted from the documents and usage rows
 
     def store(results: list[tuple]) -> None:
         if progress.store(run, lease, results):
             intake.stored([(key, row[0], row[1]) for key, row, _stage, _usage in results])
+            live.write()
 
     writer = ReplyWriter(
         name=f"mining-batch-{run.pk}-writer",

@@ -10,9 +10,9 @@ On PostgreSQL that is one statement (data-modifying CTEs: one round trip, its ow
 each request slot waits for this write, so its cost is the run's pace), elsewhere one
 transaction of three statements.
 
-The live counters added to the batch row (documents done, tokens, cost) are exact: while this
-execution holds the lease nobody else writes its documents, so every one written is pending
-until then. Each chunk's end counts them from the rows again.
+The batch's live counters (documents done, tokens, cost) are not added here: they are counted
+from the documents and the usage rows after a write (:class:`core.runs.progress.LiveCounters`,
+the way every run type reports progress) and again at each chunk's end.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from core.runs.engine import Lease
@@ -90,17 +89,11 @@ def store(batch: MiningBatch, lease: Lease, results: list[tuple]) -> bool:
         spent.cost = cost_usd(
             batch.backends.get(stage), spent.prompt_tokens, spent.completion_tokens
         )
-    counts = {
-        "n_done": sum(row[0] != Outcome.PENDING for row in latest.values()),
-        "prompt_tokens": sum(u.prompt_tokens for u in usage.values()),
-        "completion_tokens": sum(u.completion_tokens for u in usage.values()),
-        "cost": sum((u.cost for u in usage.values()), Decimal(0)),
-    }
     if connection.vendor == "postgresql":
-        return _store_in_one_statement(batch, lease, latest, usage, counts)
+        return _store_in_one_statement(batch, lease, latest, usage)
     with transaction.atomic():
         held = MiningBatch.objects.filter(pk=batch.pk, lease_owner=lease.token).update(
-            heartbeat_at=timezone.now(), **{k: F(k) + v for k, v in counts.items()}
+            heartbeat_at=timezone.now()
         )
         if not held:
             return False
@@ -117,13 +110,12 @@ def _doc_columns() -> list[str]:
     return [MiningDocument._meta.get_field(name).column for name in SAVED_FIELDS]
 
 
-def _store_in_one_statement(batch, lease, latest, usage, counts) -> bool:
+def _store_in_one_statement(batch, lease, latest, usage) -> bool:
     run, doc, use = (_qn(m._meta.db_table) for m in (MiningBatch, MiningDocument, MiningStageUsage))
     now = timezone.now()
-    params: list[Any] = [*counts.values(), now, batch.pk, lease.token]
-    bumps = ", ".join(f"{_qn(k)} = {run}.{_qn(k)} + %s" for k in counts)
+    params: list[Any] = [now, batch.pk, lease.token]
     sql = [
-        f"WITH held AS (UPDATE {run} SET {bumps}, {_qn('heartbeat_at')} = %s "
+        f"WITH held AS (UPDATE {run} SET {_qn('heartbeat_at')} = %s "
         f"WHERE {_qn('id')} = %s AND {_qn('lease_owner')} = %s RETURNING {_qn('id')})"
     ]
     if latest:
