@@ -1,12 +1,21 @@
-"""Builders of benchmark data and studies for the annotation tests."""
+"""Builders for the annotation tests (and the judging tests that compare with human labels):
+benchmark data, studies of every form type, participants and their answers, through the real
+models and services. Plain functions, options keyword-only, as in every tests/*/factories.py."""
 
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 
-from annotation.labels import ParsedLabel
+from django.utils import timezone
+
+from annotation.labels import ParsedLabel, parse_form
+from annotation.selectors.forms import item_view, study_form
 from annotation.services import study as study_services
+from annotation.services.assignment import participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
+from annotation.services.form_items import study_form_items_add
+from annotation.services.submission import annotation_submit
 from benchmarks.models import Dataset, Generation, Generator, Procedure
 
 _seq = itertools.count(1)
@@ -122,3 +131,101 @@ def working_participant(study, pid: str):
     participant_consent(participant=p, agree=True)
     participant_finish_training(participant=p)
     return Participant.objects.select_related("study").get(pk=p.pk)
+
+
+# the failure a human label names when a test only needs "has a failure"
+A_FAILURE = [{"description": "Step 2 is wrong.", "l1_steps": [2], "l2_steps": [2]}]
+
+
+def make_annotation(
+    *,
+    item,
+    participant=None,
+    annotator: str = "",
+    at=None,
+    active_ms: int = 1000,
+    wall_ms: int | None = None,
+    **fields,
+):
+    """A submitted answer of ``item`` written straight as rows (its assignment and annotation):
+    by ``participant``, or by the participant of the item's study with Prolific id ``annotator``
+    (made, working, on first use); submitted at ``at`` (now) after ``active_ms`` of work on the
+    item (``wall_ms`` on the page, ``active_ms`` unless given). ``fields``: the annotation's
+    (has_failure, label, failures…)."""
+    from annotation.models import Annotation, Assignment, Participant
+
+    if participant is None:
+        participant, _ = Participant.objects.get_or_create(
+            study=item.study, prolific_pid=annotator, defaults={"stage": Participant.Stage.WORKING}
+        )
+    at = at or timezone.now()
+    assignment = Assignment.objects.create(
+        participant=participant,
+        item=item,
+        state=Assignment.State.SUBMITTED,
+        served_at=at - timedelta(milliseconds=active_ms),
+        last_seen_at=at,
+        active_ms=active_ms,
+        submitted_at=at,
+    )
+    fields.setdefault("has_failure", False)
+    annotation = Annotation.objects.create(
+        assignment=assignment,
+        participant=participant,
+        item=item,
+        wall_ms=active_ms if wall_ms is None else wall_ms,
+        active_ms=active_ms,
+        submitted_at=at,
+        **fields,
+    )
+    return annotation
+
+
+def make_pair_generations(n: int):
+    """``n`` generations and, for each, a second generation of the same procedure by another
+    generator ("system-b"): the two sides of pairwise items."""
+    firsts = make_generations(n)
+    other = Generator.objects.create(name="system-b", model="test-model-b")
+    seconds = [
+        Generation.objects.create(
+            procedure=g.procedure, generator=other, predicted_steps=[f"B step of {g.pk}."]
+        )
+        for g in firsts
+    ]
+    return firsts, seconds
+
+
+def make_form_study(form_type, config=None, *, specs, **settings):
+    """A study of ``form_type`` (its ``config``) whose items are ``specs`` (form item specs)."""
+    study = study_services.study_create(
+        name=f"{form_type} study",
+        generation_ids=[],
+        form_type=form_type,
+        form_config=config or {},
+        min_seconds_per_item=0,
+        attention_rate=settings.pop("attention_rate", 0.0),
+        **settings,
+    )
+    study_form_items_add(study=study, items=specs)
+    return study
+
+
+def submit_form_answer(participant, data):
+    """Serve the participant's next item and submit ``data`` as the page would post it."""
+    assignment = participant_current_assignment(participant=participant)
+    form = study_form(study=participant.study)
+    view = item_view(item=assignment.item, participant_id=participant.pk, form=form)
+    label = parse_form({"goal_ack": ["1"], **data}, form=form, item=view)
+    return annotation_submit(assignment=assignment, label=label), view
+
+
+def write_answers(study, pid: str, answers) -> None:
+    """``answers``: (item, label) pairs, written as participant ``pid``'s submitted annotations
+    one minute apart (40 s of work each)."""
+    from annotation.models import Participant
+
+    participant = Participant.objects.create(study=study, prolific_pid=pid, stage="done")
+    at = timezone.now() - timedelta(hours=1)
+    for item, label in answers:
+        at += timedelta(minutes=1)
+        make_annotation(item=item, participant=participant, label=label, active_ms=40_000, at=at)

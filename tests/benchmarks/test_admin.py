@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
-from tests.benchmarks.test_api import make_benchmark
+from tests.benchmarks.factories import make_benchmark
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from django.contrib.staticfiles import finders
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
+from tests.benchmarks.factories import make_benchmark
 
 
 @pytest.fixture(autouse=True)
@@ -20,56 +20,6 @@ def _fast_password_hasher(settings):
 
 
 PASSWORD = "pw-Test-12345"
-
-
-def make_benchmark(*, n_procedures: int = 6, n_generators: int = 3) -> dict:
-    """Two datasets (``bench@v1`` with procedures and generations, ``bench@v2`` with one procedure)."""
-    topics = list(Topic.objects.order_by("position")[:3])
-    assert len(topics) == 3, "topics are seeded by a migration"
-    ds = Dataset.objects.create(name="bench", version="v1", description="main")
-    ds2 = Dataset.objects.create(name="bench", version="v2")
-    gens = [
-        Generator.objects.create(
-            name=f"gen-{i}", model=f"org/model-{i}", backend="vllm" if i else "openai"
-        )
-        for i in range(n_generators)
-    ]
-    procs = Procedure.objects.bulk_create(
-        Procedure(
-            dataset=ds,
-            source_example_id=f"ex-{i:04d}",
-            topic=topics[i % 3],
-            goal=("Bake sourdough bread" if i == 0 else f"Do task number {i}"),
-            resources=["flour", "water"],
-            steps=[f"step {j}" for j in range(1, 4 + i % 3)],
-            source_text="long source document " * 20,
-        )
-        for i in range(n_procedures)
-    )
-    Generation.objects.bulk_create(
-        Generation(
-            procedure=p,
-            generator=g,
-            predicted_steps=[f"{g.name} says {j}" for j in range(3)],
-            model_completion="raw output",
-            token_count=10 + i,
-            scores={"step_count_mismatch": i % 2 == 1, "duplicate_steps": 0},
-        )
-        for i, p in enumerate(procs)
-        for g in gens
-    )
-    other = Procedure.objects.create(
-        dataset=ds2, source_example_id="ex-0000", goal="Same id, other version", steps=["only step"]
-    )
-    Generation.objects.create(procedure=other, generator=gens[0], predicted_steps=["x"])
-    return {
-        "dataset": ds,
-        "dataset2": ds2,
-        "topics": topics,
-        "generators": gens,
-        "procedures": procs,
-        "other": other,
-    }
 
 
 @pytest.fixture

@@ -97,8 +97,7 @@ def test_known_items_refuse_control_characters_naming_the_line():
 
 def test_judgments_import_strips_and_names_the_line(tmp_path):
     from judging.models import Judgment
-    from tests.judging.support import make_data
-    from tests.judging.test_commands import record, write
+    from tests.judging.factories import make_data, record, write
 
     make_data(n=2, generators=("gen-a",))
     records = [

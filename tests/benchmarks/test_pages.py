@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from benchmarks.models import Generation, Generator
 from benchmarks.tokens import count_steps_tokens
-from tests.benchmarks.test_api import make_benchmark
+from tests.benchmarks.factories import make_benchmark
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,10 @@
-"""Builders for core's tests: the test-only run type (tests/runapp) that the run engine is
-tested on. Plain keyword-only functions, as in every tests/*/factories.py."""
+"""Builders for core's tests and the API tests of every app: an API client signed in as a
+user, and the test-only run type (tests/runapp) that the run engine is tested on. Plain
+functions, options keyword-only, as in every tests/*/factories.py."""
 
 from __future__ import annotations
+
+from rest_framework.test import APIClient
 
 from tests.runapp.models import EngineItem, EngineRun
 
@@ -14,3 +17,10 @@ def make_engine_run(*, items: int = 0, n_lanes: int = 1, **fields) -> EngineRun:
         EngineItem(run=run, position=k, lane=k % n_lanes) for k in range(items)
     )
     return run
+
+
+def api_client(user) -> APIClient:
+    """An API client authenticated as ``user`` (no token, no session)."""
+    client = APIClient()
+    client.force_authenticate(user)
+    return client

@@ -17,9 +17,9 @@ from django.utils import timezone
 from config.celery import app, visibility_timeout
 from core import health
 from judging.models import JudgeRun, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data
+from tests.judging.factories import make_data, make_judge
+from tests.judging.support import judge_responder
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 from tests.support.worker import (
     ROOT,
@@ -112,9 +112,7 @@ def test_visibility_timeout_is_set_above_the_longest_chunk(monkeypatch):
 def test_beat_resumes_a_run_whose_worker_died(llm_server, tmp_path):  # noqa: F811
     llm_server.responder = judge_responder
     data = make_data(n=12)
-    judge = judge_services.judge_create(
-        name="orphan-judge", backend="openai", base_url=llm_server.base_url, model="m"
-    )
+    judge = make_judge(name="orphan-judge", base_url=llm_server.base_url)
     env = {"RUN_LEASE_SECONDS": "5", "RUN_ORPHAN_SCAN_SECONDS": "1"}
     with running_worker(tmp_path, concurrency=1, extra_env=env) as worker:
         wait_for(

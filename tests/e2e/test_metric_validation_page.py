@@ -7,13 +7,17 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.judging.compare.conftest import scenario  # noqa: F401
-from tests.judging.metric_validation.test_selector import set_metric
+from tests.judging.factories import comparison_scenario, set_metric
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_researcher_reads_the_detector(scenario, live_server, make_user, page, shots):  # noqa: F811
+@pytest.fixture
+def scenario(db):
+    return comparison_scenario()
+
+
+def test_researcher_reads_the_detector(scenario, live_server, make_user, page, shots):
     for g, v in zip(scenario["gens"], [0.1, 0.7, 0.5, 0.6, 0.9, 0.2], strict=True):
         set_metric(g, v)
     make_user("rese", role="researcher", password="pw-Test-12345")

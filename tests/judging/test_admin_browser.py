@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from judging.models import JudgeRun
-from judging.services import judges as judge_services
-from tests.judging.support import judge_responder, make_data, work_chunk
+from tests.judging.factories import make_data, make_judge
+from tests.judging.support import judge_responder, work_chunk
 
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -41,11 +41,9 @@ def test_launch_with_estimate_then_live_progress(
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.5  # about 3 s of work: the page polls with back-off (1, 1.5, 2.25 s…)
     data = make_data(n=12, bad_every=4)
-    judge = judge_services.judge_create(
+    judge = make_judge(
         name="browser-judge",
-        backend="openai",
         base_url=llm_server.base_url,
-        model="m",
         concurrency=2,
         price_input_per_mtok=Decimal("3"),
         price_output_per_mtok=Decimal("12"),

@@ -6,50 +6,15 @@ from decimal import Decimal
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from judging.models import JudgeRun, JudgeRunEstimate, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
 from judging.services.estimates import judge_run_estimate_work
-from tests.judging.support import judge_responder, make_data, work_chunk
+from tests.core.factories import api_client
+from tests.judging.factories import PRICED, make_data, make_judge
+from tests.judging.support import judge_responder, work_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def roles(db):
-    from core.roles import ensure_roles
-
-    ensure_roles()
-
-
-def judge_for(server, name="api-judge"):
-    return judge_services.judge_create(
-        name=name,
-        backend="openai",
-        base_url=server.base_url,
-        model="m",
-        concurrency=4,
-        price_input_per_mtok=Decimal("1"),
-        price_output_per_mtok=Decimal("4"),
-    )
-
-
-def client_for(user):
-    c = APIClient()
-    c.force_authenticate(user)
-    return c
-
-
-@pytest.fixture
-def enqueued(monkeypatch):
-    """Record the runs enqueued after commit instead of sending them to a broker."""
-    calls: list[int] = []
-    monkeypatch.setattr(
-        "core.runs.engine.enqueue", lambda run, countdown=None: calls.append(run.pk)
-    )
-    return calls
 
 
 @pytest.fixture
@@ -63,10 +28,10 @@ def enqueued_estimates(monkeypatch):
 def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued, enqueued_estimates):
     llm_server.responder = judge_responder
     data = make_data(n=3, bad_every=2)
-    judge = judge_for(llm_server)
-    admin_c = client_for(make_user("ada", role="admin"))
-    res_c = client_for(make_user("rex", role="researcher"))
-    ann_c = client_for(make_user("ann", role="annotator"))
+    judge = make_judge(name="api-judge", base_url=llm_server.base_url, preset=PRICED)
+    admin_c = api_client(make_user("ada", role="admin"))
+    res_c = api_client(make_user("rex", role="researcher"))
+    ann_c = api_client(make_user("ann", role="annotator"))
 
     assert ann_c.get("/api/judges/").status_code == 403
     listing = res_c.get("/api/judges/")
@@ -114,7 +79,9 @@ def test_api_roles_launch_cancel_list(llm_server, make_user, roles, enqueued, en
     assert score["generators"][0]["n_examples"] == 3
     assert res_c.post(f"/api/judge-runs/{run_id}/cancel/").status_code == 403
     run2 = services.judge_run_create(
-        judge=judge_for(llm_server, "j2"), selection={"dataset": data["dataset"].pk}, enqueue=False
+        judge=make_judge(name="j2", base_url=llm_server.base_url, preset=PRICED),
+        selection={"dataset": data["dataset"].pk},
+        enqueue=False,
     )
     cancelled = admin_c.post(f"/api/judge-runs/{run2.pk}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
@@ -135,7 +102,7 @@ def test_admin_estimate_then_launch_then_progress(
     llm_server, make_user, roles, client, enqueued, enqueued_estimates
 ):
     data = make_data(n=4)
-    judge = judge_for(llm_server)
+    judge = make_judge(name="api-judge", base_url=llm_server.base_url, preset=PRICED)
     admin_user = make_user("root", role="admin", staff=True)
     client.force_login(admin_user)
     url = reverse("admin:judging_judgerun_launch")
@@ -192,7 +159,9 @@ def test_admin_cancel_resume_and_take_over_only_when_the_worker_is_gone(
 
     data = make_data(n=2)
     run = services.judge_run_create(
-        judge=judge_for(llm_server), selection={"dataset": data["dataset"].pk}, enqueue=False
+        judge=make_judge(name="api-judge", base_url=llm_server.base_url, preset=PRICED),
+        selection={"dataset": data["dataset"].pk},
+        enqueue=False,
     )
     client.force_login(make_user("root", role="admin", staff=True))
     progress = reverse("admin:judging_judgerun_progress", args=[run.pk])

@@ -9,31 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from judging.models import Judge, JudgeRunItem, Judgment
-from tests.judging.support import make_data
+from tests.judging.factories import make_data, record, write
 
 pytestmark = pytest.mark.django_db
-
-
-def record(sid, failures=(), parse_failed=False, **over):
-    rec = {
-        "schema_version": "how2bench.judgment.v1",
-        "judge_id": "abc",
-        "source_example_id": sid,
-        "judge": {"backend": "deluge", "provider": "openai", "model": "gpt-4.1"},
-        "reasoning": "r",
-        "critical_failures": [{"failure": f, "L1_steps": [1], "L2_steps": [2]} for f in failures],
-        "has_failure": bool(failures) or parse_failed,
-        "n_failures": len(failures),
-        "parse_failed": parse_failed,
-    }
-    rec.update(over)
-    return rec
-
-
-def write(tmp_path, records, name="j.jsonl"):
-    path = tmp_path / name
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
-    return str(path)
 
 
 def test_import_then_report_json(tmp_path):

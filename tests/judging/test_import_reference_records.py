@@ -7,8 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from judging.models import Judgment
-from tests.judging.support import make_data
-from tests.judging.test_commands import record, write
+from tests.judging.factories import make_data, record, write
 
 pytestmark = pytest.mark.django_db
 

@@ -14,31 +14,12 @@ from rest_framework.test import APIClient
 
 from judging.models import JudgeRun, JudgeRunEstimate, JudgeRunItem, Judgment
 from judging.services import estimates
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data, work_chunk
+from tests.judging.factories import PRICED, make_data, make_judge
+from tests.judging.support import judge_responder, work_chunk
 from tests.support.worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def roles(db):
-    from core.roles import ensure_roles
-
-    ensure_roles()
-
-
-def judge_for(server, name="bg-judge"):
-    return judge_services.judge_create(
-        name=name,
-        backend="openai",
-        base_url=server.base_url,
-        model="m",
-        concurrency=4,
-        price_input_per_mtok=Decimal("1"),
-        price_output_per_mtok=Decimal("4"),
-    )
 
 
 @pytest.mark.worker
@@ -47,7 +28,7 @@ def test_estimate_and_launch_are_worked_by_a_real_worker(
 ):
     llm_server.responder = judge_responder
     data = make_data(n=30, bad_every=5)
-    judge = judge_for(llm_server)
+    judge = make_judge(name="bg-judge", base_url=llm_server.base_url, preset=PRICED)
     api = APIClient()
     api.force_authenticate(make_user("ada", role="admin"))
     body = {"judge": judge.name, "selection": {"dataset": data["dataset"].pk}}
@@ -85,7 +66,7 @@ def test_estimate_and_launch_are_worked_by_a_real_worker(
 def test_launch_request_leaves_the_items_to_the_worker(llm_server, monkeypatch):
     llm_server.responder = judge_responder
     data = make_data(n=8)
-    judge = judge_for(llm_server)
+    judge = make_judge(name="bg-judge", base_url=llm_server.base_url, preset=PRICED)
     sent: list[int] = []
     monkeypatch.setattr("core.runs.engine.enqueue", lambda run, countdown=None: sent.append(run.pk))
     with CaptureQueriesContext(connection) as ctx:
@@ -109,7 +90,8 @@ def test_progress_poll_is_one_query_on_the_run_and_backs_off(
     monkeypatch.setattr("core.runs.engine.enqueue", lambda run, countdown=None: None)
     data = make_data(n=5)
     run = services.judge_run_create(
-        judge=judge_for(llm_server), selection={"dataset": data["dataset"].pk}
+        judge=make_judge(name="bg-judge", base_url=llm_server.base_url, preset=PRICED),
+        selection={"dataset": data["dataset"].pk},
     )
     client.force_login(make_user("root", role="admin", staff=True))
     url = reverse("admin:judging_judgerun_progress", args=[run.pk])
@@ -132,7 +114,7 @@ def test_estimate_failure_is_stored_and_shown(llm_server, make_user, roles, clie
     sent: list[int] = []
     monkeypatch.setattr("judging.services.estimates.enqueue_estimate", sent.append)
     data = make_data(n=3)
-    judge = judge_for(llm_server)
+    judge = make_judge(name="bg-judge", base_url=llm_server.base_url, preset=PRICED)
     est = estimates.judge_run_estimate_request(
         judge=judge, selection={"dataset": data["dataset"].pk}
     )

@@ -12,9 +12,9 @@ from django.test.utils import CaptureQueriesContext
 
 from judging.models import LeaderboardReport
 from judging.selectors import comparison as sel
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data, work_chunk
+from tests.judging.factories import make_data, make_judge
+from tests.judging.support import judge_responder, work_chunk
 from tests.support.worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,11 +24,9 @@ URL = "/judging/compare/leaderboard/?study="
 def judged(llm_server, *, n: int, dataset: str = "bench", name: str = "lb-judge"):
     llm_server.responder = judge_responder
     data = make_data(n=n, bad_every=3, dataset=dataset, generators=(f"gen-{dataset}",))
-    judge = judge_services.judge_create(
+    judge = make_judge(
         name=name,
-        backend="openai",
         base_url=llm_server.base_url,
-        model="m",
         price_input_per_mtok=Decimal("1"),
         price_output_per_mtok=Decimal("1"),
     )

@@ -14,15 +14,16 @@ import pytest
 from judging.models import Judge, JudgeRunItem, Judgment
 from judging.parsing import RETRY_SUFFIX
 from judging.selectors import judgments as selectors
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import make_data, work_chunk
+from tests.judging.factories import FAIL_FAST, make_data, make_judge
+from tests.judging.support import work_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 GOOD = json.dumps({"reasoning": "ok", "critical_failures": []})
 FENCED = f"```json\n{GOOD}\n```"
 _GOAL = re.compile(r"\nGoal:\n(.*?)\n")
+REFERENCE_JUDGE = {**FAIL_FAST, "model": "judge-model", "structured_output": False}
 
 
 class Script:
@@ -45,20 +46,6 @@ class Script:
             self.prompts.setdefault(key, []).append(req.prompt_text)
         replies = self.by_index.get(key, self.default)
         return replies[min(n, len(replies) - 1)]
-
-
-def make_judge(llm_server, name="ref-judge", **kw):
-    fields = {
-        "backend": "openai",
-        "base_url": llm_server.base_url,
-        "model": "judge-model",
-        "concurrency": 4,
-        "max_retries": 1,
-        "timeout_s": 5,
-        "structured_output": False,
-    }
-    fields.update(kw)
-    return judge_services.judge_create(name=name, **fields)
 
 
 def run_all(judge, data):
@@ -88,7 +75,9 @@ def test_reference_retries_twice_with_the_stricter_suffix(llm_server):
     )
     llm_server.responder = script
     data = make_data(n=6, topics=("food-dining",))
-    run = run_all(make_judge(llm_server), data)
+    run = run_all(
+        make_judge(name="ref-judge", base_url=llm_server.base_url, preset=REFERENCE_JUDGE), data
+    )
 
     assert dict(script.calls) == {"g0": 1, "g1": 3, "g2": 3, "g3": 1, "g4": 1, "g5": 2}
     # the first call is the plain prompt; each retry appends the stricter reminder once
@@ -118,7 +107,9 @@ def test_reference_retries_twice_with_the_stricter_suffix(llm_server):
 def test_tokens_of_retried_calls_are_kept(llm_server):
     llm_server.responder = Script([GOOD], g0=["nope", "nope", GOOD])
     data = make_data(n=1, topics=("food-dining",))
-    run = run_all(make_judge(llm_server), data)
+    run = run_all(
+        make_judge(name="ref-judge", base_url=llm_server.base_url, preset=REFERENCE_JUDGE), data
+    )
     j = judgment_of(run, 0)
     assert j.n_calls == 3
     assert run.prompt_tokens == j.prompt_tokens and run.completion_tokens == j.completion_tokens
@@ -129,27 +120,46 @@ def test_tokens_of_retried_calls_are_kept(llm_server):
 def test_lenient_profile_recovers_what_reference_retries(llm_server):
     llm_server.responder = Script([FENCED])
     data = make_data(n=3, topics=("food-dining",))
-    lenient = run_all(make_judge(llm_server, name="lenient", parse_profile="lenient"), data)
+    lenient = run_all(
+        make_judge(
+            name="lenient",
+            base_url=llm_server.base_url,
+            preset=REFERENCE_JUDGE,
+            parse_profile="lenient",
+        ),
+        data,
+    )
     assert lenient.n_parse_failed == 0 and len(llm_server.requests) == 3
-    reference = run_all(make_judge(llm_server, name="reference"), data)
+    reference = run_all(
+        make_judge(name="reference", base_url=llm_server.base_url, preset=REFERENCE_JUDGE), data
+    )
     assert reference.n_parse_failed == 3 and len(llm_server.requests) == 3 + 9
 
 
 def test_profile_is_part_of_the_judge_hash_and_validated(llm_server):
-    a = make_judge(llm_server, name="a")
-    b = make_judge(llm_server, name="b", parse_profile="lenient")
+    a = make_judge(name="a", base_url=llm_server.base_url, preset=REFERENCE_JUDGE)
+    b = make_judge(
+        name="b", base_url=llm_server.base_url, preset=REFERENCE_JUDGE, parse_profile="lenient"
+    )
     assert a.parse_profile == "reference"
     assert a.identity_config()["parse_profile"] == "reference"
     assert a.judge_id != b.judge_id
     with pytest.raises(Exception, match="parse_profile"):
-        make_judge(llm_server, name="c", parse_profile="strict")
+        make_judge(
+            name="c", base_url=llm_server.base_url, preset=REFERENCE_JUDGE, parse_profile="strict"
+        )
     assert not Judge.objects.filter(name="c").exists()
 
 
 def test_defaults_are_temperature_0_and_4096_tokens(llm_server):
     llm_server.responder = Script([GOOD])
     data = make_data(n=1, topics=("food-dining",))
-    run_all(make_judge(llm_server, decoding={}), data)
+    run_all(
+        make_judge(
+            name="ref-judge", base_url=llm_server.base_url, preset=REFERENCE_JUDGE, decoding={}
+        ),
+        data,
+    )
     body = llm_server.requests[0].body
     assert body["temperature"] == 0 and body["max_tokens"] == 4096
 
@@ -158,7 +168,7 @@ def test_a_later_run_asks_again_what_an_earlier_run_could_not_parse(llm_server):
     script = Script([GOOD], g0=["garbage"])
     llm_server.responder = script
     data = make_data(n=2, topics=("food-dining",))
-    judge = make_judge(llm_server)
+    judge = make_judge(name="ref-judge", base_url=llm_server.base_url, preset=REFERENCE_JUDGE)
     first = run_all(judge, data)
     assert first.n_parse_failed == 1 and script.calls["g0"] == 3
     failed = judgment_of(first, 0)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from judging.models import JudgeRunItem, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data, work_chunk
+from tests.judging.factories import make_data, make_judge
+from tests.judging.support import judge_responder, work_chunk
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the writer thread has its own connection
@@ -21,9 +21,7 @@ def test_a_judge_chunk_past_its_time_hands_over_and_loses_nothing(llm_server, se
     llm_server.latency_s = 0.05
     settings.RUN_CHUNK_SECONDS = 0.3  # 40 items at concurrency 2 and 50 ms: about 1 s of work
     data = make_data(n=40)
-    judge = judge_services.judge_create(
-        name="due-judge", backend="openai", base_url=llm_server.base_url, model="m", concurrency=2
-    )
+    judge = make_judge(name="due-judge", base_url=llm_server.base_url, concurrency=2)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )

@@ -15,22 +15,16 @@ from django.db import transaction
 from core.runs import engine
 from core.runs.models import RunLane
 from judging.models import JudgeRun, JudgeRunItem, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
 from judging.services.execution import lane_items
-from tests.judging.support import judge_responder, make_data
+from tests.judging.factories import FAIL_FAST, make_data, make_judge
+from tests.judging.support import judge_responder
 from tests.support.worker import running_worker, start_worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 GOOD = json.dumps({"reasoning": "ok", "critical_failures": []})
 LABEL = JudgeRun._meta.label
-
-
-def make_judge(base_url, **kw):
-    fields = {"backend": "openai", "base_url": base_url, "model": "m", "concurrency": 4}
-    fields.update(kw)
-    return judge_services.judge_create(name="lanes-judge", timeout_s=5, max_retries=1, **fields)
 
 
 @pytest.fixture
@@ -56,7 +50,8 @@ def test_each_lane_judges_its_own_items_and_the_last_lane_ends_the_run(llm_serve
         b.predicted_steps = a.predicted_steps
         b.save(update_fields=["predicted_steps"])
     run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
+        judge=make_judge(name="lanes-judge", base_url=llm_server.base_url, preset=FAIL_FAST),
+        selection={"dataset": data["dataset"].pk},
     )
     assert four_lanes == [(run.pk, k) for k in range(4)]  # one chunk task per lane
     rows = RunLane.objects.filter(run_label=LABEL, run_id=run.pk).order_by("lane")
@@ -99,7 +94,7 @@ def test_two_real_workers_judge_one_run_exactly_once(llm_server, tmp_path, setti
     llm_server.latency_s = 0.02
     n = 160
     data = make_data(n=n)
-    judge = make_judge(llm_server.base_url)
+    judge = make_judge(name="lanes-judge", base_url=llm_server.base_url, preset=FAIL_FAST)
     env = {"H2R_JUDGE_CHUNK_ITEMS": "15"}  # many chunks per lane, handed over between workers
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

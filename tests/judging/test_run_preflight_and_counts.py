@@ -16,28 +16,15 @@ from django.urls import reverse
 
 from core.runs import engine
 from judging.models import JudgeRun, JudgeRunItem, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import make_data, work_chunk
-from tests.judging.test_api_admin import client_for, enqueued, roles  # noqa: F401
+from tests.core.factories import api_client
+from tests.judging.factories import FAIL_FAST, make_data, make_judge
+from tests.judging.support import work_chunk
 from tests.support.worker import running_worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 GOOD = json.dumps({"reasoning": "ok", "critical_failures": []})
-
-
-def make_judge(base_url, name="truth-judge", **kw):
-    fields = {
-        "backend": "openai",
-        "base_url": base_url,
-        "model": "m",
-        "concurrency": 4,
-        "timeout_s": 5,
-        "max_retries": 1,
-    }
-    fields.update(kw)
-    return judge_services.judge_create(name=name, **fields)
 
 
 def dead_url() -> str:
@@ -50,10 +37,15 @@ def dead_url() -> str:
 # --- launch checks ------------------------------------------------------------------------
 
 
-def test_launch_refused_when_the_key_variable_is_unset(llm_server, monkeypatch, enqueued):  # noqa: F811
+def test_launch_refused_when_the_key_variable_is_unset(llm_server, monkeypatch, enqueued):
     monkeypatch.delenv("TRUTH_TEST_API_KEY", raising=False)
     data = make_data(n=2)
-    judge = make_judge(llm_server.base_url, api_key_env="TRUTH_TEST_API_KEY")
+    judge = make_judge(
+        name="truth-judge",
+        base_url=llm_server.base_url,
+        preset=FAIL_FAST,
+        api_key_env="TRUTH_TEST_API_KEY",
+    )
     with pytest.raises(ValidationError) as info:
         services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
     assert "'TRUTH_TEST_API_KEY' (api_key_env) is not set" in str(info.value)
@@ -64,19 +56,19 @@ def test_launch_refused_when_the_key_variable_is_unset(llm_server, monkeypatch, 
     assert llm_server.requests == []  # the check is a GET /models, never a judged request
 
 
-def test_launch_refused_when_the_server_does_not_answer(enqueued):  # noqa: F811
+def test_launch_refused_when_the_server_does_not_answer(enqueued):
     data = make_data(n=2)
-    judge = make_judge(dead_url())
+    judge = make_judge(name="truth-judge", base_url=dead_url(), preset=FAIL_FAST)
     with pytest.raises(ValidationError, match="does not answer"):
         services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
     assert not JudgeRun.objects.exists() and enqueued == []
 
 
-def test_api_and_console_show_the_refusal(llm_server, make_user, roles, enqueued):  # noqa: F811
+def test_api_and_console_show_the_refusal(llm_server, make_user, roles, enqueued):
     data = make_data(n=2)
-    make_judge(dead_url(), name="down")
+    make_judge(name="down", base_url=dead_url(), preset=FAIL_FAST)
     admin = make_user("ada", role="admin")
-    res = client_for(admin).post(
+    res = api_client(admin).post(
         "/api/judge-runs/",
         {"judge": "down", "selection": {"dataset": data["dataset"].pk}},
         format="json",
@@ -104,11 +96,11 @@ class Flaky:
         return "garbage" if goal in self.bad else GOOD
 
 
-def test_rerun_failures_asks_only_what_failed(llm_server, make_user, roles, enqueued):  # noqa: F811
+def test_rerun_failures_asks_only_what_failed(llm_server, make_user, roles, enqueued):
     flaky = Flaky({"Goal number 1", "Goal number 3"})
     llm_server.responder = flaky
     data = make_data(n=5)
-    judge = make_judge(llm_server.base_url)
+    judge = make_judge(name="truth-judge", base_url=llm_server.base_url, preset=FAIL_FAST)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -134,12 +126,12 @@ def test_rerun_failures_asks_only_what_failed(llm_server, make_user, roles, enqu
         services.judge_run_rerun_failures(run=run, enqueue=False)
 
     # the API endpoint and the console button (admins), with the refusal shown
-    res = client_for(make_user("rex", role="researcher")).post(
+    res = api_client(make_user("rex", role="researcher")).post(
         f"/api/judge-runs/{run.pk}/rerun-failures/"
     )
     assert res.status_code == 403
     admin = make_user("ada", role="admin")
-    res = client_for(admin).post(f"/api/judge-runs/{run.pk}/rerun-failures/")
+    res = api_client(admin).post(f"/api/judge-runs/{run.pk}/rerun-failures/")
     assert res.status_code == 400 and "no failures to re-run" in json.dumps(res.json())
     JudgeRunItem.objects.filter(run=run, generation__procedure__goal="Goal number 0").update(
         judgment=None, attempts=3
@@ -167,7 +159,7 @@ def test_cancel_counts_cancelled_items_not_errors(llm_server, tmp_path):
     llm_server.responder = lambda req: GOOD
     llm_server.latency_s = 0.05
     data = make_data(n=200)
-    judge = make_judge(llm_server.base_url)
+    judge = make_judge(name="truth-judge", base_url=llm_server.base_url, preset=FAIL_FAST)
     with running_worker(tmp_path, concurrency=1) as worker:
         with transaction.atomic():
             run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
@@ -194,7 +186,7 @@ def test_duplicate_chunk_messages_never_double_count(llm_server, tmp_path):
     llm_server.latency_s = 0.01
     n = 120
     data = make_data(n=n)
-    judge = make_judge(llm_server.base_url)
+    judge = make_judge(name="truth-judge", base_url=llm_server.base_url, preset=FAIL_FAST)
     with running_worker(tmp_path, concurrency=3, extra_env={"H2R_JUDGE_CHUNK_ITEMS": "30"}):
         with transaction.atomic():
             run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
@@ -212,7 +204,7 @@ def test_duplicate_chunk_messages_never_double_count(llm_server, tmp_path):
 def test_judge_run_page_polls_and_offers_take_over_only_when_stale(
     llm_server,
     make_user,
-    roles,  # noqa: F811
+    roles,
 ):
     from datetime import timedelta
 
@@ -221,7 +213,7 @@ def test_judge_run_page_polls_and_offers_take_over_only_when_stale(
 
     data = make_data(n=2)
     run = services.judge_run_create(
-        judge=make_judge(llm_server.base_url),
+        judge=make_judge(name="truth-judge", base_url=llm_server.base_url, preset=FAIL_FAST),
         selection={"dataset": data["dataset"].pk},
         enqueue=False,
     )

@@ -16,9 +16,9 @@ import pytest
 from django.db import transaction
 
 from judging.models import JudgeRun, JudgeRunItem, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data
+from tests.judging.factories import FAIL_FAST, make_data, make_judge
+from tests.judging.support import judge_responder
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 from tests.support.worker import running_worker, start_worker, wait_for
 
@@ -38,14 +38,8 @@ def test_a_chunk_redelivered_while_it_runs_buys_nothing_twice(llm_server, tmp_pa
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.2  # 120 items at concurrency 4: a chunk of about 6 s
     data = make_data(n=N, bad_every=7)
-    judge = judge_services.judge_create(
-        name="redelivery-judge",
-        backend="openai",
-        base_url=llm_server.base_url,
-        model="m",
-        concurrency=4,
-        timeout_s=5,
-        max_retries=2,
+    judge = make_judge(
+        name="redelivery-judge", base_url=llm_server.base_url, preset=FAIL_FAST, max_retries=2
     )
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()  # one log each (the log is named after the queue)

@@ -10,35 +10,29 @@ from django.core.exceptions import ValidationError
 from core.runs import engine
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.selectors import judgments as selectors
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data, work_chunk
+from tests.judging.factories import make_data, make_judge
+from tests.judging.support import judge_responder, work_chunk
 
 # transactional: results are written by the run's writer thread on its own connection
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-def make_judge(llm_server, name="j1", **kw):
-    fields = {
-        "backend": "openai",
-        "base_url": llm_server.base_url,
-        "model": "judge-model",
-        "concurrency": 8,
-        "max_retries": 3,
-        "timeout_s": 5,
-        "price_input_per_mtok": Decimal("2"),
-        "price_output_per_mtok": Decimal("8"),
-        "decoding": {"temperature": 0, "max_tokens": 512},
-    }
-    fields.update(kw)
-    return judge_services.judge_create(name=name, **fields)
+RUN_JUDGE = {
+    "model": "judge-model",
+    "concurrency": 8,
+    "max_retries": 3,
+    "timeout_s": 5,
+    "price_input_per_mtok": Decimal("2"),
+    "price_output_per_mtok": Decimal("8"),
+    "decoding": {"temperature": 0, "max_tokens": 512},
+}
 
 
 def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, monkeypatch):
     monkeypatch.setattr("benchmarks.llm.retry.RetryPolicy.delay", lambda self, attempt, **kw: 0.01)
     llm_server.responder = judge_responder
     data = make_data(n=12, bad_every=3, garble_every=5)
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -87,7 +81,7 @@ def test_run_judges_every_generation_stores_verdicts_tokens_cost(llm_server, mon
 def test_same_content_is_never_judged_twice(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=6)
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run1 = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -103,7 +97,9 @@ def test_same_content_is_never_judged_twice(llm_server):
     assert (run2.prompt_tokens, run2.cost) == (0, 0)  # reused verdicts are free
     assert Judgment.objects.count() == 6
     # a judge with another config (prompt/decoding) is another judge_id: judged anew
-    other = make_judge(llm_server, name="j2", decoding={"temperature": 0.7})
+    other = make_judge(
+        name="j2", base_url=llm_server.base_url, preset=RUN_JUDGE, decoding={"temperature": 0.7}
+    )
     assert other.judge_id != judge.judge_id
     run3 = services.judge_run_create(
         judge=other, selection={"generators": ["gen-a"]}, enqueue=False
@@ -125,7 +121,7 @@ def test_identical_content_within_a_run_is_asked_once(llm_server):
     for g in Generation.objects.filter(generator__name="gen-b"):
         g.predicted_steps = a[g.procedure_id]
         g.save()
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -141,7 +137,7 @@ def test_chunks_and_failures_after_retries(llm_server, monkeypatch):
     monkeypatch.setattr("benchmarks.llm.retry.RetryPolicy.delay", lambda self, attempt, **kw: 0.0)
     llm_server.responder = judge_responder
     data = make_data(n=5)
-    judge = make_judge(llm_server, max_retries=0)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE, max_retries=0)
     target = data["procedures"][2].goal
     llm_server.add_fault(
         "status", status=503, count=100, match=lambda r: target + "\n" in r.prompt_text
@@ -165,7 +161,7 @@ def test_chunks_and_failures_after_retries(llm_server, monkeypatch):
 def test_cancel_stops_new_requests(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=4)
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -178,7 +174,7 @@ def test_cancel_stops_new_requests(llm_server):
 def test_busy_lease_is_respected(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=2)
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -190,7 +186,7 @@ def test_busy_lease_is_respected(llm_server):
 
 def test_selection_errors_name_the_field(llm_server):
     make_data(n=1)
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     with pytest.raises(ValidationError) as info:
         services.judge_run_create(
             judge=judge, selection={"generators": ["nope"], "colour": 1}, enqueue=False
@@ -206,7 +202,7 @@ def test_selection_errors_name_the_field(llm_server):
 def test_how2score_report_by_generator_and_topic(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=8, generators=("gen-a", "gen-b"), bad_every=2, garble_every=4)
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -235,7 +231,7 @@ def test_selection_by_study_items(llm_server):
     StudyItem.objects.create(
         study=study, generation=picked[0], kind="training", position=9, expected_has_failure=False
     )  # same generation
-    judge = make_judge(llm_server)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE)
     run = services.judge_run_create(judge=judge, selection={"study": study.pk}, enqueue=False)
     assert run.n_total == 3
     assert set(run.items.values_list("generation_id", flat=True)) == {g.pk for g in picked}
@@ -254,7 +250,7 @@ def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.1
     data = make_data(n=40)
-    judge = make_judge(llm_server, concurrency=2)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE, concurrency=2)
     run = services.judge_run_create(
         judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
     )
@@ -284,21 +280,11 @@ def test_cancel_mid_run_stops_sending_and_keeps_what_was_judged(llm_server):
     )
 
 
-@pytest.fixture
-def enqueued(monkeypatch):
-    """Record the runs the engine enqueues instead of sending them to a broker."""
-    calls: list[int] = []
-    monkeypatch.setattr(
-        "core.runs.engine.enqueue", lambda run, countdown=None: calls.append(run.pk)
-    )
-    return calls
-
-
 def test_resume_a_failed_run_asks_only_what_failed(llm_server, monkeypatch, enqueued):
     monkeypatch.setattr("benchmarks.llm.retry.RetryPolicy.delay", lambda self, attempt, **kw: 0.0)
     llm_server.responder = judge_responder
     data = make_data(n=4)
-    judge = make_judge(llm_server, max_retries=0)
+    judge = make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE, max_retries=0)
     target = data["procedures"][1].goal
     llm_server.add_fault(
         "status", status=503, count=3, match=lambda r: target + "\n" in r.prompt_text
@@ -329,7 +315,9 @@ def test_a_run_is_routed_by_its_judges_backend(llm_server, settings):
     executor = JudgeRunExecutor()
     data = make_data(n=1)
     run = services.judge_run_create(
-        judge=make_judge(llm_server), selection={"dataset": data["dataset"].pk}, enqueue=False
+        judge=make_judge(name="j1", base_url=llm_server.base_url, preset=RUN_JUDGE),
+        selection={"dataset": data["dataset"].pk},
+        enqueue=False,
     )
     assert executor.queue(run) is None  # the default queue
     vllm = Judge.objects.create(name="tiny-vllm", backend="vllm", model="/models/tiny")
@@ -357,7 +345,12 @@ def test_eta_from_the_rate_so_far():
 def test_judge_validation_names_the_field(llm_server):
     with pytest.raises(ValidationError) as info:
         make_judge(
-            llm_server, name="bad", prompt_template="nope", api_key_env="sk-live-123", model=""
+            name="bad",
+            base_url=llm_server.base_url,
+            preset=RUN_JUDGE,
+            prompt_template="nope",
+            api_key_env="sk-live-123",
+            model="",
         )
     errors = info.value.message_dict
     assert "unknown template 'nope'" in errors["prompt_template"][0]

@@ -7,9 +7,9 @@ import pytest
 from django.db import transaction
 
 from judging.models import JudgeRun, JudgeRunItem, Judgment
-from judging.services import judges as judge_services
 from judging.services import runs as services
-from tests.judging.support import judge_responder, make_data
+from tests.judging.factories import FAIL_FAST, make_data, make_judge
+from tests.judging.support import judge_responder
 from tests.support.worker import running_worker, start_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -50,14 +50,8 @@ def test_worker_killed_mid_run_resumes_exactly(
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.04
     data = make_data(n=N, bad_every=7)
-    judge = judge_services.judge_create(
-        name="resume-judge",
-        backend="openai",
-        base_url=llm_server.base_url,
-        model="m",
-        concurrency=4,
-        timeout_s=5,
-        max_retries=2,
+    judge = make_judge(
+        name="resume-judge", base_url=llm_server.base_url, preset=FAIL_FAST, max_retries=2
     )
     env = {**ENV, "H2R_JUDGE_GATHER_S": gather_s}
     first = start_worker(tmp_path, concurrency=1, extra_env=env)

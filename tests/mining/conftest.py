@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.mining.script import MiningScript
@@ -26,16 +24,12 @@ def media_root(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
-def write_jsonl(path, records) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.writelines((rec if isinstance(rec, str) else json.dumps(rec)) + "\n" for rec in records)
+@pytest.fixture
+def eager_celery():
+    """Celery tasks run in the calling process, at once."""
+    from config.celery import app
 
-
-def doc(i: int, marker: str = "", topic: str = "Food & Dining", **extra) -> dict:
-    return {
-        "id": f"d{i}",
-        "url": f"https://example.org/{i}",
-        "topic": topic,
-        "text": f"Recipe {i} {marker}\nHow to bake bread number {i}. " + "Lorem ipsum. " * 5,
-        **extra,
-    }
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous

@@ -6,40 +6,24 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.test import APIClient
 
 from mining.models import MiningBatch
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.core.factories import api_client
+from tests.mining.factories import doc
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def eager_celery():
-    from config.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
 
 
 def _file(records, name="docs.jsonl"):
     return SimpleUploadedFile(name, "".join(json.dumps(r) + "\n" for r in records).encode())
 
 
-def _client(user):
-    c = APIClient()
-    c.force_authenticate(user)
-    return c
-
-
 def test_admin_creates_batch_over_api_and_it_runs(
     make_user, media_root, mining_backends, eager_celery
 ):
     admin = make_user("adm", role="admin")
-    resp = _client(admin).post(
+    resp = api_client(admin).post(
         "/api/mining/batches/",
         {
             "name": "api batch",
@@ -53,21 +37,23 @@ def test_admin_creates_batch_over_api_and_it_runs(
     assert resp.status_code == 201, resp.content
     batch = MiningBatch.objects.get(pk=resp.json()["id"])
     assert batch.status == "done" and batch.created_by == admin  # eager: ran on commit
-    detail = _client(admin).get(f"/api/mining/batches/{batch.pk}/").json()
+    detail = api_client(admin).get(f"/api/mining/batches/{batch.pk}/").json()
     assert detail["yields"]["total"]["kept"] == 1
     assert (
         detail["usage"]["stages"][0]["stage"] == "procedures"
         and detail["usage"]["stages"][0]["requests"] == 3
     )
-    docs = _client(admin).get(f"/api/mining/batches/{batch.pk}/documents/?outcome=dropped").json()
+    docs = (
+        api_client(admin).get(f"/api/mining/batches/{batch.pk}/documents/?outcome=dropped").json()
+    )
     assert sorted(d["stage_reached"] for d in docs["results"]) == ["filter", "procedures"]
-    export = _client(admin).get(f"/api/mining/batches/{batch.pk}/export/")
+    export = api_client(admin).get(f"/api/mining/batches/{batch.pk}/export/")
     lines = [json.loads(x) for x in b"".join(export.streaming_content).decode().splitlines()]
     assert [x["source_example"]["id"] for x in lines] == ["d1"]
 
 
 def test_api_refuses_bad_input_with_field_messages(make_user, media_root, mining_backends):
-    c = _client(make_user("adm", role="admin"))
+    c = api_client(make_user("adm", role="admin"))
     r = c.post(
         "/api/mining/batches/",
         {"file": _file([doc(1)], "docs.xlsx"), "backends": json.dumps(mining_backends)},
@@ -97,10 +83,10 @@ def test_roles(make_user, media_root, mining_backends):
         name="b", upload=_file([doc(1)]), backends=mining_backends, start=False
     )
     annotator, researcher = make_user("ann", role="annotator"), make_user("res", role="researcher")
-    assert _client(annotator).get("/api/mining/batches/").status_code == 403
-    assert _client(researcher).get(f"/api/mining/batches/{batch.pk}/").status_code == 200
-    assert _client(researcher).post(f"/api/mining/batches/{batch.pk}/cancel/").status_code == 403
-    r = _client(researcher).post(
+    assert api_client(annotator).get("/api/mining/batches/").status_code == 403
+    assert api_client(researcher).get(f"/api/mining/batches/{batch.pk}/").status_code == 200
+    assert api_client(researcher).post(f"/api/mining/batches/{batch.pk}/cancel/").status_code == 403
+    r = api_client(researcher).post(
         "/api/mining/batches/", {"file": _file([doc(1)]), "backends": "{}"}, format="multipart"
     )
     assert r.status_code == 403
@@ -124,7 +110,7 @@ def test_cancel_then_resume_pending_batch(make_user, media_root, mining_backends
     batch = services.batch_create(
         name="b", upload=_file([doc(1), doc(2)]), backends=mining_backends, start=False
     )
-    c = _client(admin)
+    c = api_client(admin)
     r = c.post(f"/api/mining/batches/{batch.pk}/cancel/")
     assert r.status_code == 200 and r.json()["status"] == "cancelled"
     assert (

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from core.runs import engine
 from mining.models import MiningBatch, MiningStageUsage
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from mining.models import MiningBatch
-from tests.mining.conftest import doc, write_jsonl
+from tests.mining.factories import doc, write_jsonl
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -20,19 +20,9 @@ from rest_framework.test import APIClient
 from mining.forms import BatchForm
 from mining.models import MiningBatch, MiningDocument
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def eager_celery():
-    from config.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
 
 
 COLUMNS = {"text": "body", "url": "link", "topic": "category", "id": "doc_id"}

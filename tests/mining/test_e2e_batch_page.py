@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from mining.models import MiningBatch
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

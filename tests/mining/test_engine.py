@@ -23,7 +23,7 @@ from core.runs.engine import Lease
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from mining.services import batches as services
 from mining.services import execution
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

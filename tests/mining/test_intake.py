@@ -16,7 +16,7 @@ from mining.services import batches as services
 from mining.services import execution
 from mining.services.budgets import Intake, topic_counts
 from mining.services.ingest import batch_ingest
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 TOPICS = ("Health", "Food & Dining", "Travel & Tourism")
 

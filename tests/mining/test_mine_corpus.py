@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 
 from mining.models import MiningBatch, MiningDocument
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 from tests.support.s3_server import s3_server, s3_storage  # noqa: F401
 from tests.support.worker import running_worker, wait_for
 

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from mining.selectors import batches as selectors
 from mining.services import batches as services
-from tests.mining.conftest import doc, write_jsonl
+from tests.mining.factories import doc, write_jsonl
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,37 +11,7 @@ from mining import dedup
 from mining.models import MiningBatch, MiningDocument
 from mining.sampling import stratified_sample
 from mining.services.promotion import batch_promote
-
-BREAD = (
-    "Bake a loaf of white bread",
-    [
-        "Mix flour, water, yeast and salt.",
-        "Knead the dough for ten minutes.",
-        "Let the dough rise for an hour.",
-        "Shape the loaf.",
-        "Bake at 220 C for 35 minutes.",
-    ],
-)
-BREAD_PARAPHRASE = (
-    "Bake a white bread loaf",
-    [
-        "Combine flour, water, yeast and salt.",
-        "Knead the dough ten minutes.",
-        "Leave the dough to rise for one hour.",
-        "Form the loaf.",
-        "Bake it at 220 C for 35 minutes.",
-    ],
-)
-TIRE = (
-    "Change a flat car tire",
-    [
-        "Loosen the lug nuts.",
-        "Jack up the car.",
-        "Remove the flat tire.",
-        "Mount the spare tire.",
-        "Tighten the lug nuts.",
-    ],
-)
+from tests.mining.factories import BREAD, BREAD_PARAPHRASE, TIRE
 
 
 def test_procedure_text_is_goal_then_numbered_steps():

@@ -13,9 +13,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from benchmarks.models import Dataset, Procedure
-from mining.models import MiningBatch, MiningDocument
+from mining.models import MiningBatch
 from mining.services import promotion
-from tests.mining.test_promotion import BREAD, BREAD_PARAPHRASE, TIRE
+from tests.mining.factories import BREAD, done_batch
 from tests.support.worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,24 +26,6 @@ def roles(db):
     from core.roles import ensure_roles
 
     ensure_roles()
-
-
-def done_batch(status="done") -> MiningBatch:
-    batch = MiningBatch.objects.create(
-        name="b", source_format="jsonl", stages=[1, 2, 3, 4, 5, 6], status=status
-    )
-    rows = [("p0", "food-dining", BREAD_PARAPHRASE), ("p1", "transportation", TIRE)]
-    rows += [
-        (f"h{i}", "health", (f"Health routine {i}", [f"Step {j}" for j in range(5)]))
-        for i in range(6)
-    ]
-    MiningDocument.objects.bulk_create(
-        MiningDocument(
-            batch=batch, position=pos, source_id=sid, topic=topic, outcome="kept", goal=g, steps=s
-        )
-        for pos, (sid, topic, (g, s)) in enumerate(rows, 1)
-    )
-    return batch
 
 
 @pytest.mark.worker

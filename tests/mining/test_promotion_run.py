@@ -13,7 +13,7 @@ from benchmarks.models import Dataset, Procedure
 from core.runs import engine
 from mining.models import MiningPromotion
 from mining.services import promotion
-from tests.mining.test_promotion_off_request import done_batch
+from tests.mining.factories import done_batch
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from benchmarks.llm.replay import read_recording
 from mining.models import MiningDocument, MiningStageUsage
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from mining.models import MiningDocument
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from django.db.models import Sum
 
 from mining.models import MiningBatch, MiningDocument
 from mining.services import batches as services
-from tests.mining.conftest import doc
+from tests.mining.factories import doc
 from tests.support.worker import running_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -105,7 +105,8 @@ def worker_and_beat(concurrency: int) -> dict[str, int]:
     from judging.models import JudgeRun
     from judging.services import judges as judge_services
     from judging.services import runs as services
-    from tests.judging.support import judge_responder, make_data
+    from tests.judging.factories import make_data
+    from tests.judging.support import judge_responder
     from tests.support.llm_server import LLMTestServer
     from tests.support.worker import start_worker
 

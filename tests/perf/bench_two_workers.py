@@ -43,7 +43,8 @@ def one_setting(
     from judging.models import JudgeRun, JudgeRunItem, Judgment
     from judging.services import judges as judge_services
     from judging.services import runs as services
-    from tests.judging.support import judge_responder, make_data
+    from tests.judging.factories import make_data
+    from tests.judging.support import judge_responder
     from tests.support.llm_server import LLMTestServer
     from tests.support.worker import start_worker
 

@@ -70,7 +70,7 @@ print(json.dumps({"elapsed_s": elapsed, "n": len(outs),
 
 
 def make_items(n: int, dataset: str) -> None:
-    from tests.judging.support import make_data
+    from tests.judging.factories import make_data
 
     make_data(n=n, dataset=dataset, generators=(f"{dataset}-gen",), bad_every=3)
 

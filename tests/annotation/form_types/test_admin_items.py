@@ -8,7 +8,7 @@ from django.forms import inlineformset_factory
 
 from annotation.admin import StudyItemFormSet, StudyItemInline
 from annotation.models import Study, StudyItem
-from tests.annotation.form_types.test_form_studies import _pair_generations, form_study
+from tests.annotation.factories import make_form_study, make_pair_generations
 
 pytestmark = pytest.mark.django_db
 
@@ -32,8 +32,8 @@ def _formset(study, rows):
 
 
 def test_console_rows_of_a_pairwise_study_are_checked_by_the_form_type():
-    firsts, seconds = _pair_generations(2)
-    study = form_study("pairwise", specs=[], items_per_participant=1)
+    firsts, seconds = make_pair_generations(2)
+    study = make_form_study("pairwise", specs=[], items_per_participant=1)
     crossed = _formset(study, [{"generation": firsts[0].pk, "generation_b": seconds[1].pk}])
     assert not crossed.is_valid()
     assert "item row 1: generation_b_id must be a generation of the same procedure" in str(
@@ -77,8 +77,8 @@ def test_console_rows_of_a_pairwise_study_are_checked_by_the_form_type():
 
 
 def test_console_rows_of_a_critical_failure_study_take_no_second_generation():
-    firsts, seconds = _pair_generations(1)
-    study = form_study("critical_failure", specs=[], items_per_participant=1)
+    firsts, seconds = make_pair_generations(1)
+    study = make_form_study("critical_failure", specs=[], items_per_participant=1)
     rows = [{"generation": firsts[0].pk, "generation_b": seconds[0].pk}]
     formset = _formset(study, rows)
     assert not formset.is_valid() and "For pairwise studies only." in str(formset.errors)

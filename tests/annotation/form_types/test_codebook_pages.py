@@ -8,9 +8,12 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Participant
 from annotation.selectors.flow import qualification_missed
-from tests.annotation.factories import make_generations
-from tests.annotation.form_types.test_form_studies import _pair_generations, form_study
-from tests.annotation.form_types.test_rounds_and_gold import _write
+from tests.annotation.factories import (
+    make_form_study,
+    make_generations,
+    make_pair_generations,
+    write_answers,
+)
 
 pytestmark = pytest.mark.django_db
 DIMS = ("granularity", "order", "semantic", "overall")
@@ -22,7 +25,7 @@ def url(name, study, *args):
 
 def _rating_study():
     gens = make_generations(3)
-    return form_study(
+    return make_form_study(
         "rating",
         {"preset": "scirecipe"},
         specs=[
@@ -87,8 +90,8 @@ def test_rating_already_submitted_page_shows_both_answers_in_words(client):
 
 
 def test_retry_notice_uses_the_form_types_rule_and_words():
-    firsts, seconds = _pair_generations(2)
-    study = form_study(
+    firsts, seconds = make_pair_generations(2)
+    study = make_form_study(
         "pairwise",
         specs=[
             {
@@ -106,7 +109,7 @@ def test_retry_notice_uses_the_form_types_rule_and_words():
     def pref(p, shown):
         return {"preferred": p, "shown": shown, "order": "ab", "reason": ""}
 
-    _write(study, "RQ", [(q0, pref("first", "A")), (q1, pref("second", "B"))])
+    write_answers(study, "RQ", [(q0, pref("first", "A")), (q1, pref("second", "B"))])
     participant = Participant.objects.select_related("study").get(prolific_pid="RQ")
     (missed,) = qualification_missed(participant=participant, attempt=1)
     assert missed.pk == q1.pk  # has_failure vs the empty expected_has_failure: both listed

@@ -8,8 +8,14 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Study
-from tests.annotation.factories import make_generations, study_page_fields, working_participant
-from tests.annotation.form_types.test_form_studies import _pair_generations, answer, form_study
+from tests.annotation.factories import (
+    make_form_study,
+    make_generations,
+    make_pair_generations,
+    study_page_fields,
+    submit_form_answer,
+    working_participant,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +66,7 @@ def test_new_study_page_takes_the_form_type(researcher):
 
 
 def test_api_pairwise_study_from_pairs(researcher):
-    firsts, seconds = _pair_generations(3)
+    firsts, seconds = make_pair_generations(3)
     base = {"name": "Pairs", "form_type": "pairwise"}
     pairs = [[a.pk, b.pk] for a, b in zip(firsts, seconds, strict=True)]
 
@@ -93,7 +99,7 @@ def test_api_pairwise_study_from_pairs(researcher):
 
 
 def test_new_study_page_pairs_two_generators(researcher):
-    firsts, seconds = _pair_generations(3)
+    firsts, seconds = make_pair_generations(3)
     extra = make_generations(1)[0]  # a procedure of another dataset: never paired
     seconds[2].delete()  # procedure 3 has no second generation: left out
     fields = study_page_fields(
@@ -125,11 +131,13 @@ def test_new_study_page_pairs_two_generators(researcher):
 
 def test_report_api_has_the_form_report(researcher):
     gens = make_generations(1)
-    study = form_study("pairwise", specs=[], items_per_participant=1)
+    study = make_form_study("pairwise", specs=[], items_per_participant=1)
     assert researcher.get(f"/api/studies/{study.pk}/report/").json()["form_type"] == "pairwise"
-    study = form_study("rating", specs=[{"generation_id": gens[0].pk}], items_per_participant=1)
+    study = make_form_study(
+        "rating", specs=[{"generation_id": gens[0].pk}], items_per_participant=1
+    )
     for pid, value in (("A", "3"), ("B", "4")):
-        answer(working_participant(study, pid), {"r-overall": [value]})
+        submit_form_answer(working_participant(study, pid), {"r-overall": [value]})
     body = researcher.get(f"/api/studies/{study.pk}/report/").json()
     assert body["form_type"] == "rating" and body["form_report"]["n_annotations"] == 2
     names = [r["name"] for r in body["form_report"]["sections"][0]["rows"]]
@@ -149,7 +157,7 @@ def test_add_form_items_command_names_the_line(tmp_path, capsys):
         Generation.objects.create(procedure=g.procedure, generator=other, predicted_steps=["x"])
         for g in gens
     ]
-    study = form_study("pairwise", specs=[], items_per_participant=1)
+    study = make_form_study("pairwise", specs=[], items_per_participant=1)
     bad = tmp_path / "pairs.jsonl"
     bad.write_text(
         json.dumps({"generation_id": gens[0].pk, "generation_b_id": b[0].pk})

@@ -16,39 +16,21 @@ from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.form_items import study_form_items_add
 from annotation.services.submission import SubmissionRefused, annotation_submit
-from benchmarks.models import Generation, Generator
-from tests.annotation.factories import make_generations, working_participant
+from tests.annotation.factories import (
+    make_form_study,
+    make_generations,
+    make_pair_generations,
+    submit_form_answer,
+    working_participant,
+)
 from tests.annotation.form_types import packs  # noqa: F401  (registers test-exact)
 
 pytestmark = pytest.mark.django_db
 
 
-def form_study(form_type, config=None, *, specs, **settings):
-    study = study_services.study_create(
-        name=f"{form_type} study",
-        generation_ids=[],
-        form_type=form_type,
-        form_config=config or {},
-        min_seconds_per_item=0,
-        attention_rate=settings.pop("attention_rate", 0.0),
-        **settings,
-    )
-    study_form_items_add(study=study, items=specs)
-    return study
-
-
-def answer(participant, data):
-    """Serve the participant's next item and submit ``data`` as the page would post it."""
-    assignment = participant_current_assignment(participant=participant)
-    form = study_form(study=participant.study)
-    view = item_view(item=assignment.item, participant_id=participant.pk, form=form)
-    label = parse_form({"goal_ack": ["1"], **data}, form=form, item=view)
-    return annotation_submit(assignment=assignment, label=label), view
-
-
 def test_rating_study_submissions_and_report():
     gens = make_generations(2)
-    study = form_study(
+    study = make_form_study(
         "rating",
         {"preset": "scirecipe"},
         specs=[{"generation_id": g.pk} for g in gens],
@@ -68,7 +50,7 @@ def test_rating_study_submissions_and_report():
     for pid, (first, second) in scores.items():
         p = p if pid == "R1" else working_participant(study, pid)
         for value in (first, second):
-            res, _ = answer(p, {f"r-{d}": [str(value)] for d in dims})
+            res, _ = submit_form_answer(p, {f"r-{d}": [str(value)] for d in dims})
             assert res.created and res.annotation.has_failure is False
     stored = Annotation.objects.filter(item__study=study).order_by("id").first()
     assert stored.label == {"ratings": dict.fromkeys(dims, 4)} and stored.failures == []
@@ -86,7 +68,7 @@ def test_rating_study_submissions_and_report():
 
 def test_customplans_study_known_answers_majority_and_exports():
     gens = make_generations(3)
-    study = form_study(
+    study = make_form_study(
         "customplans",
         specs=[
             {"generation_id": gens[0].pk, "context": {"hint": "I only have a stovetop"}},
@@ -108,7 +90,7 @@ def test_customplans_study_known_answers_majority_and_exports():
         if assignment is None:
             break
         seen_hints.append(assignment.item.context["hint"])
-        res, _ = answer(p, {"q1": ["yes"], "q2": ["missing", "vague"]})
+        res, _ = submit_form_answer(p, {"q1": ["yes"], "q2": ["missing", "vague"]})
         assert res.annotation.label["q2"] == ["missing", "vague"]
         assert res.annotation.has_failure is True
     assert "Answer Yes and Yes" in seen_hints
@@ -119,7 +101,7 @@ def test_customplans_study_known_answers_majority_and_exports():
         for _ in range(4):
             if participant_current_assignment(participant=q) is None:
                 break
-            answer(q, {"q1": ["yes"], "q2": ["yes"]})
+            submit_form_answer(q, {"q1": ["yes"], "q2": ["yes"]})
     report = study_form_report(study=study, n_resamples=20, use_cache=False)
     # both regular items: Q1 3×Yes, Q2 2 of 3 Yes → FULLYCORRECT on both
     assert report["summary"]["fully_correct"] == {"count": 2, "n": 2, "percent": 100.0}
@@ -129,21 +111,9 @@ def test_customplans_study_known_answers_majority_and_exports():
     assert {tuple(r["label"]["q2"]) for r in exported} == {("missing", "vague"), ("yes",)}
 
 
-def _pair_generations(n):
-    firsts = make_generations(n)
-    other = Generator.objects.create(name="system-b", model="test-model-b")
-    seconds = [
-        Generation.objects.create(
-            procedure=g.procedure, generator=other, predicted_steps=[f"B step of {g.pk}."]
-        )
-        for g in firsts
-    ]
-    return firsts, seconds
-
-
 def test_pairwise_study_order_recorded_and_mapped_to_systems():
-    firsts, seconds = _pair_generations(1)
-    study = form_study(
+    firsts, seconds = make_pair_generations(1)
+    study = make_form_study(
         "pairwise",
         specs=[{"generation_id": firsts[0].pk, "generation_b_id": seconds[0].pk}],
         items_per_participant=1,
@@ -152,7 +122,7 @@ def test_pairwise_study_order_recorded_and_mapped_to_systems():
     orders = {}
     for k in range(12):
         p = working_participant(study, f"P{k}")
-        res, view = answer(p, {"pref": ["A"]})
+        res, view = submit_form_answer(p, {"pref": ["A"]})
         label = res.annotation.label
         # "A" is whichever system this participant saw first
         assert label["preferred"] == ("second" if view.swapped else "first")
@@ -169,8 +139,8 @@ def test_pairwise_study_order_recorded_and_mapped_to_systems():
 
 
 def test_pairwise_items_need_a_second_generation_of_the_same_procedure():
-    firsts, seconds = _pair_generations(2)
-    study = form_study("pairwise", specs=[], items_per_participant=1)
+    firsts, seconds = make_pair_generations(2)
+    study = make_form_study("pairwise", specs=[], items_per_participant=1)
     with pytest.raises(ValidationError, match="item 2: generation_b_id None not found"):
         study_form_items_add(
             study=study,
@@ -206,13 +176,13 @@ def test_solve_study_scored_at_submission_and_a_missing_pack_is_a_message():
         }
         for k, g in enumerate(gens, start=1)
     ]
-    study = form_study("solve", {"pack": "test-exact"}, specs=specs, items_per_participant=2)
+    study = make_form_study("solve", {"pack": "test-exact"}, specs=specs, items_per_participant=2)
     p = working_participant(study, "S1")
     results = []
     for _ in range(2):
         assignment = participant_current_assignment(participant=p)
         target = assignment.item.context["record"]["target"]
-        res, _ = answer(p, {"answer": [str(target)]})
+        res, _ = submit_form_answer(p, {"answer": [str(target)]})
         results.append(res.annotation.label)
     assert [r["metrics"] for r in results] == [{"correct": 1}, {"correct": 1}]
     assert all(r["scorer"] == "test-exact" for r in results)
@@ -220,7 +190,7 @@ def test_solve_study_scored_at_submission_and_a_missing_pack_is_a_message():
     Study.objects.filter(pk=study.pk).update(form_config={"pack": "gone-pack"})
     study.refresh_from_db()
     q = working_participant(study, "S2")
-    res, _ = answer(q, {"answer": ["41"]})
+    res, _ = submit_form_answer(q, {"answer": ["41"]})
     assert "scorer pack 'gone-pack' is not available" in res.annotation.label["score_error"]
     assert res.annotation.label["answer"] == "41"
     report = study_form_report(study=study, n_resamples=0, use_cache=False)
@@ -258,7 +228,7 @@ def test_solve_with_the_longproc_countdown_pack_worked_examples():
     [44, 48, 35, 6] → 25 with 48 − 44 = 4, 35 − 4 = 31, 31 − 6 = 25 is correct; G.4's
     "No feasible solution found." for [30, 6, 8, 6] → 27 scores 0."""
     gens = make_generations(2)
-    study = form_study(
+    study = make_form_study(
         "solve",
         {"pack": "longproc-countdown"},
         specs=[
@@ -281,7 +251,7 @@ def test_solve_with_the_longproc_countdown_pack_worked_examples():
     got = {}
     for _ in range(2):
         record = participant_current_assignment(participant=p).item.context["record"]
-        res, _ = answer(p, {"answer": [answers[record["id"]]]})
+        res, _ = submit_form_answer(p, {"answer": [answers[record["id"]]]})
         got[record["id"]] = res.annotation.label["metrics"]["correct"]
     assert got == {"F5": 1, "G4": 0}
     report = study_form_report(study=study, n_resamples=0, use_cache=False)

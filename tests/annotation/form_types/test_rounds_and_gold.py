@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.services.rounds import ITEM_FIELDS, round_create
-from tests.annotation.form_types.test_form_studies import _pair_generations, form_study
+from tests.annotation.factories import make_form_study, make_pair_generations, write_answers
 
 pytestmark = pytest.mark.django_db
 
@@ -19,8 +19,8 @@ def _item_rows(study):
 
 
 def test_next_round_of_a_pairwise_study_copies_pairs_known_answers_and_context(make_user):
-    firsts, seconds = _pair_generations(3)
-    study = form_study(
+    firsts, seconds = make_pair_generations(3)
+    study = make_form_study(
         "pairwise",
         specs=[
             {"generation_id": firsts[0].pk, "generation_b_id": seconds[0].pk},
@@ -47,39 +47,6 @@ def test_next_round_of_a_pairwise_study_copies_pairs_known_answers_and_context(m
     assert all(i.n_assigned == 0 for i in new.items.all())
 
 
-def _write(study, pid, answers):
-    """``answers``: item → label, written as submitted annotations one minute apart."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from annotation.models import Annotation, Assignment, Participant
-
-    p = Participant.objects.create(study=study, prolific_pid=pid, stage="done")
-    at = timezone.now() - timedelta(hours=1)
-    for item, label in answers:
-        at += timedelta(minutes=1)
-        a = Assignment.objects.create(
-            participant=p,
-            item=item,
-            state="submitted",
-            served_at=at - timedelta(seconds=40),
-            last_seen_at=at,
-            active_ms=40_000,
-            submitted_at=at,
-        )
-        Annotation.objects.create(
-            assignment=a,
-            participant=p,
-            item=item,
-            has_failure=False,
-            label=label,
-            wall_ms=40_000,
-            active_ms=40_000,
-            submitted_at=at,
-        )
-
-
 def test_quality_figures_of_a_pairwise_study(client, make_user):
     """Regular r0, r1; silent gold g0 (expects second), attention a0 (expects first).
     r0: X first, Y first, Z second; r1: X tie, Y second, Z second.
@@ -92,8 +59,8 @@ def test_quality_figures_of_a_pairwise_study(client, make_user):
 
     from annotation.selectors.quality import quality_rows
 
-    firsts, seconds = _pair_generations(4)
-    study = form_study(
+    firsts, seconds = make_pair_generations(4)
+    study = make_form_study(
         "pairwise",
         specs=[{"generation_id": firsts[i].pk, "generation_b_id": seconds[i].pk} for i in (0, 1)]
         + [
@@ -119,17 +86,17 @@ def test_quality_figures_of_a_pairwise_study(client, make_user):
     def pref(p):
         return {"preferred": p, "shown": "A", "order": "ab", "reason": ""}
 
-    _write(
+    write_answers(
         study,
         "X",
         [(r0, pref("first")), (r1, pref("tie")), (g0, pref("second")), (a0, pref("first"))],
     )
-    _write(
+    write_answers(
         study,
         "Y",
         [(r0, pref("first")), (r1, pref("second")), (g0, pref("first")), (a0, pref("first"))],
     )
-    _write(study, "Z", [(r0, pref("second")), (r1, pref("second"))])
+    write_answers(study, "Z", [(r0, pref("second")), (r1, pref("second"))])
     rows = {r["participant"]: r for r in quality_rows(study=study)}
     got = {
         pid: (
@@ -156,7 +123,7 @@ def test_quality_gold_of_a_rating_study_uses_the_expected_ratings():
     from tests.annotation.factories import make_generations
 
     gens = make_generations(3)
-    study = form_study(
+    study = make_form_study(
         "rating",
         {"preset": "scirecipe"},
         specs=[
@@ -181,8 +148,8 @@ def test_quality_gold_of_a_rating_study_uses_the_expected_ratings():
     def rating(**over):
         return {"ratings": {d: over.get(d, 2) for d in dims}}
 
-    _write(study, "U", [(r0, rating()), (g1, rating(overall=0)), (g2, rating(order=3))])
-    _write(study, "V", [(r0, rating()), (g1, rating(overall=0)), (g2, rating(order=4))])
+    write_answers(study, "U", [(r0, rating()), (g1, rating(overall=0)), (g2, rating(order=3))])
+    write_answers(study, "V", [(r0, rating()), (g1, rating(overall=0)), (g2, rating(order=4))])
     rows = {r["participant"]: r for r in quality_rows(study=study)}
     assert (rows["U"]["gold_agreement"], rows["U"]["gold_total"]) == (0.5, 2)
     assert (rows["V"]["silent_gold_agreement"], rows["V"]["silent_gold_total"]) == (1.0, 2)

@@ -11,8 +11,13 @@ from annotation.models import Annotation, AttentionCheckResult, Study
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.solve import solve_answers_rescore
-from tests.annotation.factories import make_generations, working_participant
-from tests.annotation.form_types.test_form_studies import answer, form_study
+from tests.annotation.factories import (
+    make_form_study,
+    make_generations,
+    submit_form_answer,
+    working_participant,
+)
+from tests.annotation.form_types import packs  # noqa: F401  (registers test-exact)
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +29,16 @@ def _countdown_study(options):
     gens = make_generations(1)
     config = {"pack": "longproc-countdown", "pack_options": options}
     specs = [{"generation_id": gens[0].pk, "context": {"record": F5}}]
-    return form_study("solve", config, specs=specs, items_per_participant=1)
+    return make_form_study("solve", config, specs=specs, items_per_participant=1)
 
 
 def test_pack_options_fallback_whole_scores_an_untagged_answer():
     strict = _countdown_study({})
-    res, _ = answer(working_participant(strict, "T1"), {"answer": [UNTAGGED]})
+    res, _ = submit_form_answer(working_participant(strict, "T1"), {"answer": [UNTAGGED]})
     assert res.annotation.label["metrics"]["correct"] == 0  # no <Solution>: nothing scored
     whole = _countdown_study({"fallback": "whole"})
     assert whole.form_config["pack_options"] == {"fallback": "whole"}
-    res, _ = answer(working_participant(whole, "T2"), {"answer": [UNTAGGED]})
+    res, _ = submit_form_answer(working_participant(whole, "T2"), {"answer": [UNTAGGED]})
     assert res.annotation.label["metrics"]["correct"] == 1
     assert res.annotation.has_failure is False
 
@@ -65,12 +70,12 @@ def test_rescore_answers_with_a_score_error_after_the_pack_is_fixed(capsys):
         {"generation_id": g.pk, "context": {"record": {"id": str(k), "target": 2 * k}}}
         for k, g in enumerate(gens, start=1)
     ]
-    study = form_study("solve", {"pack": "test-exact"}, specs=specs, items_per_participant=2)
+    study = make_form_study("solve", {"pack": "test-exact"}, specs=specs, items_per_participant=2)
     Study.objects.filter(pk=study.pk).update(form_config={"pack": "gone-pack"})
     study.refresh_from_db()
     p = working_participant(study, "S1")
     for _ in range(2):
-        res, _view = answer(p, {"answer": ["2"]})  # right for item 1 only
+        res, _view = submit_form_answer(p, {"answer": ["2"]})  # right for item 1 only
         assert "score_error" in res.annotation.label
     with pytest.raises(CommandError, match=r"form_config\.pack"):
         call_command("rescore_solve", "--study", str(study.pk))
@@ -94,7 +99,7 @@ def test_rescore_answers_with_a_score_error_after_the_pack_is_fixed(capsys):
     }
     with pytest.raises(CommandError, match="no such study"):
         call_command("rescore_solve", "--study", "999999")
-    other = form_study("rating", {"preset": "scirecipe"}, specs=[], items_per_participant=1)
+    other = make_form_study("rating", {"preset": "scirecipe"}, specs=[], items_per_participant=1)
     with pytest.raises(CommandError, match="form_type: Only a solve study"):
         call_command("rescore_solve", "--study", str(other.pk))
 
@@ -112,7 +117,7 @@ def test_rescore_judges_again_the_attention_check_an_unscored_answer_failed(caps
             "expected_label": {"metrics": {"correct": 1}},
         },
     ]
-    study = form_study(
+    study = make_form_study(
         "solve", {"pack": "test-exact"}, specs=specs, items_per_participant=2, attention_rate=1.0
     )
     Study.objects.filter(pk=study.pk).update(form_config={"pack": "gone-pack"})
@@ -122,7 +127,7 @@ def test_rescore_judges_again_the_attention_check_an_unscored_answer_failed(caps
     # two regular items and the planted one between them, each answered right
     while (assignment := participant_current_assignment(participant=p)) is not None:
         target = assignment.item.context["record"]["target"]
-        res, _view = answer(p, {"answer": [str(target)]})
+        res, _view = submit_form_answer(p, {"answer": [str(target)]})
         assert "score_error" in res.annotation.label
         served[assignment.item.kind] = assignment
     check = AttentionCheckResult.objects.get(assignment=served["attention"])

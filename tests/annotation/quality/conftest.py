@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Annotation, Assignment, AttentionCheckResult, Participant
-from tests.annotation.factories import make_study
+from annotation.models import AttentionCheckResult, Participant
+from tests.annotation.factories import make_annotation, make_study
 
 T, F = True, False
 # regular item position -> participant -> has_failure (absent: not labelled)
@@ -51,35 +51,21 @@ def quality_study(db):
         for pos in sorted(REGULAR):
             if name in REGULAR[pos]:
                 at += timedelta(minutes=1)
-                _label(p, regular[pos], REGULAR[pos][name], next(times) * 1000, at)
+                make_annotation(
+                    item=regular[pos],
+                    participant=p,
+                    has_failure=REGULAR[pos][name],
+                    active_ms=next(times) * 1000,
+                    at=at,
+                )
         for item, value in zip((k0, k1), KNOWN.get(name, ()), strict=False):
             at += timedelta(minutes=1)
-            a = _label(p, item, value, 10_000, at)
+            a = make_annotation(
+                item=item, participant=p, has_failure=value, active_ms=10_000, at=at
+            ).assignment
         for passed in PLANTED.get(name, ()):
             AttentionCheckResult.objects.create(
                 participant=p, assignment=a, kind="planted", passed=passed
             )
     study.people = people
     return study
-
-
-def _label(p, item, has_failure, active_ms, at):
-    a = Assignment.objects.create(
-        participant=p,
-        item=item,
-        state="submitted",
-        served_at=at - timedelta(seconds=active_ms / 1000),
-        last_seen_at=at,
-        active_ms=active_ms,
-        submitted_at=at,
-    )
-    Annotation.objects.create(
-        assignment=a,
-        participant=p,
-        item=item,
-        has_failure=has_failure,
-        wall_ms=active_ms,
-        active_ms=active_ms,
-        submitted_at=at,
-    )
-    return a

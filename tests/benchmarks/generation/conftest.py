@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from core.runs import engine
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 _N = re.compile(r"(?:Exactly )?(\d+) steps to achieve the goal using the given resources:\n$")
@@ -29,6 +30,12 @@ def steps_responder(req) -> dict:
     else:
         body = "Here are the steps:\n" + body
     return {"text": body, "prompt_tokens": 100, "completion_tokens": 10 * n}
+
+
+def drive(run):
+    """Work the run's chunks in-process (on_commit callbacks do not fire inside a test
+    transaction, so nothing reaches Celery)."""
+    return engine.execute_inline(run)
 
 
 @pytest.fixture

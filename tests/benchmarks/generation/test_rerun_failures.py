@@ -18,8 +18,8 @@ from benchmarks.services.generation_runs import (
     generation_run_rerun_failures,
 )
 from core.runs import engine
+from tests.benchmarks.factories import make_generation_run
 from tests.benchmarks.generation.conftest import steps_responder
-from tests.benchmarks.generation.test_runs import make_run
 
 EMPTY_FOR = "Goal number 2\n"
 
@@ -41,7 +41,7 @@ def done_with_an_empty_generation(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
     state = {"fixed": False}
     llm_server.responder = _flaky(state)
-    run = engine.execute_inline(make_run(llm_server, dataset, generator))
+    run = engine.execute_inline(make_generation_run(llm_server, dataset, generator))
     assert run.status == "done" and run.n_done == 5
     empty = Generation.objects.get(generator=generator, predicted_steps=[])
     assert empty.procedure.source_example_id == "ex-2"
@@ -79,7 +79,7 @@ def test_only_the_failures_are_asked_again(llm_server, generator, done_with_an_e
 
 def test_refused_for_active_or_cancelled_runs(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
-    run = make_run(llm_server, dataset, generator)
+    run = make_generation_run(llm_server, dataset, generator)
     with pytest.raises(GenerationRunError, match="only a done or failed run"):
         generation_run_rerun_failures(run=run, enqueue=False)
     run = engine.cancel(run)

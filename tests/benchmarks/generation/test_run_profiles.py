@@ -7,7 +7,8 @@ import pytest
 
 from benchmarks.models import Generation, Generator
 from benchmarks.services.generation_runs import GenerationRunError
-from tests.benchmarks.generation.test_runs import drive, make_run
+from tests.benchmarks.factories import make_generation_run
+from tests.benchmarks.generation.conftest import drive
 
 COMPLETION = "<think>\n1. plan it</think>\nHere you go:\n1. Boil water.\n2 cups of milk\n3) Stir."
 
@@ -25,7 +26,7 @@ def test_run_parses_steps_by_its_profile(llm_server, small_dataset, profile, ste
     llm_server.responder = lambda req: COMPLETION
     generator = Generator.objects.create(name=f"g-{profile}")
     kwargs = {} if profile == "reference" else {"parse_profile": profile}
-    run = make_run(llm_server, dataset, generator, **kwargs)
+    run = make_generation_run(llm_server, dataset, generator, **kwargs)
     assert run.parse_profile == profile
     run = drive(run)
     assert run.status == "done", run.error
@@ -39,13 +40,15 @@ def test_defaults_are_the_references_and_bad_profile_is_refused(llm_server, smal
     dataset, _, _ = small_dataset
     llm_server.responder = lambda req: "1. a"
     generator = Generator.objects.create(name="g-defaults")
-    run = make_run(llm_server, dataset, generator, chunk_size=8)
+    run = make_generation_run(llm_server, dataset, generator, chunk_size=8)
     assert run.decoding["temperature"] == 0.0 and run.decoding["max_tokens"] == 4096
     drive(run)
     body = llm_server.requests[0].body
     assert body["temperature"] == 0.0 and body["max_tokens"] == 4096
     with pytest.raises(GenerationRunError, match="parse_profile 'strict'"):
-        make_run(llm_server, dataset, Generator.objects.create(name="g2"), parse_profile="strict")
+        make_generation_run(
+            llm_server, dataset, Generator.objects.create(name="g2"), parse_profile="strict"
+        )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -56,12 +59,18 @@ def test_launch_refused_with_the_reason(llm_server, small_dataset, monkeypatch):
     monkeypatch.delenv("GEN_TRUTH_API_KEY", raising=False)
     generator = Generator.objects.create(name="g-launch")
     with pytest.raises(GenerationRunError, match="'GEN_TRUTH_API_KEY' \\(api_key_env\\) is not"):
-        make_run(llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True)
+        make_generation_run(
+            llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True
+        )
     with pytest.raises(GenerationRunError, match="does not answer"):
-        make_run(llm_server, dataset, generator, base_url="http://127.0.0.1:9/v1", start=True)
+        make_generation_run(
+            llm_server, dataset, generator, base_url="http://127.0.0.1:9/v1", start=True
+        )
     assert not GenerationRun.objects.exists()
     monkeypatch.setenv("GEN_TRUTH_API_KEY", "sk-test")
-    run = make_run(llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True)
+    run = make_generation_run(
+        llm_server, dataset, generator, api_key_env="GEN_TRUTH_API_KEY", start=True
+    )
     assert run.status == "queued" and llm_server.requests == []
 
 
@@ -71,7 +80,9 @@ def test_resume_refused_when_the_server_does_not_answer(llm_server, small_datase
 
     dataset, _, _ = small_dataset
     generator = Generator.objects.create(name="g-resume")
-    run = make_run(llm_server, dataset, generator, base_url="http://127.0.0.1:9/v1", start=False)
+    run = make_generation_run(
+        llm_server, dataset, generator, base_url="http://127.0.0.1:9/v1", start=False
+    )
     type(run).objects.filter(pk=run.pk).update(status="failed")
     run.refresh_from_db()
     with pytest.raises(

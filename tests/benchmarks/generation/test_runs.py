@@ -23,21 +23,15 @@ from benchmarks.services.generation_runs import (
 from benchmarks.services.scores import generation_scores_summary
 from benchmarks.tokens import count_steps_tokens
 from core.runs import engine
-from tests.benchmarks.generation.conftest import steps_responder
+from tests.benchmarks.factories import make_generation_run
+from tests.benchmarks.generation.conftest import drive, steps_responder
 
-FAST = {"timeout_s": 5, "max_retries": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.05}
 LABEL = "benchmarks.GenerationRun"
 
 
 def chunk(run: GenerationRun) -> str:
     """One chunk of the run, as the engine's chunk task works it (without chaining the next)."""
     return engine.execute(LABEL, run.pk, chain=False).status
-
-
-def drive(run: GenerationRun) -> GenerationRun:
-    """Work the run's chunks in-process (on_commit callbacks do not fire inside a test
-    transaction, so nothing reaches Celery)."""
-    return engine.execute_inline(run)
 
 
 def hold_lease(run: GenerationRun, *, age_s: float = 0) -> None:
@@ -49,22 +43,12 @@ def hold_lease(run: GenerationRun, *, age_s: float = 0) -> None:
     )
 
 
-def make_run(llm_server, dataset, generator, **kw) -> GenerationRun:
-    defaults = {
-        "model": "test-model",
-        "base_url": llm_server.base_url,
-        "backend_options": FAST,
-        "chunk_size": 2,
-        "concurrency": 4,
-    }
-    defaults.update(kw)
-    return generation_run_create(generator=generator, dataset=dataset, **defaults)
-
-
 def test_instruct_run_stores_parsed_scored_generations(llm_server, small_dataset, generator):
     dataset, _, procedures = small_dataset
     llm_server.responder = steps_responder
-    run = make_run(llm_server, dataset, generator, input_price_per_mtok=2, output_price_per_mtok=8)
+    run = make_generation_run(
+        llm_server, dataset, generator, input_price_per_mtok=2, output_price_per_mtok=8
+    )
     assert run.status == "queued" and run.n_total == 5 and run.decoding["temperature"] == 0.0
     run = drive(run)
 
@@ -110,7 +94,7 @@ def test_instruct_run_stores_parsed_scored_generations(llm_server, small_dataset
 def test_base_run_uses_completions_and_stop(llm_server, small_dataset, generator):
     dataset, _, procedures = small_dataset
     llm_server.responder = steps_responder
-    run = drive(make_run(llm_server, dataset, generator, variant="base"))
+    run = drive(make_generation_run(llm_server, dataset, generator, variant="base"))
     assert run.status == "done"
     assert all(r.kind == "completions" and r.body["stop"] == ["\n\n"] for r in llm_server.requests)
     g = Generation.objects.get(generator=generator, procedure=procedures[0])
@@ -122,7 +106,7 @@ def test_base_run_uses_completions_and_stop(llm_server, small_dataset, generator
 def test_topic_selection(llm_server, small_dataset, generator):
     dataset, topics, procedures = small_dataset
     llm_server.responder = steps_responder
-    run = drive(make_run(llm_server, dataset, generator, topics=[topics[1]]))
+    run = drive(make_generation_run(llm_server, dataset, generator, topics=[topics[1]]))
     expected = {p.source_example_id for p in procedures if p.topic_id == topics[1].pk}
     got = set(
         Generation.objects.filter(generator=generator).values_list(
@@ -138,7 +122,7 @@ def test_failures_are_recorded_and_resume_fills_only_the_missing(
     dataset, _, _procedures = small_dataset
     llm_server.responder = steps_responder
     llm_server.add_fault("status", status=400, match=lambda r: "Goal number 3\n" in r.prompt_text)
-    run = drive(make_run(llm_server, dataset, generator))
+    run = drive(make_generation_run(llm_server, dataset, generator))
     assert run.status == "failed"
     assert run.n_done == 4 and run.n_failed == 1
     assert run.errors[0]["source_example_id"] == "ex-3" and "400" in run.errors[0]["error"]
@@ -161,7 +145,7 @@ def test_existing_generations_are_skipped_and_a_second_execution_does_nothing(
     Generation.objects.create(
         procedure=procedures[2], generator=generator, predicted_steps=["kept"]
     )
-    run = make_run(llm_server, dataset, generator)
+    run = make_generation_run(llm_server, dataset, generator)
     assert run.n_done == 1
     # a second chunk message (a redelivery after a crash) while a live worker holds the run
     # changes nothing
@@ -182,14 +166,14 @@ def test_existing_generations_are_skipped_and_a_second_execution_does_nothing(
 def test_cancel_stops_at_the_next_chunk(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
     llm_server.responder = steps_responder
-    run = make_run(llm_server, dataset, generator)
+    run = make_generation_run(llm_server, dataset, generator)
     assert chunk(run) == "more"
     assert generation_run_cancel(run=run).status == "cancelling"  # its worker is alive
     assert chunk(run) == "cancelled"
     assert chunk(run) == "inactive"
     run.refresh_from_db()
     assert run.status == "cancelled" and run.n_done == 2 and len(llm_server.requests) == 2
-    pending = make_run(llm_server, dataset, generator, start=False)
+    pending = make_generation_run(llm_server, dataset, generator, start=False)
     assert generation_run_cancel(run=pending).status == "cancelled"
 
 
@@ -276,7 +260,7 @@ def test_vllm_offline_runs_go_to_the_gpu_queue(
 def test_a_chunk_refused_entirely_stops_the_run(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
     llm_server.add_fault("status", status=401, count=100)
-    run = drive(make_run(llm_server, dataset, generator))
+    run = drive(make_generation_run(llm_server, dataset, generator))
     assert run.status == "failed" and "refused every request" in run.error and "401" in run.error
     assert len(llm_server.requests) == 2  # one chunk, not the whole dataset
     assert run.n_failed == 2  # replies are stored as they arrive: errors in arrival order

@@ -20,7 +20,7 @@ from tests.benchmarks.llm.vllm_support import (
     require_vllm,
     worker_env,
 )
-from tests.judging.support import make_data
+from tests.judging.factories import make_data
 from tests.support.worker import running_worker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

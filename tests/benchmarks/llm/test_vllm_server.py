@@ -17,7 +17,7 @@ from judging.prompting import JUDGE_SCHEMA
 from judging.services import judges as judge_services
 from judging.services import runs as services
 from tests.benchmarks.llm.vllm_support import BOUNDED
-from tests.judging.support import make_data
+from tests.judging.factories import make_data
 from tests.support.worker import running_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

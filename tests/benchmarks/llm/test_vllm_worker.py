@@ -28,8 +28,8 @@ from tests.benchmarks.llm.vllm_support import (
     worker_child_rss,
     worker_env,
 )
-from tests.judging.support import make_data
-from tests.mining.conftest import doc
+from tests.judging.factories import make_data
+from tests.mining.factories import doc
 from tests.support.worker import start_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -12,7 +12,7 @@ from judging.models import JudgeRun, JudgeRunItem, Judgment
 from judging.services import judges as judge_services
 from judging.services import runs as services
 from tests.benchmarks.llm.vllm_support import TINY_ENGINE, gpu_queue_name, require_vllm, worker_env
-from tests.judging.support import make_data
+from tests.judging.factories import make_data
 from tests.support.worker import start_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

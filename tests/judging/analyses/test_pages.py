@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
 from benchmarks.tokens import count_steps_tokens
 from judging.selectors.analyses import analysis_rows
-from tests.judging.compare.support import judged_run, make_judge
+from tests.judging.factories import judged_run, make_judge
 
 N = 80
 
@@ -28,7 +28,7 @@ def judged(db):
     one family) judged by one judge; no_failure gets rarer with more steps (not separable)."""
     dataset = Dataset.objects.create(name="analyses", version="v1")
     topics = list(Topic.objects.order_by("name")[:2])
-    judge = make_judge("judge-an", model="m")
+    judge = make_judge(name="judge-an", model="m")
     gens = {}
     for name, step in (("ckpt-early", 1000), ("ckpt-late", 5000)):
         gens[name] = Generator.objects.create(

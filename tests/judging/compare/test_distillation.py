@@ -11,8 +11,8 @@ from annotation.services import study as study_services
 from benchmarks.models import Generation, Generator
 from judging import prompting
 from judging.services.distillation import DistillationError, distill_export
-from tests.annotation.factories import make_generations
-from tests.judging.compare.support import judged_run, label, make_judge
+from tests.annotation.factories import A_FAILURE, make_annotation, make_generations
+from tests.judging.factories import judged_run, make_judge
 
 
 @pytest.fixture
@@ -26,15 +26,22 @@ def distill(db):
         procedure=gens[5].procedure, generator=other, predicted_steps=["A different candidate."]
     )  # humans label this one
     all_gens = [*gens, twin]
-    teacher = make_judge("teacher", decoding={"temperature": 1.0, "seed": 1})
-    second = make_judge("teacher-seed2", decoding={"temperature": 1.0, "seed": 2})
+    teacher = make_judge(name="teacher", decoding={"temperature": 1.0, "seed": 1})
+    second = make_judge(name="teacher-seed2", decoding={"temperature": 1.0, "seed": 2})
     run1 = judged_run(teacher, all_gens, [True, False, True, None, True, False, True, False])
     run2 = judged_run(second, all_gens, [True, False, False, False, True, False, "skip", False])
     study = study_services.study_create(
         name="human set", generation_ids=[gens[4].pk, sibling.pk], min_seconds_per_item=0
     )
     for item in StudyItem.objects.filter(study=study):
-        label(item, "P1", True)
+        make_annotation(
+            item=item,
+            annotator="P1",
+            has_failure=True,
+            failures=A_FAILURE,
+            active_ms=900,
+            wall_ms=1000,
+        )
     return {"gens": gens, "teacher": teacher, "second": second, "runs": (run1, run2)}
 
 
@@ -112,7 +119,7 @@ def test_refusals_name_the_problem_and_write_nothing(distill, tmp_path, case, me
         again = judged_run(teacher, distill["gens"], [False] * 7)
         ids = [run1.pk, again.pk]
     elif case == "other_config":
-        hot = make_judge("teacher-hot", decoding={"temperature": 0.2, "seed": 3})
+        hot = make_judge(name="teacher-hot", decoding={"temperature": 0.2, "seed": 3})
         ids = [run1.pk, judged_run(hot, distill["gens"], [True] * 7).pk]
     elif case == "missing":
         ids = [run1.pk, 999999]

@@ -127,10 +127,10 @@ def test_leaderboard(scenario, django_assert_max_num_queries):
 
 def test_identically_configured_judges_share_verdicts(scenario):
     """Two judge rows with the same configuration have one judge_id, hence the same stored verdicts."""
-    from tests.judging.compare.support import make_judge
+    from tests.judging.factories import make_judge
 
     a = scenario["judges"][0]
-    twin = make_judge("judge-a-twin", model="gpt-5")
+    twin = make_judge(name="judge-a-twin", model="gpt-5")
     assert twin.judge_id == a.judge_id
     report = sel.study_comparison(study=scenario["study"], judges=[a, twin])
     judges = by_judge(report)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.judging.compare.conftest import scenario  # noqa: F401
-from tests.judging.metric_validation.test_selector import set_metric
+from tests.judging.factories import set_metric
 
 PAGE = "/judging/compare/metric-validation/"
 API = "/api/metric-validation/"
 
 
 @pytest.fixture
-def scored(scenario):  # noqa: F811
+def scored(scenario):
     for g, v in zip(scenario["gens"], [0.1, 0.7, 0.5, 0.6, 0.9, 0.2], strict=True):
         set_metric(g, v)
     return scenario
@@ -72,8 +71,8 @@ def test_api_report_and_errors_name_the_parameter(scored, client, make_user):
 @pytest.mark.django_db
 def test_rating_study_kappa_page_and_a_bad_dimension(client, make_user):
     from annotation.services.study import study_create
-    from tests.annotation.factories import make_generations
-    from tests.judging.metric_validation.test_selector import answer, regular
+    from tests.annotation.factories import make_annotation, make_generations
+    from tests.judging.metric_validation.test_selector import regular
 
     gens = make_generations(4)
     study = study_create(
@@ -85,7 +84,7 @@ def test_rating_study_kappa_page_and_a_bad_dimension(client, make_user):
     )
     for item, value, rating in zip(regular(study), [0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], strict=True):
         set_metric(item.generation, value)
-        answer(item, "P1", {"ratings": {"overall": rating}})
+        make_annotation(item=item, annotator="P1", label={"ratings": {"overall": rating}})
     client.force_login(make_user("res", role="researcher", staff=True))
     query = {"study": study.pk, "pack": "scirecipe", "metric": "score", "bootstrap": "50"}
     html = client.get(PAGE, query).content.decode()

@@ -4,51 +4,20 @@ pairwise), a scorer pack's metric stored on the generations as a scoring run sto
 from __future__ import annotations
 
 import pytest
-from django.utils import timezone
 
-from annotation.models import Annotation, Assignment, Participant, StudyItem
+from annotation.models import StudyItem
 from annotation.services.study import study_create
 from benchmarks.models import Generation, Generator
 from judging.selectors.metric_validation import metric_validation, metrics_on_study
-from tests.annotation.factories import make_generations
-from tests.judging.compare.conftest import scenario  # noqa: F401
-
-
-def set_metric(generation: Generation, value, pack="scirecipe", metric="score"):
-    generation.pack_scores = {pack: {"run": 1, "metrics": {metric: value}, "breakdown": {}}}
-    generation.save(update_fields=["pack_scores"])
-
-
-def answer(item: StudyItem, who: str, label: dict) -> None:
-    now = timezone.now()
-    participant, _ = Participant.objects.get_or_create(
-        study=item.study, prolific_pid=who, defaults={"stage": Participant.Stage.WORKING}
-    )
-    assignment = Assignment.objects.create(
-        participant=participant,
-        item=item,
-        state=Assignment.State.SUBMITTED,
-        served_at=now,
-        last_seen_at=now,
-        submitted_at=now,
-    )
-    Annotation.objects.create(
-        assignment=assignment,
-        participant=participant,
-        item=item,
-        has_failure=False,
-        label=label,
-        wall_ms=1000,
-        active_ms=1000,
-        submitted_at=now,
-    )
+from tests.annotation.factories import make_annotation, make_generations
+from tests.judging.factories import set_metric
 
 
 def regular(study):
     return list(StudyItem.objects.filter(study=study, kind="regular").order_by("position", "id"))
 
 
-def test_critical_failure_study_detector(scenario):  # noqa: F811
+def test_critical_failure_study_detector(scenario):
     # human majority T T T F F (tie); scores: flagged 0.1 0.7 0.5, unflagged 0.6 0.9
     for g, v in zip(scenario["gens"], [0.1, 0.7, 0.5, 0.6, 0.9, 0.2], strict=True):
         set_metric(g, v)
@@ -94,8 +63,8 @@ def test_rating_study_kappa_per_dimension():
     overall = [(0, 0), (1, 2), (2, 2), (1, 1), (1, 2), (1, 1)]
     for item, value, (r1, r2) in zip(items, metric, overall, strict=True):
         set_metric(item.generation, value)
-        answer(item, "P1", {"ratings": {"overall": r1, "order": 0}})
-        answer(item, "P2", {"ratings": {"overall": r2, "order": 0}})
+        make_annotation(item=item, annotator="P1", label={"ratings": {"overall": r1, "order": 0}})
+        make_annotation(item=item, annotator="P2", label={"ratings": {"overall": r2, "order": 0}})
     report = metric_validation(
         study=study,
         pack="scirecipe",
@@ -147,7 +116,9 @@ def test_pairwise_study_agreement_and_tau():
         set_metric(item.generation, ma)
         set_metric(b, mb)
         for k, vote in enumerate(votes):
-            answer(item, f"P{k}", {"preferred": vote, "shown": "A", "order": "AB"})
+            make_annotation(
+                item=item, annotator=f"P{k}", label={"preferred": vote, "shown": "A", "order": "AB"}
+            )
     report = metric_validation(study=study, pack="scirecipe", metric="score", n_resamples=100)
     result = report["pairwise"]
     assert result["agreement"]["value"] == pytest.approx(0.5)

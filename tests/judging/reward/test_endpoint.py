@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 
 from judging.models import Judgment
 from judging.reward import batcher as batchers
-from judging.services.judges import judge_create
+from tests.judging.factories import make_judge
 from tests.judging.support import judge_responder
 from tests.support.llm_fixtures import llm_server  # noqa: F401
 
@@ -28,9 +28,7 @@ BAD = "1. Boil the water in a kettle.\n2. Pour BAD water over the coffee grounds
 @pytest.fixture
 def setup(llm_server, make_user):  # noqa: F811
     llm_server.responder = judge_responder
-    judge = judge_create(
-        name="reward-judge", backend="openai", base_url=llm_server.base_url, model="m"
-    )
+    judge = make_judge(name="reward-judge", base_url=llm_server.base_url)
     user = make_user("trainer", role="researcher")
     token = Token.objects.create(user=user)
     yield {"server": llm_server, "judge": judge, "auth": f"Token {token.key}"}
@@ -73,7 +71,7 @@ def test_rewards_with_components_and_cache(setup):
 
 
 def test_stored_examples_and_duplicate_content(setup):
-    from tests.judging.support import make_data
+    from tests.judging.factories import make_data
 
     make_data(n=3)
     from benchmarks.models import Procedure
