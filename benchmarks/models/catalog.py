@@ -138,6 +138,15 @@ class Generation(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     # Scorer-pack results by pack name: {"metrics", "breakdown", "run"} or {"error", "run"}.
     pack_scores = models.JSONField(default=dict, blank=True)
+    # The generation run that asked for it (null: imported): the run's tokens and cost are
+    # counted from its generations (core.runs: counters from rows, never incremented).
+    run = models.ForeignKey(
+        "benchmarks.GenerationRun",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="generations",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

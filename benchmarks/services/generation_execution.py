@@ -19,11 +19,9 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from benchmarks import generation as gen
@@ -36,8 +34,8 @@ from benchmarks.services.scores import generation_scores_summary
 from benchmarks.tokens import count_steps_tokens
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
+from core.runs.progress import LiveCounters
 
-MTOK = Decimal(1_000_000)
 FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the run
 # each reply is stored as it arrives (one small transaction): a killed worker re-buys only the
 # requests in flight, never replies it already had
@@ -112,6 +110,7 @@ def generation_build(
     return Generation(
         procedure=procedure,
         generator_id=run.generator_id,
+        run_id=run.pk,
         model_completion=completion,
         predicted_steps=steps,
         token_count=gen_tokens,
@@ -127,15 +126,13 @@ def generation_build(
 class _Reply:
     procedure: Procedure
     generation: Generation | None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     error: str = ""
 
 
 def _store(*, run: GenerationRun, lease: Lease, replies: list[_Reply], cursor: int | None) -> None:
-    """One batch in one transaction: new generations (never a second one for a procedure),
-    their tokens and cost; and, while this execution holds the run, the cursor and the recent
-    failures."""
+    """One batch in one transaction: new generations (never a second one for a procedure) and,
+    while this execution holds the run, the cursor and the recent failures. The run's counters
+    (tokens and cost too) are counted from the rows afterwards (:class:`LiveCounters`)."""
     with transaction.atomic():
         locked = (
             GenerationRun.objects.select_for_update().only("errors", "lease_owner").get(pk=run.pk)
@@ -147,20 +144,9 @@ def _store(*, run: GenerationRun, lease: Lease, replies: list[_Reply], cursor: i
             ).values_list("procedure_id", flat=True)
         )
         new = [r for r in answered if r.procedure.pk not in have]
+        # linked to this run (Generation.run): its tokens and cost are counted from them
         Generation.objects.bulk_create([r.generation for r in new], ignore_conflicts=True)
-        prompt_tokens = sum(r.prompt_tokens for r in new)
-        completion_tokens = sum(r.completion_tokens for r in new)
         updates: dict[str, Any] = {"updated_at": timezone.now()}
-        if prompt_tokens or completion_tokens:
-            spent = (
-                Decimal(prompt_tokens) * run.input_price_per_mtok
-                + Decimal(completion_tokens) * run.output_price_per_mtok
-            ) / MTOK
-            updates.update(
-                prompt_tokens=F("prompt_tokens") + prompt_tokens,
-                completion_tokens=F("completion_tokens") + completion_tokens,
-                cost=F("cost") + spent,
-            )
         if locked.lease_owner == lease.token:
             if cursor is not None:
                 updates["cursor"] = cursor
@@ -193,6 +179,7 @@ class _Chunk:
         self.n_replies = 0
         self.refusals: list[LLMError] = []
         self.stopped = False
+        self.live = LiveCounters(run, lease)  # the run's counters, counted from its rows
 
     def should_stop(self) -> bool:
         return self.stopped
@@ -207,7 +194,7 @@ class _Chunk:
             generation = generation_build(
                 run=self.run, procedure=procedure, response=result, scorers=self.scorers
             )
-            reply = _Reply(procedure, generation, result.prompt_tokens, result.completion_tokens)
+            reply = _Reply(procedure, generation)
         else:
             if isinstance(result, LLMError) and result.status in FATAL_STATUSES:
                 self.refusals.append(result)
@@ -235,6 +222,7 @@ class _Chunk:
         cursor = self.procedures[self.frontier - 1].pk if self.frontier > start else None
         if self.buffer or cursor is not None:
             _store(run=self.run, lease=self.lease, replies=self.buffer, cursor=cursor)
+            self.live.write()
         self.buffer = []
         self.last_flush = time.monotonic()
         self.stopped = self.lease.beat() is not LeaseState.HELD

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
 
 from benchmarks import generation as gen
 from benchmarks import scorers as sc
@@ -27,6 +27,7 @@ from core.runs.engine import RunStateError
 from core.secrets import llm_config_errors
 
 DECODING_KEYS = {"temperature", "max_tokens", "stop", "top_p", "extra"}
+MTOK = Decimal(1_000_000)  # prices are per million tokens
 
 
 class GenerationRunError(ValueError):
@@ -43,17 +44,30 @@ def generation_run_selection(*, run: GenerationRun) -> QuerySet[Procedure]:
     return qs
 
 
-def generation_run_counts(*, run: GenerationRun, cursor: int) -> dict[str, int]:
+def generation_run_counts(*, run: GenerationRun, cursor: int) -> dict[str, Any]:
     """The run's counters, counted from rows: procedures in the selection (``n_total``), those
     with a generation by the generator (``n_done``) and those of this attempt — up to
-    ``cursor`` — still without one (``n_failed``: asked, and failed for good)."""
+    ``cursor`` — still without one (``n_failed``: asked, and failed for good); the tokens of
+    the generations this run asked for (``Generation.run``) and their cost at the run's
+    prices."""
     selection = generation_run_selection(run=run)
     missing = selection.exclude(generations__generator_id=run.generator_id)
     n_total = selection.count()
+    spent = Generation.objects.filter(run=run).aggregate(
+        prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens")
+    )
+    prompt_tokens, completion_tokens = spent["prompt"] or 0, spent["completion"] or 0
     return {
         "n_total": n_total,
         "n_done": n_total - missing.count(),
         "n_failed": missing.filter(pk__lte=cursor).count() if cursor else 0,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "cost": (
+            Decimal(prompt_tokens) * run.input_price_per_mtok
+            + Decimal(completion_tokens) * run.output_price_per_mtok
+        )
+        / MTOK,
     }
 
 

@@ -21,6 +21,7 @@ from benchmarks.models import Generation, ScoringRun
 from benchmarks.packs.registry import PackScorer, RecordError, get_pack
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
+from core.runs.progress import LiveCounters
 
 
 def scoring_selection(*, run: ScoringRun) -> QuerySet[Generation]:
@@ -76,6 +77,7 @@ def score_generation(pack: PackScorer, generation: Generation, options: dict[str
 class ScoringRunExecutor(RunExecutor):
     def work_chunk(self, run: ScoringRun, lease: Lease) -> bool:
         pack = get_pack(run.pack)
+        live = LiveCounters(run, lease, self.counters)  # counted from the scored rows
         while True:
             batch = list(
                 scoring_selection(run=run)
@@ -119,6 +121,7 @@ class ScoringRunExecutor(RunExecutor):
                     cursor=run.cursor, errors=kept
                 )
                 run.errors = kept
+            live.write()
             if lease.beat() is not LeaseState.HELD:
                 return True
 
