@@ -5,7 +5,9 @@ The shape of an API error body (400):
 
 - errors of a field stay under the field's name: ``{"dataset": ["no dataset 'x'"]}``;
 - errors of no field (a plain ``ValidationError("...")`` or ``NON_FIELD_ERRORS``) go under
-  ``"detail"``: ``{"detail": ["nothing to resume"]}``.
+  ``"detail"``: ``{"detail": ["nothing to resume"]}``;
+- a :class:`FieldRefusal` (a request value refused by a selector: an unknown judge name, a bad
+  query parameter) keeps one message per field, as text: ``{"judge": "no judge named 'x'"}``.
 
 :func:`exception_handler` (settings ``REST_FRAMEWORK["EXCEPTION_HANDLER"]``) applies this to
 every API view, so an API view lets a service's ``ValidationError`` through instead of catching
@@ -24,6 +26,19 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 NON_FIELD_KEY = "detail"
+
+
+class FieldRefusal(DjangoValidationError):
+    """A ``ValidationError`` of named request values, one message each (``{field: message}``):
+    the API answers it as ``{field: "message"}`` (text, not a list; the body these endpoints
+    have always given), a page or a command reads ``messages`` or ``str()``."""
+
+    def __init__(self, errors: dict[str, str]):
+        super().__init__(errors)
+        self.errors = dict(errors)
+
+    def __str__(self) -> str:
+        return "; ".join(f"{field}: {message}" for field, message in self.errors.items())
 
 
 def validation_detail(exc: DjangoValidationError) -> dict[str, list[str]]:
@@ -71,8 +86,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """DRF's handler, plus: Django ``ValidationError`` → 400 naming the fields,
     ``ObjectDoesNotExist`` → 404, a value the database cannot store or compare (``DataError``:
     an integer past 64 bits, …) → 400 naming the database's reason. Anything else unhandled
-    stays a 500 (a bug)."""
-    if isinstance(exc, DataError):
+    stays a 500 (a bug). A view catches none of these: a service or selector raises, this
+    answers."""
+    if isinstance(exc, FieldRefusal):
+        exc = exceptions.ValidationError(exc.errors)
+    elif isinstance(exc, DataError):
         reason = (str(exc).strip().splitlines() or ["invalid value"])[0]
         exc = exceptions.ValidationError({NON_FIELD_KEY: [f"a value was refused: {reason}"]})
     elif isinstance(exc, DjangoValidationError):

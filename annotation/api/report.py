@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -148,14 +148,11 @@ class StudyGoldView(APIView):
     )
     def get(self, request, pk: int):
         study = get_object_or_404(Study, pk=pk)
-        try:
-            rows = list(
-                rs.study_gold_rows(
-                    study=study,
-                    kind=request.query_params.get("kind", "qualification"),
-                    key=request.query_params.get("key", "generation_id"),
-                )
+        rows = list(  # an unknown kind or key: a 400 (core.errors)
+            rs.study_gold_rows(
+                study=study,
+                kind=request.query_params.get("kind", "qualification"),
+                key=request.query_params.get("key", "generation_id"),
             )
-        except ValueError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
+        )
         return _paginated(self, request, rows)

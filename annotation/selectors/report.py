@@ -36,6 +36,7 @@ from annotation.models import (
     Study,
     StudyItem,
 )
+from core.errors import NON_FIELD_KEY, FieldRefusal
 
 NO_FAILURE = "no failure"
 FAILURE = "failure"
@@ -447,11 +448,15 @@ def study_gold_rows(
     """Adjudicated labels as known-answer items, in the JSONL shape that
     :func:`annotation.known_items.parse_known_items` (``create_study --known-items``) reads:
     ``{generation_id | source_example_id, kind, expected_has_failure, explanation}``, plus the
-    adjudicated ``failures``, ``note``, ``study_id`` and ``item_id`` (ignored when read back)."""
+    adjudicated ``failures``, ``note``, ``study_id`` and ``item_id`` (ignored when read back).
+    An unknown ``kind`` or ``key`` is a :class:`core.errors.FieldRefusal` (the API answers 400)."""
     if kind not in GOLD_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(GOLD_KINDS)}, not {kind!r}")
+        refused = f"kind must be one of {', '.join(GOLD_KINDS)}, not {kind!r}"
+        raise FieldRefusal({NON_FIELD_KEY: refused})
     if key not in GOLD_KEYS:
-        raise ValueError(f"key must be one of {', '.join(GOLD_KEYS)}, not {key!r}")
+        raise FieldRefusal(
+            {NON_FIELD_KEY: f"key must be one of {', '.join(GOLD_KEYS)}, not {key!r}"}
+        )
     rows = (
         Adjudication.objects.filter(item__study=study)
         .order_by("item__position", "item_id")

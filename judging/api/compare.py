@@ -27,10 +27,7 @@ def _judges(request: Request, *, required_two: bool = False):
     names = [n.strip() for n in raw.split(",") if n.strip()]
     if not names:
         return None
-    try:
-        judges = sel.judges_by_names(names)
-    except ValueError as exc:
-        raise ValidationError({"judges": str(exc)}) from exc
+    judges = sel.judges_by_names(names)  # unknown names: a 400 (core.errors)
     if required_two and len(judges) < 2:
         raise ValidationError({"judges": "give at least two judge names"})
     return judges

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Study
 from judging.selectors import metric_validation as sel
-from judging.selectors.metric_validation_params import ParamError, error_field, validation_params
+from judging.selectors.metric_validation_params import error_field, validation_params
 
 
 class MetricValidationView(APIView):
@@ -36,10 +36,7 @@ class MetricValidationView(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        try:
-            params = validation_params(request.query_params)
-        except ParamError as exc:
-            raise ValidationError(exc.errors) from exc
+        params = validation_params(request.query_params)  # ParamError: a 400 (core.errors)
         study = get_object_or_404(Study, pk=params["study"])
         try:
             report = sel.metric_validation(

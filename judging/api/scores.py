@@ -34,10 +34,7 @@ class How2ScoreView(APIView):
         name = request.query_params.get("judge", "").strip()
         if not name:
             raise ValidationError({"judge": "required: a judge name"})
-        try:
-            judge = comparison_sel.judges_by_names([name])[0]
-        except ValueError as exc:
-            raise ValidationError({"judge": str(exc)}) from exc
+        judge = comparison_sel.judges_by_names([name], field="judge")[0]
         dataset_id = int_param(request, "dataset", None, low=1, high=2**63 - 1)
         dataset = get_object_or_404(Dataset, pk=dataset_id) if dataset_id else None
         return Response(

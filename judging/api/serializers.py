@@ -74,6 +74,13 @@ class JudgeRunLaunchSerializer(serializers.Serializer):
     judge = serializers.SlugRelatedField(slug_field="name", queryset=Judge.objects.all())
     selection = serializers.JSONField()
 
+    def validate_selection(self, value):
+        """Validated once, here (its errors under ``selection``, each naming its field); the
+        launch and the estimate take the clean selection as it is."""
+        if value and not isinstance(value, dict):
+            raise serializers.ValidationError("expected an object")
+        return selectors.selection_clean(value)
+
 
 class JudgeRunEstimateResultSerializer(serializers.Serializer):
     n_items = serializers.IntegerField()

@@ -53,12 +53,9 @@ class JudgeValidationView(APIView):
         if errors:
             raise ValidationError(errors)
         study = get_object_or_404(Study, pk=study_id)
-        try:
-            judge = comparison_sel.judges_by_names([name])[0]
-            names = [n.strip() for n in request.query_params.get("others", "").split(",")]
-            others = comparison_sel.judges_by_names([n for n in names if n]) or None
-        except ValueError as exc:
-            raise ValidationError({"judge" if name in str(exc) else "others": str(exc)}) from exc
+        judge = comparison_sel.judges_by_names([name], field="judge")[0]
+        names = [n.strip() for n in request.query_params.get("others", "").split(",")]
+        others = comparison_sel.judges_by_names([n for n in names if n], field="others") or None
         dataset_id = int_param(request, "dataset", None, low=1, high=2**63 - 1)
         dataset = get_object_or_404(Dataset, pk=dataset_id) if dataset_id else None
         report = sel.judge_validation(

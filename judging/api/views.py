@@ -1,9 +1,9 @@
 """Judging API: judges, runs and judgments for researchers; launch, cancel and resume for
-admins."""
+admins. A service's refusal (a ``ValidationError``) is answered 400 by the one API error
+handler (:func:`core.errors.exception_handler`); no view catches it."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -12,7 +12,6 @@ from rest_framework.generics import get_object_or_404  # a non-numeric id: 404, 
 from rest_framework.response import Response
 
 from benchmarks.models import Generator
-from core.errors import drf_validation_error
 from core.permissions import IsAdminRole, IsResearcherOrAdmin
 from judging.api import serializers
 from judging.models import Judge, JudgeRun, JudgeRunEstimate
@@ -69,17 +68,12 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     )
     def create(self, request):
         data = serializers.JudgeRunLaunchSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            run = services.judge_run_create(
-                judge=data.validated_data["judge"],
-                selection=data.validated_data["selection"],
-                user=request.user,
-            )
-        except DjangoValidationError as exc:
-            raise drf_validation_error(exc, field="selection") from exc
-        except ValueError as exc:
-            raise ValidationError({"judge": str(exc)}) from exc
+        data.is_valid(raise_exception=True)  # the selection validated, once
+        run = services.judge_run_create(
+            judge=data.validated_data["judge"],
+            selection=data.validated_data["selection"],
+            user=request.user,
+        )
         return Response(serializers.JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -93,16 +87,11 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         done or failed."""
         data = serializers.JudgeRunLaunchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            est = estimates.judge_run_estimate_request(
-                judge=data.validated_data["judge"],
-                selection=data.validated_data["selection"],
-                user=request.user,
-            )
-        except DjangoValidationError as exc:
-            raise drf_validation_error(exc, field="selection") from exc
-        except ValueError as exc:
-            raise ValidationError({"judge": str(exc)}) from exc
+        est = estimates.judge_run_estimate_request(
+            judge=data.validated_data["judge"],
+            selection=data.validated_data["selection"],
+            user=request.user,
+        )
         body = serializers.JudgeRunEstimateSerializer(est).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
@@ -116,10 +105,7 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(request=None, responses=serializers.JudgeRunSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        try:
-            run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
-        except DjangoValidationError as exc:
-            raise drf_validation_error(exc) from exc
+        run = services.judge_run_cancel(run=get_object_or_404(JudgeRun, pk=pk))
         return Response(serializers.JudgeRunSerializer(run).data)
 
     @extend_schema(
@@ -129,12 +115,9 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     def resume(self, request, pk=None):
         data = serializers.JudgeRunResumeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            run = services.judge_run_resume(
-                run=get_object_or_404(JudgeRun, pk=pk), force=data.validated_data["force"]
-            )
-        except DjangoValidationError as exc:
-            raise drf_validation_error(exc) from exc
+        run = services.judge_run_resume(
+            run=get_object_or_404(JudgeRun, pk=pk), force=data.validated_data["force"]
+        )
         return Response(serializers.JudgeRunSerializer(run).data)
 
     @extend_schema(request=None, responses=serializers.JudgeRunSerializer)
@@ -142,10 +125,7 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     def rerun_failures(self, request, pk=None):
         """Work again only the items a done or failed run could not judge (requests that
         failed for good, replies that failed to parse)."""
-        try:
-            run = services.judge_run_rerun_failures(run=get_object_or_404(JudgeRun, pk=pk))
-        except DjangoValidationError as exc:
-            raise drf_validation_error(exc) from exc
+        run = services.judge_run_rerun_failures(run=get_object_or_404(JudgeRun, pk=pk))
         return Response(serializers.JudgeRunSerializer(run).data)
 
 

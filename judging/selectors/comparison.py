@@ -20,6 +20,7 @@ from annotation.models import Study, StudyItem
 from annotation.selectors.flow import study_label_rows
 from benchmarks.models import Dataset, Generation
 from benchmarks.tokens import count_steps_tokens
+from core.errors import FieldRefusal
 from judging import comparison as cmp
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
@@ -28,12 +29,13 @@ from judging.selectors.judgments import how2score_report, score_records
 Verdicts = dict[Any, bool | None]
 
 
-def judges_by_names(names: Sequence[str]) -> list[Judge]:
-    """The judges named, in that order; ``ValueError`` naming those that do not exist."""
+def judges_by_names(names: Sequence[str], *, field: str = "judges") -> list[Judge]:
+    """The judges named, in that order; a :class:`core.errors.FieldRefusal` of ``field`` (the
+    parameter that named them) naming those that do not exist."""
     found = {j.name: j for j in Judge.objects.filter(name__in=names)}
     missing = [n for n in names if n not in found]
     if missing:
-        raise ValueError(f"no judge named {', '.join(repr(m) for m in missing)}")
+        raise FieldRefusal({field: f"no judge named {', '.join(repr(m) for m in missing)}"})
     return [found[n] for n in names]
 
 

@@ -16,8 +16,17 @@ from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 SELECTION_KEYS = ("dataset", "topics", "generators", "generation_ids", "study")
 
 
-def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
-    """Validate a run selection; returns it normalised (ids). Errors name the field."""
+class CleanSelection(dict):
+    """A selection as :func:`selection_clean` returns it (normalised to ids): validated once,
+    not again (the API's serializer validates it, the launch and the estimate take it as is)."""
+
+
+def selection_clean(selection: dict[str, Any] | None) -> CleanSelection:
+    """Validate a run selection; returns it normalised (ids). Errors name the selection's
+    field (``dataset``, ``topics``, …; one of none: ``choose a dataset…``); a selection
+    returned by this function is returned as it is."""
+    if isinstance(selection, CleanSelection):
+        return selection
     selection = dict(selection or {})
     unknown = set(selection) - set(SELECTION_KEYS)
     if unknown:
@@ -76,10 +85,8 @@ def selection_clean(selection: dict[str, Any] | None) -> dict[str, Any]:
     if errors:
         raise ValidationError(errors)
     if not out:
-        raise ValidationError(
-            {"selection": "choose a dataset, topics, generators, generation ids or a study"}
-        )
-    return out
+        raise ValidationError("choose a dataset, topics, generators, generation ids or a study")
+    return CleanSelection(out)
 
 
 def generations_for_selection(selection: dict[str, Any]) -> QuerySet[Generation]:

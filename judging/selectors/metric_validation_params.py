@@ -1,20 +1,20 @@
 """The metric ↔ human validation's options read from a request's query (page and API share
-it): each bad value is a ``ParamError`` naming the parameter. Pure: no Django."""
+it): each bad value is a ``ParamError`` naming the parameter. Pure: no database, no request."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from core.errors import FieldRefusal
 from judging.stats.metric_human import DIRECTIONS, RULES
 
 MAX_RESAMPLES = 10000
 
 
-class ParamError(ValueError):
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        self.errors = errors
+class ParamError(FieldRefusal):
+    """The bad parameters, each named (the API's one error handler answers 400,
+    :mod:`core.errors`); as text ``"name: message; …"`` (the page)."""
 
 
 def _number(raw: str) -> float:

@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks.llm.preflight import preflight_error
+from core.errors import FieldRefusal
 from core.runs import engine
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
@@ -137,6 +138,10 @@ def _insert_items(*, run: JudgeRun, generation_ids: list[int], hashes: list[str]
     )
 
 
+def imported_refusal(judge: Judge) -> str:
+    return f"judge {judge.name!r} holds imported judgments; it cannot be run"
+
+
 def judge_run_create(
     *,
     judge: Judge,
@@ -150,7 +155,7 @@ def judge_run_create(
     before judging (:func:`judge_run_prepare`), so the request stays short whatever the run's
     size. Without ``enqueue`` (commands, ``--inline``) the items are inserted here."""
     if judge.backend == Judge.Backend.IMPORTED:
-        raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
+        raise FieldRefusal({"judge": imported_refusal(judge)})
     selection = selectors.selection_clean(selection)
     if enqueue:
         judge_launch_check(judge=judge)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
@@ -64,8 +65,8 @@ class Command(BaseCommand):
         names = [n.strip() for n in opts["judges"].split(",") if n.strip()]
         try:
             judges = sel.judges_by_names(names)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
         if opts["study"] is None and len(judges) < 2:
             raise CommandError("--judges needs at least two judge names to compare")
         return judges

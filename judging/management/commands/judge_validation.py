@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
@@ -88,16 +89,16 @@ class Command(BaseCommand):
             raise CommandError(f"--study: no study with id {opts['study']}")
         try:
             judge = comparison_sel.judges_by_names([opts["judge"]])[0]
-        except ValueError as exc:
-            raise CommandError(f"--judge: {exc}") from exc
+        except ValidationError as exc:
+            raise CommandError(f"--judge: {'; '.join(exc.messages)}") from exc
         others = None
         if opts["others"]:
             try:
                 others = comparison_sel.judges_by_names(
                     [n.strip() for n in opts["others"].split(",") if n.strip()]
                 )
-            except ValueError as exc:
-                raise CommandError(f"--others: {exc}") from exc
+            except ValidationError as exc:
+                raise CommandError(f"--others: {'; '.join(exc.messages)}") from exc
         dataset = None
         if opts["dataset"] is not None:
             dataset = Dataset.objects.filter(pk=opts["dataset"]).first()
