@@ -13,12 +13,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import FieldRefusal
 from core.runs import engine
 from core.runs.engine import KEEP_WORKING, Lease, RunExecutor
 from core.runs.models import RunStatus
 from judging.models import Judge, JudgeRunEstimate
 from judging.selectors import judgments as selectors
-from judging.services.runs import selection_estimate
+from judging.services.runs import imported_refusal, selection_estimate
 
 KEEP = timedelta(days=1)  # estimates older than this are deleted when a new one is asked
 
@@ -34,7 +35,7 @@ def judge_run_estimate_request(*, judge: Judge, selection: dict[str, Any], user=
     """Validate the selection (errors name the field) and store an estimate to be computed by
     a worker; its chunk is sent when the transaction commits."""
     if judge.backend == Judge.Backend.IMPORTED:
-        raise ValueError(f"judge {judge.name!r} holds imported judgments; it cannot be run")
+        raise FieldRefusal({"judge": imported_refusal(judge)})
     selection = selectors.selection_clean(selection)
     with transaction.atomic():
         old = JudgeRunEstimate.objects.filter(created_at__lt=timezone.now() - KEEP)
