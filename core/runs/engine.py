@@ -21,7 +21,8 @@ the rest, the same way for every type:
    :meth:`Lease.beat` answer ``DUE``; the executor stores what is in flight and returns "more",
    so every chunk ends well inside the broker's visibility timeout (``config.celery``).
 5. A run's counters are counted by the executor from the run's rows (:meth:`RunExecutor.counters`),
-   never incremented here.
+   never incremented: written at each chunk's end, and while a chunk works by
+   :class:`core.runs.progress.LiveCounters` (the one way every run type reports live progress).
 7. A run whose executor splits it into lanes (:meth:`RunExecutor.lanes`) is worked by one
    execution per lane at once, each with its own lease (:mod:`core.runs.lanes`): a chunk task
    then names its lane, and the run ends when its last lane has no work left.
