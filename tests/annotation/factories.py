@@ -10,13 +10,14 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.labels import ParsedLabel, parse_form
+from annotation.models import Annotation, Assignment, Participant
 from annotation.selectors.forms import item_view, study_form
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
 from annotation.services.form_items import study_form_items_add
 from annotation.services.submission import annotation_submit
-from benchmarks.models import Dataset, Generation, Generator, Procedure
+from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
 
 _seq = itertools.count(1)
 
@@ -125,8 +126,6 @@ def prolific(pid: str, study_id: str = "S1", session: str = "SESS1") -> dict:
 
 
 def working_participant(study, pid: str):
-    from annotation.models import Participant
-
     p = study_services.participant_enter_prolific(study=study, params=prolific(pid))
     participant_consent(participant=p, agree=True)
     participant_finish_training(participant=p)
@@ -152,8 +151,6 @@ def make_annotation(
     (made, working, on first use); submitted at ``at`` (now) after ``active_ms`` of work on the
     item (``wall_ms`` on the page, ``active_ms`` unless given). ``fields``: the annotation's
     (has_failure, label, failures…)."""
-    from annotation.models import Annotation, Assignment, Participant
-
     if participant is None:
         participant, _ = Participant.objects.get_or_create(
             study=item.study, prolific_pid=annotator, defaults={"stage": Participant.Stage.WORKING}
@@ -222,10 +219,77 @@ def submit_form_answer(participant, data):
 def write_answers(study, pid: str, answers) -> None:
     """``answers``: (item, label) pairs, written as participant ``pid``'s submitted annotations
     one minute apart (40 s of work each)."""
-    from annotation.models import Participant
-
     participant = Participant.objects.create(study=study, prolific_pid=pid, stage="done")
     at = timezone.now() - timedelta(hours=1)
     for item, label in answers:
         at += timedelta(minutes=1)
         make_annotation(item=item, participant=participant, label=label, active_ms=40_000, at=at)
+
+
+# --- the report scenario: who labels what, through the real flow -------------------------------
+# item position -> {annotator: first failing L2 step (failure) or None (no failure)}
+NO = "no"
+LABELS = {
+    0: {"A": 2, "B": 2, "C": 2},
+    1: {"A": NO, "B": NO, "C": NO},
+    2: {"A": 1, "B": 3, "C": NO},
+    3: {"A": NO, "B": NO, "C": 2},
+    4: {"A": 1, "B": 1, "C": 2},
+    5: {"A": NO, "B": 4, "C": NO},
+}
+ANNOTATORS = ("A", "B", "C")
+TOPIC_ITEMS = (0, 1, 2)  # these items get the topic "Report topic"; the others have none
+
+
+def label_for(position: int, annotator: str, labels: dict = LABELS):
+    step = labels[position][annotator]
+    if step == NO:
+        return full_label(has_failure=False, comments=f"{annotator} says fine")
+    return full_label(
+        has_failure=True,
+        failures=[
+            {
+                "description": f"{annotator}: step {step} is wrong",
+                "l1_steps": [1],
+                "l2_steps": [step],
+            }
+        ],
+        comments=f"{annotator} found a failure",
+    )
+
+
+def label_study(study, labels: dict, annotators) -> dict[str, Participant]:
+    """Each annotator enters, is served items by the real flow and submits the planned label."""
+    out = {}
+    for name in annotators:
+        p = working_participant(study, name)
+        while (a := participant_current_assignment(participant=p)) is not None:
+            Assignment.objects.filter(pk=a.pk).update(
+                served_at=timezone.now() - timedelta(seconds=60)
+            )
+            a.refresh_from_db()
+            position = a.item.position
+            assert position in labels, "the study served an item outside the plan"
+            annotation_submit(
+                assignment=a,
+                label=label_for(position, name, labels),
+                active_ms=1000 * (10 + position),
+            )
+            p.refresh_from_db()
+        out[name] = p
+    return out
+
+
+def make_labelled_study():
+    """The report scenario: a study of 6 items with a topic on ``TOPIC_ITEMS``, labelled by
+    ``ANNOTATORS`` as ``LABELS`` plans; ``participants_by_name`` and ``items_by_position`` on it."""
+    study = make_study(n_items=6, overlap=3, items_per_participant=6, attention_rate=0.0)
+    topic, _ = Topic.objects.get_or_create(slug="report-topic", defaults={"name": "Report topic"})
+    for item in study.items.select_related("generation__procedure"):
+        if item.position in TOPIC_ITEMS:
+            item.generation.procedure.topic = topic
+            item.generation.procedure.save(update_fields=["topic"])
+    participants = label_study(study, LABELS, ANNOTATORS)
+    study.participants_by_name = participants
+    study.items_by_position = {i.position: i for i in study.items.filter(kind="regular")}
+    return study

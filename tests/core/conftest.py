@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.runs import engine
+from tests.core.factories import ENGINE_LEASE_S
 from tests.runapp.executor import ScriptedExecutor, fresh_script
-
-ENGINE_LEASE_S = 30
 
 
 @pytest.fixture

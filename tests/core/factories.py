@@ -8,6 +8,9 @@ from rest_framework.test import APIClient
 
 from tests.runapp.models import EngineItem, EngineRun
 
+# how long a lease of the test run type lasts in the engine's tests (the engine_script fixture)
+ENGINE_LEASE_S = 30
+
 
 def make_engine_run(*, items: int = 0, n_lanes: int = 1, **fields) -> EngineRun:
     """A test run (``fields`` on the row: status, lease_owner, heartbeat_at…) with ``items``

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from core.runs import engine
 from core.runs.engine import LeaseState, RunStateError
-from tests.core.conftest import ENGINE_LEASE_S as LEASE_S
+from tests.core.factories import ENGINE_LEASE_S as LEASE_S
 from tests.core.factories import make_engine_run as make_run
 from tests.runapp.models import EngineRun
 

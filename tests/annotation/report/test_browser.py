@@ -8,8 +8,7 @@ import re
 import pytest
 
 from annotation.models import Adjudication
-from tests.annotation.factories import make_study
-from tests.annotation.report.conftest import NO, label_study
+from tests.annotation.factories import NO, label_study, make_study
 
 pytestmark = [
     pytest.mark.e2e,

@@ -13,8 +13,7 @@ from django.urls import reverse
 
 from annotation.selectors import report as rs
 from annotation.services import adjudication as adj
-from tests.annotation.factories import make_study
-from tests.annotation.report.conftest import NO, label_study
+from tests.annotation.factories import NO, label_study, make_study
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ from django.urls import reverse
 
 from annotation.models import AttentionCheckResult
 from annotation.selectors import report as rs
-from tests.annotation.factories import make_study
-from tests.annotation.report.conftest import ANNOTATORS, LABELS, NO, TOPIC_ITEMS, label_study
+from tests.annotation.factories import ANNOTATORS, LABELS, NO, TOPIC_ITEMS, label_study, make_study
 
 pytestmark = pytest.mark.django_db
 
