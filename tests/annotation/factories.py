@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from datetime import timedelta
 
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.labels import ParsedLabel, parse_form
@@ -293,3 +294,45 @@ def make_labelled_study():
     study.participants_by_name = participants
     study.items_by_position = {i.position: i for i in study.items.filter(kind="regular")}
     return study
+
+
+# --- the annotator's pages through the test client, step by step --------------------------------
+def url(name, study, *args):
+    """The annotator page ``name`` of ``study``."""
+    return reverse(f"annotation:{name}", args=[study.slug, *args])
+
+
+def enter(client, study, pid="PID1"):
+    """A Prolific participant ``pid`` follows the study link."""
+    return client.get(
+        url("enter", study), {"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "X1"}
+    )
+
+
+def to_items(client, study, pid="PID1"):
+    """Participant ``pid`` enters, consents and finishes the training: the first item next."""
+    r = enter(client, study, pid)
+    assert r.status_code == 302 and r.url == url("consent", study)
+    r = client.post(url("consent", study), {"consent": "agree"})
+    assert r.url == url("training", study)
+    r = client.post(url("training", study))
+    return r
+
+
+def item_page_fields(n=4, choice="none", **extra):
+    """What the item page posts for an item of ``n`` steps: read, the ``choice``; ``extra``
+    fields (a failure's description and steps…) added."""
+    data = {
+        "goal_ack": "1",
+        "read": [str(i) for i in range(1, n + 1)],
+        "read_l1": [str(i) for i in range(1, n + 1)],
+        "choice": choice,
+        "comments": "",
+    }
+    data.update(extra)
+    return data
+
+
+def current(pid="PID1"):
+    """Participant ``pid``'s active assignment."""
+    return Assignment.objects.filter(participant__prolific_pid=pid, state="active").get()

@@ -22,8 +22,14 @@ from annotation.models import (
 )
 from annotation.selectors.quality import quality_rows
 from annotation.services import study as study_services
-from tests.annotation.factories import make_generations
-from tests.annotation.test_views import answer, current, enter, to_items, url
+from tests.annotation.factories import (
+    current,
+    enter,
+    item_page_fields,
+    make_generations,
+    to_items,
+    url,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +72,7 @@ def answer_current(client, study, choice, pid="PID1"):
     r = client.get(url("item", study))
     assert r.status_code == 200
     kind = current(pid).item.kind
-    client.post(url("submit", study, current(pid).pk), answer(choice=choice))
+    client.post(url("submit", study, current(pid).pk), item_page_fields(choice=choice))
     return kind
 
 
@@ -107,7 +113,7 @@ def test_fail_once_see_the_training_again_then_pass(client):
         client.get(url("item", study))
         item = current().item
         seen.append((item.kind, item.attempt))
-        client.post(url("submit", study, current().pk), answer(choice="none"))
+        client.post(url("submit", study, current().pk), item_page_fields(choice="none"))
     assert seen == [("qualification", 2), ("qualification", 2)]
     r = client.get(url("item", study))  # scores the attempt: on to the items
     assert r.status_code == 200
@@ -130,7 +136,7 @@ def test_fail_twice_is_screened_out_with_the_screen_out_code(client):
         assert current().item.attempt == 2
         client.post(
             url("submit", study, current().pk),
-            answer(choice="failure", **{"f-0-desc": "Step 2 is wrong.", "f-0-l2": "2"}),
+            item_page_fields(choice="failure", **{"f-0-desc": "Step 2 is wrong.", "f-0-l2": "2"}),
         )
     client.get(url("item", study))
     p = Participant.objects.get(prolific_pid="PID1")
@@ -187,7 +193,7 @@ def test_silent_gold_looks_like_any_item_and_never_blocks(client):
         lines.append(_status_line(page))
         pages.setdefault(item.kind, page)
         # answer every gold item wrongly (expected: a failure): nothing may happen
-        r = client.post(url("submit", study, current().pk), answer(choice="none"))
+        r = client.post(url("submit", study, current().pk), item_page_fields(choice="none"))
         assert r.status_code == 302 and r.url == url("item", study)  # no notice, no detour
     assert r.status_code == 302 and r.url == url("done", study)
     assert kinds == ["regular", "regular", "gold", "regular", "regular"]

@@ -9,44 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Annotation, Assignment, Participant
-from tests.annotation.factories import make_study
+from tests.annotation.factories import current, enter, item_page_fields, make_study, to_items, url
 
 pytestmark = pytest.mark.django_db
-
-
-def url(name, study, *args):
-    return reverse(f"annotation:{name}", args=[study.slug, *args])
-
-
-def enter(client, study, pid="PID1"):
-    return client.get(
-        url("enter", study), {"PROLIFIC_PID": pid, "STUDY_ID": "S1", "SESSION_ID": "X1"}
-    )
-
-
-def to_items(client, study, pid="PID1"):
-    r = enter(client, study, pid)
-    assert r.status_code == 302 and r.url == url("consent", study)
-    r = client.post(url("consent", study), {"consent": "agree"})
-    assert r.url == url("training", study)
-    r = client.post(url("training", study))
-    return r
-
-
-def answer(n=4, choice="none", **extra):
-    data = {
-        "goal_ack": "1",
-        "read": [str(i) for i in range(1, n + 1)],
-        "read_l1": [str(i) for i in range(1, n + 1)],
-        "choice": choice,
-        "comments": "",
-    }
-    data.update(extra)
-    return data
-
-
-def current(pid="PID1"):
-    return Assignment.objects.filter(participant__prolific_pid=pid, state="active").get()
 
 
 def age(assignment, seconds=120):
@@ -78,7 +43,7 @@ def test_full_prolific_session_with_completion_redirect(client):
     ):
         assert text in page, text
     a = current()
-    r = client.post(url("submit", study, a.pk), answer(), follow=True)
+    r = client.post(url("submit", study, a.pk), item_page_fields(), follow=True)
     assert r.redirect_chain == [(url("item", study), 302)]  # refused: back to the item page
     assert (
         r.status_code == 200 and "at least 90 s" in r.content.decode()
@@ -86,7 +51,7 @@ def test_full_prolific_session_with_completion_redirect(client):
     age(a)
     r = client.post(
         url("submit", study, a.pk),
-        answer(
+        item_page_fields(
             choice="failure",
             **{
                 "f-0-desc": "Wrong temperature",
@@ -107,7 +72,7 @@ def test_full_prolific_session_with_completion_redirect(client):
     client.get(url("item", study))
     a2 = current()
     age(a2)
-    r = client.post(url("submit", study, a2.pk), answer())
+    r = client.post(url("submit", study, a2.pk), item_page_fields())
     r = client.get(r.url)
     assert r.status_code == 302 and r.url == url("done", study)
     r = client.get(r.url)
@@ -123,7 +88,7 @@ def test_resume_on_another_device_lands_on_the_same_item_with_the_draft(client, 
     to_items(client, study)
     client.get(url("item", study))
     a = current()
-    r = client.post(url("draft", study, a.pk), answer(n=2, comments="half-way thoughts"))
+    r = client.post(url("draft", study, a.pk), item_page_fields(n=2, comments="half-way thoughts"))
     assert r.status_code == 200 and "Draft saved" in r.content.decode()
     other = Client()
     r = enter(other, study)
@@ -140,9 +105,10 @@ def test_double_submit_is_idempotent(client):
     client.get(url("item", study))
     a = current()
     age(a)
-    r1 = client.post(url("submit", study, a.pk), answer())
+    r1 = client.post(url("submit", study, a.pk), item_page_fields())
     r2 = client.post(
-        url("submit", study, a.pk), answer(choice="failure", **{"f-0-desc": "x", "f-0-l2": "1"})
+        url("submit", study, a.pk),
+        item_page_fields(choice="failure", **{"f-0-desc": "x", "f-0-l2": "1"}),
     )
     assert r1.status_code == r2.status_code == 302
     assert Annotation.objects.count() == 1 and Annotation.objects.get().has_failure is False
@@ -210,14 +176,14 @@ def test_no_session_and_other_participants_assignments_are_refused(client):
     to_items(client, study, "A")
     client.get(url("item", study))
     a = current("A")
-    client.post(url("draft", study, a.pk), answer(comments="SECRET-COMMENT-OF-A"))
+    client.post(url("draft", study, a.pk), item_page_fields(comments="SECRET-COMMENT-OF-A"))
     b = Client()
     to_items(b, study, "B")
     page_b = b.get(url("item", study)).content.decode()
     assert "SECRET-COMMENT-OF-A" not in page_b
     # B cannot read, save or submit A's assignment
     for name in ("draft", "submit", "beat"):
-        r = b.post(url(name, study, a.pk), answer(comments="hijack"))
+        r = b.post(url(name, study, a.pk), item_page_fields(comments="hijack"))
         assert r.status_code == 403
     assert "hijack" not in json.dumps(Assignment.objects.get(pk=a.pk).draft.data)
 
@@ -233,7 +199,7 @@ def test_annotator_pages_show_no_judge_outputs_or_other_labels(client):
     age(a)
     first.post(
         url("submit", study, a.pk),
-        answer(choice="failure", **{"f-0-desc": "LABEL-BY-A", "f-0-l2": "1"}),
+        item_page_fields(choice="failure", **{"f-0-desc": "LABEL-BY-A", "f-0-l2": "1"}),
     )
     to_items(client, study, "B")
     page = client.get(url("item", study)).content.decode()
@@ -307,7 +273,7 @@ def test_item_page_counts_down_from_the_servers_seconds_left(client, monkeypatch
     assert 'data-seconds-left="1"' in html and 'data-elapsed="89"' in html
     assert "1 s until submission becomes open" in html
     assert 'id="submit-btn" disabled' in html
-    r = client.post(url("submit", study, a.pk), answer(), follow=True)
+    r = client.post(url("submit", study, a.pk), item_page_fields(), follow=True)
     assert r.status_code == 200 and "(1 s left)" in r.content.decode()
     monkeypatch.setattr(timezone, "now", lambda: a.served_at + timedelta(seconds=90))
     html = client.get(url("item", study)).content.decode()
@@ -333,7 +299,7 @@ def test_missed_attention_check_warns_then_screens_out(client):
         seen.append(a.item.kind)
         age(a)
         client.post(
-            url("submit", study, a.pk), answer(choice="none")
+            url("submit", study, a.pk), item_page_fields(choice="none")
         )  # planted items expect a failure
         if a.item.kind == "attention" and len(seen) == 2:
             page = client.get(url("item", study)).content.decode()
@@ -353,7 +319,9 @@ def test_failed_qualification_says_so_on_the_screened_out_page(client):
     for _ in range(2):
         r = client.get(url("item", study))
         assert r.status_code == 200 and "This is a qualification item" in r.content.decode()
-        client.post(url("submit", study, current().pk), answer(choice="none"))  # expects failure
+        client.post(
+            url("submit", study, current().pk), item_page_fields(choice="none")
+        )  # expects failure
     r = client.get(url("item", study))
     assert r.status_code == 302 and r.url == url("screened_out", study)
     page = client.get(r.url).content.decode()
@@ -377,7 +345,7 @@ def test_late_submit_of_an_item_given_to_someone_else_moves_on(client, settings)
     to_items(other, study, "FAST")
     other.get(url("item", study))  # sweeps: SLOW's item goes back to the pool and FAST gets it
     assert current("FAST").item_id == slow.item_id
-    r = client.post(url("submit", study, slow.pk), answer())
+    r = client.post(url("submit", study, slow.pk), item_page_fields())
     assert r.status_code == 302 and r.url == url("item", study)
     page = client.get(r.url, follow=True).content.decode()
     assert "returned to the pool" in page
@@ -387,7 +355,9 @@ def test_late_submit_of_an_item_given_to_someone_else_moves_on(client, settings)
 @pytest.mark.django_db
 def test_step_bar_shows_qualification_only_when_the_study_has_it(client):
     from annotation.models import Study, StudyItem
-    from tests.annotation.factories import make_study
+    from tests.annotation.factories import (
+        make_study,
+    )
 
     study = make_study(n_qualification=2)
     params = {
