@@ -133,6 +133,13 @@ def working_participant(study, pid: str):
     return Participant.objects.select_related("study").get(pk=p.pk)
 
 
+def regular_items(study) -> list:
+    """The study's regular items in position order."""
+    from annotation.models import StudyItem
+
+    return list(StudyItem.objects.filter(study=study, kind="regular").order_by("position", "id"))
+
+
 # the failure a human label names when a test only needs "has a failure"
 A_FAILURE = [{"description": "Step 2 is wrong.", "l1_steps": [2], "l2_steps": [2]}]
 

@@ -71,8 +71,7 @@ def test_api_report_and_errors_name_the_parameter(scored, client, make_user):
 @pytest.mark.django_db
 def test_rating_study_kappa_page_and_a_bad_dimension(client, make_user):
     from annotation.services.study import study_create
-    from tests.annotation.factories import make_annotation, make_generations
-    from tests.judging.metric_validation.test_selector import regular
+    from tests.annotation.factories import make_annotation, make_generations, regular_items
 
     gens = make_generations(4)
     study = study_create(
@@ -82,7 +81,9 @@ def test_rating_study_kappa_page_and_a_bad_dimension(client, make_user):
         form_config={"points": 2, "low": 0, "dimensions": [{"key": "overall", "label": "Overall"}]},
         min_seconds_per_item=0,
     )
-    for item, value, rating in zip(regular(study), [0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], strict=True):
+    for item, value, rating in zip(
+        regular_items(study), [0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], strict=True
+    ):
         set_metric(item.generation, value)
         make_annotation(item=item, annotator="P1", label={"ratings": {"overall": rating}})
     client.force_login(make_user("res", role="researcher", staff=True))

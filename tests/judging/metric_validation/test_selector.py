@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import StudyItem
 from annotation.services.study import study_create
 from benchmarks.models import Generation, Generator
 from judging.selectors.metric_validation import metric_validation, metrics_on_study
-from tests.annotation.factories import make_annotation, make_generations
+from tests.annotation.factories import make_annotation, make_generations, regular_items
 from tests.judging.factories import set_metric
-
-
-def regular(study):
-    return list(StudyItem.objects.filter(study=study, kind="regular").order_by("position", "id"))
 
 
 def test_critical_failure_study_detector(scenario):
@@ -56,7 +51,7 @@ def test_rating_study_kappa_per_dimension():
         form_config=config,
         min_seconds_per_item=0,
     )
-    items = regular(study)
+    items = regular_items(study)
     # metric → categories with cuts 0.3, 0.6: [0, 1, 2, 0, 2, 1];
     # overall ratings (two raters) → means [0, 1.5, 2, 1, 1.5, 1] → rounded [0, 2, 2, 1, 2, 1]
     metric = [0.1, 0.5, 0.9, 0.2, 0.8, 0.5]
@@ -102,7 +97,7 @@ def test_pairwise_study_agreement_and_tau():
         form_type="pairwise",
         min_seconds_per_item=0,
     )
-    items = regular(study)
+    items = regular_items(study)
     # (metric first, metric second, votes) → majorities first, second, second, first, tie
     plan = [
         (0.9, 0.1, ["first", "first"]),
