@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.labels import ParsedLabel, parse_form
-from annotation.models import Annotation, Assignment, Participant
+from annotation.models import Annotation, Assignment, AttentionCheckResult, Participant
 from annotation.selectors.forms import item_view, study_form
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
@@ -343,3 +343,68 @@ def item_page_fields(n=4, choice="none", **extra):
 def current(pid="PID1"):
     """Participant ``pid``'s active assignment."""
     return Assignment.objects.filter(participant__prolific_pid=pid, state="active").get()
+
+
+# --- the quality scenario: labels, times and attention checks known in advance -----------------
+# regular item position -> participant -> has_failure (absent: not labelled)
+REGULAR = {
+    0: {"A": True, "B": True, "C": True, "D": False},
+    1: {"A": False, "B": False, "C": False, "D": False},
+    2: {"A": True, "B": True, "C": False},
+    3: {"A": False, "B": False, "C": True},
+    4: {"A": True, "B": False, "C": True, "D": True},
+    5: {"A": False, "B": False, "C": False, "D": True},
+}
+# active seconds per regular item, in position order of the items each labelled
+SECONDS = {
+    "A": [40, 50, 60, 40, 50, 60],
+    "B": [45] * 6,
+    "C": [30, 30, 30, 30, 30, 36],
+    "D": [20] * 4,
+}
+# known items: k0 expects a failure, k1 expects none
+KNOWN = {"A": (True, False), "B": (True, True), "D": (False, True)}
+PLANTED = {
+    "A": [True, True],
+    "B": [True, False],
+    "D": [False, False],
+}  # attention check results (passed?)
+
+
+def make_quality_study():
+    """The quality scenario: four participants' labels (``REGULAR``), times (``SECONDS``),
+    known-item answers (``KNOWN``) and attention checks (``PLANTED``), written straight as rows
+    so that every figure of the quality and pay pages is known in advance; ``people`` on it."""
+    study = make_study(n_items=6, n_attention=2, overlap=4, min_seconds_per_item=30)
+    regular = {i.position: i for i in study.items.filter(kind="regular")}
+    k0, k1 = list(study.items.filter(kind="attention").order_by("id"))
+    k1.expected_has_failure = False
+    k1.save(update_fields=["expected_has_failure"])
+    start = timezone.now() - timedelta(hours=2)
+    people = {}
+    for name in ("A", "B", "C", "D"):
+        p = Participant.objects.create(study=study, prolific_pid=f"PID_{name}", stage="done")
+        people[name] = p
+        at = start
+        times = iter(SECONDS[name])
+        for pos in sorted(REGULAR):
+            if name in REGULAR[pos]:
+                at += timedelta(minutes=1)
+                make_annotation(
+                    item=regular[pos],
+                    participant=p,
+                    has_failure=REGULAR[pos][name],
+                    active_ms=next(times) * 1000,
+                    at=at,
+                )
+        for item, value in zip((k0, k1), KNOWN.get(name, ()), strict=False):
+            at += timedelta(minutes=1)
+            a = make_annotation(
+                item=item, participant=p, has_failure=value, active_ms=10_000, at=at
+            ).assignment
+        for passed in PLANTED.get(name, ()):
+            AttentionCheckResult.objects.create(
+                participant=p, assignment=a, kind="planted", passed=passed
+            )
+    study.people = people
+    return study

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Participant, Study, StudyPay, StudyRound
 from annotation.selectors.rounds import round_chain, round_split, rounds_comparison
-from tests.annotation.quality.conftest import REGULAR
+from tests.annotation.factories import REGULAR
 
 pytestmark = pytest.mark.django_db
 
