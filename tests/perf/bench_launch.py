@@ -56,9 +56,10 @@ def main() -> int:
             name="bench-launch", backend="openai", base_url="http://127.0.0.1:9/v1", model="m"
         )
         times: dict[str, list[float]] = {"with_estimate": [], "without_estimate": []}
+        cpu: dict[str, list[float]] = {"with_estimate": [], "without_estimate": []}
         for _ in range(args.rounds):
             for case, cost in (("with_estimate", Decimal("1.5")), ("without_estimate", None)):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 run = services.judge_run_create(
                     judge=judge,
                     selection={"dataset": dataset.pk},
@@ -66,6 +67,7 @@ def main() -> int:
                     estimated_cost=cost,
                 )
                 times[case].append(time.perf_counter() - t0)
+                cpu[case].append(time.process_time() - c0)
                 assert run.n_total == args.n and run.prepared_at is not None
                 JudgeRunItem.objects.filter(run=run).delete()
                 JudgeRun.objects.filter(pk=run.pk).delete()
@@ -73,7 +75,8 @@ def main() -> int:
         for case, values in times.items():
             print(
                 f"{case}: launch of {args.n} items median {statistics.median(values):.3f}s "
-                f"(min {min(values):.3f}, max {max(values):.3f}, {len(values)} rounds)"
+                f"(min {min(values):.3f}, max {max(values):.3f}, {len(values)} rounds); "
+                f"this process's CPU median {statistics.median(cpu[case]):.3f}s"
             )
         print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     finally:
