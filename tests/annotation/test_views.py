@@ -372,3 +372,30 @@ def test_step_bar_shows_qualification_only_when_the_study_has_it(client):
     html = client.get(f"/study/s/{study.slug}/consent/").content.decode()
     assert "<li>Qualification</li>" not in html
     assert Study.objects.filter(pk=study.pk).exists()
+
+
+def test_a_submit_builds_the_study_form_and_the_item_view_once(client, monkeypatch):
+    """The view that parses the answer hands its form and item view down: the checks, the
+    stored answer and a known item's result use them, none builds its own."""
+    from annotation.selectors import forms
+
+    built = {"form": 0, "view": 0}
+
+    def counting(name, real):
+        def build(*args, **kwargs):
+            built[name] += 1
+            return real(*args, **kwargs)
+
+        return build
+
+    monkeypatch.setattr(forms, "form_for", counting("form", forms.form_for))
+    monkeypatch.setattr(forms, "ItemView", counting("view", forms.ItemView))
+    study = make_study()
+    to_items(client, study)
+    client.get(url("item", study))
+    a = current()
+    age(a)
+    built.update(form=0, view=0)
+    assert client.post(url("submit", study, a.pk), item_page_fields()).status_code == 302
+    assert Annotation.objects.filter(assignment=a).exists()
+    assert built == {"form": 1, "view": 1}
