@@ -39,21 +39,6 @@ def pytest_sessionstart(session) -> None:
         )
 
 
-# Scopes whose fixtures are built once and shared by the tests of one module (a browser, a
-# worker holding a vLLM engine...): under xdist's --dist loadgroup such a module runs whole on
-# one test worker, so its fixture is built once, not once per worker that gets a share.
-SHARED_SCOPES = {"module", "package", "class"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
-def pytest_collection_modifyitems(config, items) -> None:
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info else ()
-        if any(d[-1].scope in SHARED_SCOPES for d in defs if d):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-
-
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """PBKDF2 costs ~0.3 s per user on this machine; tests don't need it."""

@@ -18,6 +18,12 @@ read. Under pytest-xdist each test worker (``PYTEST_XDIST_WORKER=gw0``, ``gw1`` 
 Worker processes, servers and browsers that tests start inherit this environment; their ports
 are chosen by the OS (port 0) and their files live under the test's ``tmp_path``, which xdist
 already makes per worker.
+
+Scheduling (``--dist loadgroup``): a module whose tests share a fixture of wider scope than a
+test (a browser, a worker holding a vLLM engine, a vLLM server) or that starts real processes
+(marked ``worker`` or ``e2e``) runs whole on one test worker, so the fixture is built once; these
+modules are handed out first, heaviest groups first, and the many light tests fill the workers
+up behind them, so the run does not end waiting on one late heavy module.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import os
 import shutil
 import tempfile
 from urllib.parse import urlsplit, urlunsplit
+
+import pytest
 
 # Redis has 16 databases unless its `databases` setting says otherwise.
 REDIS_DATABASES = int(os.environ.get("H2R_TEST_REDIS_DATABASES", "16"))
@@ -75,6 +83,47 @@ isolate_environment()
 def pytest_report_header(config) -> str:
     broker = os.environ.get("CELERY_BROKER_URL", "filesystem:// (in HOW2REVIEW_VAR_DIR)")
     return f"how2review: broker {broker}, var {os.environ.get('HOW2REVIEW_VAR_DIR')}"
+
+
+SHARED_SCOPES = {"module", "package", "class", "session"}
+HEAVY_MARKS = ("worker", "e2e")
+
+
+def _shares_a_fixture(item) -> bool:
+    """A fixture of the suite's own (not pytest-django's) wider than one test."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in info.name2fixturedefs.values() if info else ():
+        fixture = defs[-1] if defs else None
+        module = getattr(getattr(fixture, "func", None), "__module__", "") or ""
+        if fixture and fixture.scope in SHARED_SCOPES and module.startswith("tests."):
+            return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group marks into groups
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if _shares_a_fixture(item) or any(item.get_closest_marker(m) for m in HEAVY_MARKS):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class GroupsFirst(LoadGroupScheduling):
+        """Grouped modules (their scope is the module path; a lone test's has ``::``) are given
+        out before lone tests; xdist already orders the queue by tests per unit."""
+
+        def _assign_work_unit(self, node) -> None:
+            group = next((scope for scope in self.workqueue if "::" not in scope), None)
+            if group is not None:
+                self.workqueue.move_to_end(group, last=False)
+            super()._assign_work_unit(node)
+
+    return GroupsFirst(config, log)
 
 
 def pytest_unconfigure(config) -> None:

@@ -92,7 +92,10 @@ def test_judge_run_on_the_gpu_worker_stores_every_judgment_then_reuses_them(
 ):
     data = make_data(n=10, dataset="vllm-a")
     judge = _judge("tiny-guided", tiny_model_dir)
+    before = gpu_worker.log().count("loaded the vLLM engine")  # the module's earlier tests' loads
     run = _finish(_launch(judge, data["dataset"]), gpu_worker)
+    loads = gpu_worker.log().count("loaded the vLLM engine")
+    assert loads <= before + 1  # this engine, unless an earlier test left it loaded
     assert (run.status, run.n_done, run.n_total, run.n_failed) == ("done", 10, 10, 0), run.error
     judgments = list(Judgment.objects.filter(judge=judge))
     assert len(judgments) == 10 and run.n_parse_failed == 0
@@ -112,7 +115,7 @@ def test_judge_run_on_the_gpu_worker_stores_every_judgment_then_reuses_them(
     again = _finish(_launch(judge, data["dataset"]), gpu_worker)
     assert (again.status, again.n_reused, again.prompt_tokens) == ("done", 10, 0)
     assert Judgment.objects.filter(judge=judge).count() == 10
-    assert gpu_worker.log().count("loaded the vLLM engine") == 1  # one engine, held
+    assert gpu_worker.log().count("loaded the vLLM engine") == loads  # one engine, held
 
 
 def test_without_structured_output_parse_failures_are_recorded(gpu_worker, tiny_model_dir):
@@ -133,6 +136,7 @@ def test_generation_run_and_mining_stage_on_vllm_offline(gpu_worker, tiny_model_
     settings.MEDIA_ROOT = gpu_worker.tmp / "media"  # the worker's (HOW2REVIEW_VAR_DIR/media)
     data = make_data(n=4, dataset="vllm-gen", generators=())
     generator = Generator.objects.create(name="tiny-gen")
+    before = gpu_worker.log().count("loaded the vLLM engine")  # the module's earlier tests' loads
     with transaction.atomic():
         gen_run = gen_services.generation_run_create(
             generator=generator,
@@ -153,6 +157,8 @@ def test_generation_run_and_mining_stage_on_vllm_offline(gpu_worker, tiny_model_
     assert gen_run.status == "done", gen_run.error
     stored = Generation.objects.filter(generator=generator)
     assert stored.count() == 4 and all(g.model_completion for g in stored)
+    loads = gpu_worker.log().count("loaded the vLLM engine")
+    assert loads <= before + 1  # the judges' engine, unless an earlier test left it loaded
 
     upload = SimpleUploadedFile(
         "docs.jsonl", "".join(json.dumps(doc(i)) + "\n" for i in range(5)).encode()
@@ -176,7 +182,7 @@ def test_generation_run_and_mining_stage_on_vllm_offline(gpu_worker, tiny_model_
     assert MiningDocument.objects.filter(batch=batch).exclude(outcome="pending").count() == 5
     assert batch.prompt_tokens > 0 and batch.completion_tokens > 0
     # same model and engine options as the judges: still the one engine
-    assert gpu_worker.log().count("loaded the vLLM engine") == 1
+    assert gpu_worker.log().count("loaded the vLLM engine") == loads
 
 
 def test_engine_swap_frees_memory_and_a_too_long_prompt_is_marked(gpu_worker, tiny_model_dir):
