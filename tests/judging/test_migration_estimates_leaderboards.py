@@ -8,11 +8,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from tests.support.migrations import back_to_the_leaf, migrate_to  # noqa: F401
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("back_to_the_leaf")]
 
 BEFORE = [("judging", "0004_background_launch")]
 AFTER = [("judging", "0005_estimates_and_leaderboards_are_runs")]
@@ -20,18 +20,7 @@ AFTER = [("judging", "0005_estimates_and_leaderboards_are_runs")]
 CASES = {"queued": "running", "running": "running", "done": "done", "failed": "failed"}
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_leaf():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+_migrate = migrate_to
 
 
 def test_estimates_and_leaderboards_become_runs():

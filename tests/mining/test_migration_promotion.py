@@ -6,10 +6,10 @@ back in the options."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from tests.support.migrations import back_to_the_leaf, leaf_nodes, migrate_to  # noqa: F401
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("back_to_the_leaf")]
 
 BEFORE = [("mining", "0003_corpus_scale")]
 AFTER = [("mining", "0004_promotion_is_a_run")]
@@ -25,19 +25,8 @@ PARAMS = {
 
 
 def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
     # the state read with the datasets (benchmarks) as they are now
-    benchmarks = [k for k in executor.loader.graph.leaf_nodes() if k[0] == "benchmarks"]
-    return executor.loader.project_state(targets + benchmarks).apps
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_leaf():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    return migrate_to(targets, state_with=leaf_nodes("benchmarks"))
 
 
 def test_options_promotion_becomes_a_run_and_comes_back():

@@ -9,28 +9,17 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from tests.support.migrations import back_to_the_leaf, migrate_to  # noqa: F401
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("back_to_the_leaf")]
 
 BEFORE = [("benchmarks", "0007_generation_outputs_and_scoring")]
 AFTER = [("benchmarks", "0008_generation_run_link")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_leaf():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+_migrate = migrate_to
 
 
 def test_generations_are_linked_to_the_run_that_made_them():
