@@ -68,9 +68,12 @@ def redis_url_for_worker(url: str, index: int) -> str:
 def isolate_environment() -> None:
     global _made_var_dir
     index = worker_index()
-    for name in REDIS_URL_VARIABLES:
-        if os.environ.get(name):
-            os.environ[name] = redis_url_for_worker(os.environ[name], index)
+    # a pytest that a test starts inherits the worker's variables: move the URLs once only
+    if os.environ.get("H2R_TEST_WORKER_ISOLATED") != os.environ.get("PYTEST_XDIST_WORKER", ""):
+        for name in REDIS_URL_VARIABLES:
+            if os.environ.get(name):
+                os.environ[name] = redis_url_for_worker(os.environ[name], index)
+        os.environ["H2R_TEST_WORKER_ISOLATED"] = os.environ.get("PYTEST_XDIST_WORKER", "")
     if not os.environ.get("HOW2REVIEW_VAR_DIR"):
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         _made_var_dir = tempfile.mkdtemp(prefix=f"h2r-test-var-{worker}-")
@@ -115,13 +118,24 @@ def pytest_xdist_make_scheduler(config, log):
 
     class GroupsFirst(LoadGroupScheduling):
         """Grouped modules (their scope is the module path; a lone test's has ``::``) are given
-        out before lone tests; xdist already orders the queue by tests per unit."""
+        out before lone tests; xdist already orders the queue by tests per unit. A test worker
+        gets its next unit when it starts the last test it has (xdist: when 2 are left), so a
+        heavy module is not queued behind another on a worker while others go idle."""
 
         def _assign_work_unit(self, node) -> None:
             group = next((scope for scope in self.workqueue if "::" not in scope), None)
             if group is not None:
                 self.workqueue.move_to_end(group, last=False)
             super()._assign_work_unit(node)
+
+        def _reschedule(self, node) -> None:
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) <= 1:
+                self._assign_work_unit(node)
 
     return GroupsFirst(config, log)
 
