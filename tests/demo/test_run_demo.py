@@ -124,6 +124,7 @@ def test_run_demo_serves_the_page_and_runs_a_worker(demo_env, monkeypatch):
         folder = str(var / "broker" / "queue")
         probe = Celery(
             "probe",
+            set_as_current=False,  # else celery.current_app stays this probe for later tests
             broker="filesystem://",
             broker_transport_options={
                 "data_folder_in": folder,
@@ -134,6 +135,7 @@ def test_run_demo_serves_the_page_and_runs_a_worker(demo_env, monkeypatch):
         )
         task_id = probe.send_task("celery.accumulate", args=(7, 8), queue="default").id
         demo.wait_for(f"celery.accumulate[{task_id}] succeeded", timeout=30)
+        probe.close()
 
         web_pid, worker_pid = demo.pids()
         demo.proc.send_signal(signal.SIGTERM)  # forwarded to both children
