@@ -485,3 +485,12 @@ def execute_inline(run: Run, *, on_chunk: Any = None) -> Run:
             on_chunk(run)
         if outcome.status != "more":
             return run
+
+
+def execute_pending(model: type[Run], pk: int) -> Run | None:
+    """Work the run ``model``/``pk`` in this process if it is still active (commands, tests);
+    one that is gone or stopped is returned as it is."""
+    run = model.objects.filter(pk=pk).first()
+    if run is None or not run.is_active:
+        return run
+    return execute_inline(run)

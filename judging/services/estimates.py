@@ -54,10 +54,7 @@ def _json_ready(result: dict[str, Any]) -> dict[str, Any]:
 def judge_run_estimate_work(*, estimate_id: int) -> JudgeRunEstimate | None:
     """Compute a stored estimate in this process (commands, tests): the engine works it as its
     chunk task would. A finished estimate is left as it is."""
-    est = JudgeRunEstimate.objects.filter(pk=estimate_id).first()
-    if est is None or not est.is_active:
-        return est
-    return engine.execute_inline(est)
+    return engine.execute_pending(JudgeRunEstimate, estimate_id)
 
 
 def judge_run_estimate_cancel(*, estimate: JudgeRunEstimate) -> JudgeRunEstimate:

@@ -161,10 +161,7 @@ def _answer(report: LeaderboardReport, *, fresh: bool) -> dict[str, Any]:
 def leaderboard_compute(*, report_id: int) -> LeaderboardReport | None:
     """Work an asked (active) report in this process, as the engine's chunk task would
     (commands, benchmarks). A finished report is left as it is."""
-    report = LeaderboardReport.objects.filter(pk=report_id).first()
-    if report is None or not report.is_active:
-        return report
-    return engine.execute_inline(report)
+    return engine.execute_pending(LeaderboardReport, report_id)
 
 
 class LeaderboardReportExecutor(RunExecutor):

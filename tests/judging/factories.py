@@ -248,3 +248,24 @@ def ranking_scenario() -> dict:
         judged_run(x, generations, verdicts_x[name])
         judged_run(y, generations, verdicts_y[name])
     return {"judges": (x, y), "gens": gens}
+
+
+def judged(llm_server, *, n: int, dataset: str = "bench", name: str = "lb-judge") -> Judge:
+    """A judge whose run over ``n`` fresh generations is done (on the local LLM server), with
+    prices, for the leaderboard tests."""
+    from judging.services import runs as services
+    from tests.judging.support import judge_responder, work_chunk
+
+    llm_server.responder = judge_responder
+    data = make_data(n=n, bad_every=3, dataset=dataset, generators=(f"gen-{dataset}",))
+    judge = make_judge(
+        name=name,
+        base_url=llm_server.base_url,
+        price_input_per_mtok=Decimal("1"),
+        price_output_per_mtok=Decimal("1"),
+    )
+    run = services.judge_run_create(
+        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
+    )
+    assert work_chunk(run).status == "done"
+    return judge

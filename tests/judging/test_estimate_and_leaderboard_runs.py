@@ -15,7 +15,7 @@ from judging.models import JudgeRunEstimate, LeaderboardReport
 from judging.services import estimates
 from judging.services import judges as judge_services
 from judging.services import leaderboard as lb
-from tests.judging.factories import make_data
+from tests.judging.factories import judged, make_data
 from tests.judging.support import work_chunk
 
 pytestmark = pytest.mark.django_db
@@ -99,8 +99,6 @@ def test_an_orphaned_estimate_is_resumed_by_the_scan(monkeypatch, enqueued):
 
 
 def _judged(llm_server, n: int):
-    from tests.judging.test_leaderboard_off_request import judged
-
     return judged(llm_server, n=n)
 
 

@@ -4,37 +4,17 @@ until the judgments change, when the last one is shown marked as being updated."
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from judging.models import LeaderboardReport
 from judging.selectors import comparison as sel
-from judging.services import runs as services
-from tests.judging.factories import make_data, make_judge
-from tests.judging.support import judge_responder, work_chunk
+from tests.judging.factories import judged
 from tests.support.worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 URL = "/judging/compare/leaderboard/?study="
-
-
-def judged(llm_server, *, n: int, dataset: str = "bench", name: str = "lb-judge"):
-    llm_server.responder = judge_responder
-    data = make_data(n=n, bad_every=3, dataset=dataset, generators=(f"gen-{dataset}",))
-    judge = make_judge(
-        name=name,
-        base_url=llm_server.base_url,
-        price_input_per_mtok=Decimal("1"),
-        price_output_per_mtok=Decimal("1"),
-    )
-    run = services.judge_run_create(
-        judge=judge, selection={"dataset": data["dataset"].pk}, enqueue=False
-    )
-    assert work_chunk(run).status == "done"
-    return judge
 
 
 @pytest.mark.worker
