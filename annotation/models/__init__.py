@@ -3,6 +3,7 @@
 from annotation.models.adjudication import Adjudication
 from annotation.models.events import EntryEvent
 from annotation.models.payments import ProlificCall, StudyPay
+from annotation.models.prolific import ProlificDelivery, ProlificStudy, ProlificSubmission
 from annotation.models.rounds import StudyRound
 from annotation.models.study import (
     Annotation,
@@ -29,6 +30,9 @@ __all__ = [
     "EntryEvent",
     "Participant",
     "ProlificCall",
+    "ProlificDelivery",
+    "ProlificStudy",
+    "ProlificSubmission",
     "Study",
     "StudyItem",
     "StudyPay",

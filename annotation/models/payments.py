@@ -54,8 +54,29 @@ class ProlificCall(models.Model):
         BONUS_CREATE = "bonus_create", "Set up bonuses"
         BONUS_PAY = "bonus_pay", "Pay bonuses"
         GROUP_ADD = "group_add", "Add to participant group"
+        # the study's life on Prolific (annotation.services.prolific_study)
+        STUDY_CREATE = "study_create", "Create the study (draft)"
+        STUDY_UPDATE = "study_update", "Change reward, time or places"
+        STUDY_PUBLISH = "study_publish", "Publish"
+        STUDY_PAUSE = "study_pause", "Pause"
+        STUDY_START = "study_start", "Resume"
+        STUDY_STOP = "study_stop", "Stop"
+        STUDY_GET = "study_get", "Read the study"
+        # webhooks (annotation.services.prolific_hooks); workspace-wide: no study
+        HOOK_SECRET = "hook_secret", "Webhook secret"
+        HOOK_SUBSCRIBE = "hook_subscribe", "Subscribe"
+        HOOK_CONFIRM = "hook_confirm", "Confirm a subscription"
+        HOOK_LIST = "hook_list", "List subscriptions"
+        HOOK_DELETE = "hook_delete", "Remove a subscription"
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_calls")
+    study = models.ForeignKey(
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="prolific_calls",
+        help_text="Empty for workspace-wide calls (webhook secrets and subscriptions).",
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
