@@ -10,11 +10,12 @@ from annotation.models import Study
 from annotation.selectors.study import generation_pairs, known_items_read, regular_generation_ids
 from annotation.services.study import STUDY_SETTINGS
 from benchmarks.models import Dataset, Generator
+from core.forms import GatedFormMixin
 
 KNOWN_ITEMS_MAX_BYTES = 5 * 1024 * 1024
 
 
-class StudyCreateForm(forms.ModelForm):
+class StudyCreateForm(GatedFormMixin, forms.ModelForm):
     dataset = forms.ModelChoiceField(
         queryset=Dataset.objects.all(), help_text="Procedures come from this dataset."
     )

@@ -12,8 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-MAX_DESCRIPTION = 2_000
-MAX_COMMENTS = 5_000
+# the limits of the annotation app's free text (docs/reference/limits.md): over-long text is
+# refused with the limit named, never cut
+MAX_DESCRIPTION = 2_000  # a failure's description (item page and adjudication)
+MAX_COMMENTS = 5_000  # an answer's comments
+MAX_NOTE = 5_000  # an adjudication's note
+MAX_STUDY_DESCRIPTION = 10_000  # a study's description
+MAX_EXPLANATION = 5_000  # a training item's explanation
 MAX_FAILURES = 30
 _FAILURE_KEY = re.compile(r"^f-(\d{1,3})-(desc|l1|l2)$")
 CRITICAL_FAILURE = "critical_failure"
@@ -70,13 +75,13 @@ def parse_label(data: Mapping[str, Sequence[str]], *, n_l1: int, n_l2: int) -> P
         read_steps=_ints(data.get("read") or [], upper=n_l2),
         read_l1_steps=_ints(data.get("read_l1") or [], upper=n_l1),
         choice=first("choice") if first("choice") in {"none", "failure"} else "",
-        comments=first("comments")[:MAX_COMMENTS],
+        comments=first("comments"),
     )
     indices = sorted({int(m.group(1)) for key in data for m in [_FAILURE_KEY.match(key)] if m})
     for index in indices[:MAX_FAILURES]:
         label.failures.append(
             {
-                "description": first(f"f-{index}-desc").strip()[:MAX_DESCRIPTION],
+                "description": first(f"f-{index}-desc").strip(),
                 "l1_steps": _ints(data.get(f"f-{index}-l1") or [], upper=n_l1),
                 "l2_steps": _ints(data.get(f"f-{index}-l2") or [], upper=n_l2),
             }
@@ -97,7 +102,7 @@ def parse_form(data: Mapping[str, Sequence[str]], *, form, item) -> ParsedLabel:
     comments = data.get("comments") or []
     return ParsedLabel(
         goal_ack=bool(values) and values[0] in {"1", "on", "true"},
-        comments=(comments[0] if comments else "")[:MAX_COMMENTS],
+        comments=comments[0] if comments else "",
         form_type=form.name,
         answer=answer,
     )

@@ -42,6 +42,22 @@ def text_error(value: Any, field: str) -> str | None:
     )
 
 
+def length_error(value: Any, field: str, limit: int | None) -> str | None:
+    """Why ``value`` is refused as too long for ``field`` (the limit named), or None: over-long
+    text is refused, never cut."""
+    if not isinstance(value, str) or limit is None or len(value) <= limit:
+        return None
+    return (
+        f"{field}: {len(value):,} characters, over the limit of {limit:,}; shorten it "
+        "(nothing was cut)"
+    )
+
+
+def typed_text_error(value: Any, field: str, limit: int | None = None) -> str | None:
+    """The gate for typed text: a refused character first, then the length limit."""
+    return text_error(value, field) or length_error(value, field, limit)
+
+
 def check_text(value: Any, field: str) -> None:
     """Raise ValidationError ``{field: message}`` when ``value`` carries a refused character."""
     from django.core.exceptions import ValidationError  # the readers using this module are pure

@@ -5,13 +5,14 @@ from __future__ import annotations
 from django import forms
 
 from benchmarks.models import Dataset
+from core.forms import GatedFormMixin
 from core.secrets import llm_config_errors
 from mining.budgets import BUDGET_KEYS
 from mining.inputs import COLUMN_FIELDS
 from mining.stages import LLM_STAGES, STAGE_LABELS, STAGE_NUMBERS, STAGES
 
 
-class BatchForm(forms.Form):
+class BatchForm(GatedFormMixin, forms.Form):
     name = forms.CharField(max_length=200, required=False)
     file = forms.FileField(
         help_text="JSONL or CSV (plain or .gz/.zst/.bz2/.xz), Parquet or Arrow with text, url, "
@@ -106,7 +107,7 @@ class BatchForm(forms.Form):
         return out
 
 
-class PromoteForm(forms.Form):
+class PromoteForm(GatedFormMixin, forms.Form):
     dataset_name = forms.CharField(max_length=128)
     version = forms.CharField(max_length=32, initial="v1")
     per_topic = forms.IntegerField(min_value=1, initial=500)

@@ -56,8 +56,10 @@ def first(data: FormData, name: str) -> str:
     return values[0] if values else ""
 
 
-def clean_text(value: str, limit: int = MAX_TEXT) -> str:
-    return (value or "").strip()[:limit]
+def clean_text(value: str) -> str:
+    """Typed text as kept: trimmed, never cut (an over-long text is refused at submission,
+    :meth:`FormType.text_limit`)."""
+    return (value or "").strip()
 
 
 class FormType:
@@ -101,6 +103,10 @@ class FormType:
     def text_fields(self, answer: Mapping) -> list[tuple[str, str]]:
         """(field name, free text) pairs for the text gate."""
         return []
+
+    def text_limit(self, name: str) -> int:
+        """The length limit of the free-text field ``name`` of :meth:`text_fields`."""
+        return MAX_TEXT
 
     def finalize(self, answer: Mapping, *, config: Mapping, item: ItemView) -> dict:
         """The answer as stored at submission (e.g. a solve answer with its score)."""

@@ -104,8 +104,8 @@ class SolveForm(FormType):
 
     def parse(self, data: FormData, *, config: Mapping, item: ItemView | None = None) -> dict:
         return {
-            "answer": first(data, "answer")[:MAX_ANSWER],
-            "comments": first(data, "comments")[:5_000],
+            "answer": first(data, "answer"),
+            "comments": first(data, "comments"),
         }
 
     def errors(
@@ -115,6 +115,9 @@ class SolveForm(FormType):
 
     def text_fields(self, answer: Mapping) -> list[tuple[str, str]]:
         return [("Answer", answer.get("answer", "")), ("Comments", answer.get("comments", ""))]
+
+    def text_limit(self, name: str) -> int:
+        return MAX_ANSWER if name == "Answer" else super().text_limit(name)
 
     def finalize(self, answer: Mapping, *, config: Mapping, item: ItemView) -> dict:
         record = item.context.get("record") or {}

@@ -12,7 +12,13 @@ from django.utils import timezone
 from annotation import conf, prepared, rules
 from annotation.form_types.base import BoundForm, ItemView
 from annotation.form_types.registry import get_form_type
-from annotation.labels import ParsedLabel, cleaned_failures, form_submission_errors
+from annotation.labels import (
+    MAX_COMMENTS,
+    MAX_DESCRIPTION,
+    ParsedLabel,
+    cleaned_failures,
+    form_submission_errors,
+)
 from annotation.models import (
     Annotation,
     Assignment,
@@ -25,17 +31,20 @@ from annotation.models import (
 from annotation.selectors.forms import item_view, known_answer_result, study_form
 from annotation.services.assignment import item_take_slot
 from annotation.services.flow import participant_finish
-from core.text import text_error
+from core.text import typed_text_error
 
 Kind = StudyItem.Kind
 Stage = Participant.Stage
 
 
 class SubmissionRefused(Exception):
-    def __init__(self, messages: list[str], *, item_gone: bool = False) -> None:
+    def __init__(
+        self, messages: list[str], *, item_gone: bool = False, fields: dict | None = None
+    ) -> None:
         super().__init__("; ".join(messages))
         self.messages = messages
         self.item_gone = item_gone
+        self.fields = fields or {}  # the page's field -> its refusal (label_text_problems)
 
 
 def _active_ms(assignment: Assignment, delta_ms: int, now: datetime) -> int:
@@ -62,16 +71,31 @@ def assignment_heartbeat(
     return assignment
 
 
-def label_text_errors(label: ParsedLabel) -> list[str]:
-    """The free-text fields of an answer through the one text gate (core.text), each refusal
-    naming its field."""
-    fields = [("Comments", label.comments)] + [
-        (f"Failure {i} description", failure.get("description", ""))
-        for i, failure in enumerate(label.failures, start=1)
+def label_text_problems(label: ParsedLabel) -> list[tuple[str, str]]:
+    """The free-text fields of an answer through the one text gate (core.text) and their
+    length limits: (the page's field, refusal naming the field) for each refused one. The
+    page's field is ``comments``, ``failure-<n>`` (the n-th failure's description) or the
+    form type's field in lower case (``answer``)."""
+    fields = [("comments", "Comments", label.comments, MAX_COMMENTS)] + [
+        (f"failure-{i}", f"Failure {i} description", f.get("description", ""), MAX_DESCRIPTION)
+        for i, f in enumerate(label.failures, start=1)
     ]
     if label.form_type != "critical_failure":  # another form type's free text (its answer)
-        fields += get_form_type(label.form_type).text_fields(label.answer)
-    return [message for name, value in fields if (message := text_error(value, name))]
+        form_type = get_form_type(label.form_type)
+        fields += [
+            (name.lower(), name, value, form_type.text_limit(name))
+            for name, value in form_type.text_fields(label.answer)
+        ]
+    return [
+        (key, message)
+        for key, name, value, limit in fields
+        if (message := typed_text_error(value, name, limit))
+    ]
+
+
+def label_text_errors(label: ParsedLabel) -> list[str]:
+    """The refusals of :func:`label_text_problems`, messages only."""
+    return [message for _, message in label_text_problems(label)]
 
 
 def draft_save(
@@ -82,9 +106,9 @@ def draft_save(
     now = now or timezone.now()
     if assignment.state == Assignment.State.SUBMITTED:
         return False
-    problems = label_text_errors(label)
+    problems = label_text_problems(label)
     if problems:
-        raise SubmissionRefused(problems)
+        raise SubmissionRefused([m for _, m in problems], fields=dict(problems))
     with transaction.atomic():
         Draft.objects.update_or_create(
             assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -373,10 +373,10 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
             active_ms=_int(request.POST.get("active_ms")),
         )
     except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why
-        return HttpResponse(
-            "Draft not saved: " + "; ".join(refusal.messages),
+        # the page shows each reason at its field and keeps the text (static/js/annotate.js)
+        return JsonResponse(
+            {"message": "Draft not saved: " + "; ".join(refusal.messages), "fields": refusal.fields},
             status=422,
-            content_type="text/plain; charset=utf-8",
         )
     text = (
         f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"

@@ -16,6 +16,7 @@ from annotation.selectors.research_pages import progress_page_context, study_lis
 from annotation.services import study as study_services
 from core.access import researcher_required
 from core.errors import validation_text
+from core.middleware import text_gate_exempt
 from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
 
 
@@ -24,6 +25,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/research/study_list.html", study_list_context())
 
 
+@text_gate_exempt  # StudyCreateForm gates every posted value at its field (core.forms)
 @researcher_required
 def study_create(request: HttpRequest) -> HttpResponse:
     form = StudyCreateForm(request.POST or None, request.FILES or None)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from benchmarks.topics import TOPICS
 from core.access import admin_required, researcher_required
 from core.errors import validation_text
+from core.middleware import text_gate_exempt
 from core.polling import Poll, next_poll
 from core.roles import is_admin
 from core.streaming import jsonl_lines, streaming_download
@@ -33,6 +34,7 @@ def batch_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+@text_gate_exempt  # BatchForm gates every posted value at its field (core.forms)
 @admin_required
 def batch_new(request: HttpRequest) -> HttpResponse:
     form = BatchForm(request.POST or None, request.FILES or None)
@@ -135,6 +137,7 @@ def batch_resume(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+@text_gate_exempt  # PromoteForm gates every posted value at its field (core.forms)
 @require_POST
 @admin_required
 def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
@@ -152,8 +155,11 @@ def batch_promote(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(
                 request, f"Promotion into {state['dataset']} queued: a worker is doing it."
             )
-    else:
-        messages.error(request, validation_text(ValidationError(form.errors)))
+    else:  # the page again, each refusal at its field and the typed values kept
+        ctx = _detail_context(request, batch)
+        ctx["promote_form"] = form
+        ctx["promotion"] = promotion.promotion_state(batch)
+        return render(request, "mining/batch_detail.html", ctx, status=400)
     return redirect(batch)
 
 

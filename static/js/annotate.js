@@ -18,17 +18,83 @@
   var dirty = !dirtyEl.hidden, submitting = false;
 
   // --- changes and autosave (htmx posts the whole form to the draft URL) ---------------------
+  // What was typed stays in this browser (localStorage) until the server accepts a draft of it:
+  // a refusal (4xx) is shown at its field with the server's reason, never as "offline", and the
+  // text is restored when the page is opened again.
+  var autosave = document.getElementById("autosave");
+  var storePrefix = "h2r-draft:" + location.pathname + ":";
+  var storeKey = storePrefix + (autosave ? autosave.getAttribute("hx-post") : form.action);
+  var version = 0, sentVersion = -1;
+  function snapshot() {
+    var out = [];
+    new FormData(form).forEach(function (v, k) {
+      if (k !== "csrfmiddlewaretoken" && k !== "active_ms" && typeof v === "string") out.push([k, v]);
+    });
+    return out;
+  }
+  function keepLocally() {
+    try { localStorage.setItem(storeKey, JSON.stringify({ at: Date.now(), fields: snapshot() })); } catch (err) { /* storage full or off */ }
+  }
+  function forgetLocally() { try { localStorage.removeItem(storeKey); } catch (err) { /* off */ } }
   function changed() {
     dirty = true;
     dirtyEl.hidden = false;
+    version += 1;
+    keepLocally();
     if (window.htmx) window.htmx.trigger("#autosave", "autosave");
   }
+  function fieldFor(key) {
+    var m = /^failure-(\d+)$/.exec(key);
+    if (m) { var fs = list ? $$(".failure", list)[+m[1] - 1] : null; return fs ? $("textarea", fs) : null; }
+    return form.elements[key] && form.elements[key].nodeName ? form.elements[key] : null;
+  }
+  function clearFieldErrors() {
+    $$(".autosave-error", form).forEach(function (p) {
+      var el = document.getElementById(p.dataset.for);
+      if (el) { el.removeAttribute("aria-invalid"); el.removeAttribute("aria-describedby"); }
+      p.remove();
+    });
+  }
+  function showFieldError(key, message) {
+    var el = fieldFor(key);
+    if (!el) return false;
+    if (!el.id) el.id = "field-" + key;
+    var p = document.createElement("p");
+    p.className = "error field-error autosave-error";
+    p.id = el.id + "-error";
+    p.dataset.for = el.id;
+    p.textContent = message;
+    el.insertAdjacentElement("afterend", p);
+    el.setAttribute("aria-invalid", "true");
+    el.setAttribute("aria-describedby", p.id);
+    return true;
+  }
+  document.body.addEventListener("htmx:beforeRequest", function (e) {
+    if (e.detail.elt.id === "autosave") sentVersion = version;
+  });
   document.body.addEventListener("htmx:afterRequest", function (e) {
     if (e.detail.elt.id !== "autosave") return;
-    if (!e.detail.successful) {
-      saveStatus.textContent = "Offline — your changes will be saved when the connection is back";
-      setTimeout(function () { window.htmx.trigger("#autosave", "autosave"); }, 5000);
+    var xhr = e.detail.xhr;
+    if (e.detail.successful) {
+      clearFieldErrors();
+      saveStatus.classList.remove("is-refused");
+      if (version === sentVersion) forgetLocally();  // later changes are on their way
+      return;
     }
+    if (!xhr || !xhr.status) {  // no answer at all: the connection, not the server
+      saveStatus.textContent = "Offline — your changes are kept in this browser and saved when the connection is back";
+      setTimeout(function () { window.htmx.trigger("#autosave", "autosave"); }, 5000);
+      return;
+    }
+    // the server answered and refused: say why, at the field; the text stays here
+    var body;
+    try { body = JSON.parse(xhr.responseText); } catch (err) { body = null; }
+    clearFieldErrors();
+    var fields = (body && body.fields) || {};
+    Object.keys(fields).forEach(function (key) { showFieldError(key, fields[key]); });
+    var reason = body && body.message ? body.message : "Not saved: the server refused it (HTTP " + xhr.status + ").";
+    saveStatus.textContent = reason + " What you typed is kept in this browser until it can be saved.";
+    saveStatus.classList.add("is-refused");
   });
 
   // --- reading: goal acknowledgement, every L2 step (and every L1 step when the study asks) -------------------------------------------
@@ -49,9 +115,10 @@
       $(".failure-remove", fs).setAttribute("aria-label", "Remove failure " + (k + 1));
     });
   }
-  function addFailure(focus) {
+  function addFailure(focus, index) {
     var next = 0;
     $$(".failure", list).forEach(function (fs) { next = Math.max(next, +fs.dataset.index + 1); });
+    if (index !== undefined) next = index;
     var html = $("#failure-template").innerHTML.replace(/__i__/g, next).replace(/__n__/g, next + 1);
     list.insertAdjacentHTML("beforeend", html);
     renumber();
@@ -152,6 +219,42 @@
     radio.focus();
     radio.dispatchEvent(new Event("change", { bubbles: true }));
   });
+
+  // --- what this browser kept and the server has not accepted yet: back into the form --------
+  function restore() {
+    var saved = null;
+    try {
+      Object.keys(localStorage).forEach(function (k) {  // another item of this study: submitted since
+        if (k.indexOf(storePrefix) === 0 && k !== storeKey) localStorage.removeItem(k);
+      });
+      saved = JSON.parse(localStorage.getItem(storeKey) || "null");
+    } catch (err) { saved = null; }
+    if (!saved || !saved.fields) return;
+    var byName = {};
+    saved.fields.forEach(function (kv) { (byName[kv[0]] = byName[kv[0]] || []).push(kv[1]); });
+    if (list) {
+      $$(".failure", list).forEach(function (fs) { if (!(("f-" + fs.dataset.index + "-desc") in byName)) fs.remove(); });
+      Object.keys(byName).map(function (k) { return /^f-(\d+)-desc$/.exec(k); }).filter(Boolean)
+        .map(function (m) { return +m[1]; }).sort(function (a, b) { return a - b; })
+        .forEach(function (i) { if (!form.elements["f-" + i + "-desc"]) addFailure(false, i); });
+    }
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.name === "csrfmiddlewaretoken" || el.name === "active_ms") return;
+      var values = byName[el.name] || [];
+      if (el.type === "checkbox" || el.type === "radio") el.checked = values.indexOf(el.value) >= 0;
+      else if (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.type === "text" || el.type === "number") {
+        if (values.length) el.value = values[0];
+      }
+    });
+    saveStatus.textContent = "Restored what you typed in this browser that was not saved yet";
+    dirty = true;
+    dirtyEl.hidden = false;
+    version += 1;
+    window.addEventListener("load", function () {  // once htmx has set up the autosave
+      if (window.htmx) window.htmx.trigger("#autosave", "autosave");
+    });
+  }
+  restore();
 
   updateReading();
   updateChoice();

@@ -1,0 +1,78 @@
+"""Forms that speak for the one text gate (:mod:`core.text`): a refused character in a typed
+value is a field error at that field, the typed text kept, instead of the bare 400 page the
+door (:class:`core.middleware.TextGateMiddleware`) gives a form that does not gate itself.
+
+A view whose every posted field is read through such a form is marked
+:func:`core.middleware.text_gate_exempt`; the form then checks every posted value, its own
+fields at the field and any other posted key as an error of the whole form, so nothing read
+from the request passes ungated. Numbers get bounds a database column can hold, and text
+fields keep their ``max_length`` (over-long text is refused with the limit named, never cut).
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
+
+from core.text import text_error
+
+# the widest integer a PostgreSQL ``integer`` column holds; a form number without its own
+# bounds gets these, so a bad number is a field error, not a database error
+INT_MAX = 2_147_483_647
+DECIMAL_MAX = 10**12
+_SKIPPED = {"csrfmiddlewaretoken"}
+
+
+def _bound_numbers(field: forms.Field) -> None:
+    if isinstance(field, (forms.FloatField, forms.DecimalField)):  # both IntegerFields
+        top, bottom = DECIMAL_MAX, -DECIMAL_MAX
+    elif isinstance(field, forms.IntegerField):
+        top, bottom = INT_MAX, -INT_MAX - 1
+    else:
+        return
+    if field.max_value is None:
+        field.max_value = top
+        field.validators.append(MaxValueValidator(top))
+    if field.min_value is None:
+        field.min_value = bottom
+        field.validators.append(MinValueValidator(bottom))
+
+
+class GatedFormMixin:
+    """Put before ``forms.Form`` / ``forms.ModelForm``: every posted value through the text
+    gate, refusals as field errors; numbers bounded."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            _bound_numbers(field)
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        if not self.is_bound:
+            return
+        own = set()
+        for name, field in self.fields.items():
+            key = self.add_prefix(name)
+            own.add(key)
+            label = str(field.label or name.replace("_", " ").capitalize())
+            for value in self._posted(key):
+                message = text_error(value, label)
+                if message:  # the gate's reason, in place of any other error of the field
+                    self._errors.pop(name, None)
+                    self.add_error(name, message)
+                    break
+        for key in self.data:
+            if key in own or key in _SKIPPED:
+                continue
+            for checked in (key, *self._posted(key)):
+                message = text_error(checked, f"field {key}")
+                if message:
+                    self.add_error(None, message)
+                    break
+
+    def _posted(self, key: str) -> list:
+        if hasattr(self.data, "getlist"):
+            return self.data.getlist(key)
+        value = self.data.get(key)
+        return list(value) if isinstance(value, (list, tuple)) else [value]
