@@ -6,12 +6,14 @@ from rest_framework.routers import DefaultRouter
 
 from judging.api import analyses as analyses_api
 from judging.api import compare as compare_api
+from judging.api import disagreements as disagreements_api
 from judging.api import metric_validation as metric_validation_api
 from judging.api import reward as reward_api
 from judging.api import scores as scores_api
 from judging.api import validation as validation_api
 from judging.api import views as api
 from judging.views import analyses, compare
+from judging.views import disagreements as disagreements_views
 from judging.views import metric_validation as metric_validation_views
 from judging.views import validation as validation_views
 
@@ -22,6 +24,7 @@ pages = [
     path("rankings/", compare.rankings, name="rankings"),
     path("leaderboard/", compare.leaderboard, name="leaderboard"),
     path("validation/", validation_views.validation, name="validation"),
+    path("disagreements/", disagreements_views.disagreements, name="disagreements"),
     path("metric-validation/", metric_validation_views.metric_validation, name="metric_validation"),
 ]
 
@@ -45,6 +48,7 @@ api_patterns = [
     path("compare/rankings/", compare_api.RankingsView.as_view(), name="rankings"),
     path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
     path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
+    path("disagreements/", disagreements_api.DisagreementsView.as_view(), name="disagreements"),
     path(
         "metric-validation/",
         metric_validation_api.MetricValidationView.as_view(),
