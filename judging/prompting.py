@@ -51,6 +51,40 @@ JUDGE_SCHEMA_NAME = "judge_result"
 DECODING_DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 4096}
 
 
+# the placeholders a judge prompt may use (a text with another one could not be rendered)
+PLACEHOLDERS = ("goal", "reference_steps", "steps")
+PROMPT_MAX_CHARS = 100_000
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")  # as core.templating
+
+
+def is_template_name(name: str) -> bool:
+    return bool(_NAME.match(name or ""))
+
+
+def prompt_text_errors(text: str) -> list[str]:
+    """Why ``text`` cannot be a judge prompt: empty, too long, or a ``{field}`` other than
+    :data:`PLACEHOLDERS` (``{{`` and ``}}`` are literal braces, as in ``str.format``)."""
+    if not text.strip():
+        return ["the prompt is empty"]
+    if len(text) > PROMPT_MAX_CHARS:
+        return [f"the prompt has {len(text):,} characters; at most {PROMPT_MAX_CHARS:,}"]
+    unknown = sorted(
+        {m.group(1) for m in _PLACEHOLDER.finditer(text) if m.group(1) is not None}
+        - set(PLACEHOLDERS)
+    )
+    if unknown:
+        known = ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
+        return [
+            f"unknown placeholder(s) {', '.join(f'{{{u}}}' for u in unknown)}: a judge prompt "
+            f"may use {known} (write {{{{ and }}}} for a literal brace)"
+        ]
+    return []
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def template_names() -> list[str]:
     return sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
 
@@ -107,7 +141,7 @@ def canonical_judge_id(*, config: dict[str, Any], prompt_text: str) -> str:
     payload = {
         "judge_id_version": "how2review.judge_id.v1",
         "judge": config,
-        "judge_prompt_sha256": hashlib.sha256(prompt_text.encode("utf-8")).hexdigest(),
+        "judge_prompt_sha256": text_sha256(prompt_text),
     }
     blob = json.dumps(
         payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str

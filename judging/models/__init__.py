@@ -2,6 +2,7 @@
 
 from judging.models.judges import Judge, Judgment
 from judging.models.leaderboard import LeaderboardReport
+from judging.models.prompts import PromptVersion
 from judging.models.runs import JudgeRun, JudgeRunEstimate, JudgeRunItem
 
 __all__ = [
@@ -11,4 +12,5 @@ __all__ = [
     "JudgeRunItem",
     "Judgment",
     "LeaderboardReport",
+    "PromptVersion",
 ]

@@ -8,6 +8,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 
 from judging import prompting
+from judging.models.prompts import PromptVersion
 from judging.parsing import DEFAULT_PROFILE, PARSE_PROFILES
 
 
@@ -36,7 +37,19 @@ class Judge(models.Model):
         help_text="NAME of the environment variable holding the API key (never the key)",
     )
     endpoint = models.CharField(max_length=16, choices=Endpoint.choices, default=Endpoint.CHAT)
-    prompt_template = models.CharField(max_length=64, default=prompting.DEFAULT_TEMPLATE)
+    prompt_template = models.CharField(
+        max_length=64,
+        default=prompting.DEFAULT_TEMPLATE,
+        help_text="the prompt's name; without a version chosen, its shipped text (version 1)",
+    )
+    prompt_version = models.ForeignKey(
+        PromptVersion,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="judges",
+        help_text="the prompt text this judge sends (its judge id hashes the text)",
+    )
     decoding = models.JSONField(
         default=dict,
         blank=True,
@@ -74,10 +87,30 @@ class Judge(models.Model):
         return self.name
 
     def save(self, *args, **kwargs):
+        if self.prompt_version_id is None:  # the shipped text of the named prompt
+            self.prompt_version = PromptVersion.objects.shipped(self.prompt_template)
+        if self.prompt_version is not None:
+            self.prompt_template = self.prompt_version.name
         self.judge_id = self.compute_judge_id()
         if kwargs.get("update_fields") is not None:
-            kwargs["update_fields"] = set(kwargs["update_fields"]) | {"judge_id"}
+            kwargs["update_fields"] = set(kwargs["update_fields"]) | {
+                "judge_id",
+                "prompt_template",
+                "prompt_version",
+            }
         super().save(*args, **kwargs)
+
+    def prompt_text(self) -> str:
+        """The prompt template this judge sends: its version's text, else the shipped file of
+        ``prompt_template`` (``ValueError`` naming the known ones when there is none)."""
+        if self.prompt_version_id is not None:
+            return self.prompt_version.text
+        return prompting.load_template(self.prompt_template)
+
+    def family_config(self) -> dict:
+        """What decides the verdicts apart from the prompt's text: judges equal here are one
+        family, whose prompt versions the validation page compares."""
+        return self.identity_config()
 
     # what decides the verdicts: part of judge_id (limits, prices, names are not)
     def identity_config(self) -> dict:
@@ -99,7 +132,9 @@ class Judge(models.Model):
         from core.secrets import llm_config_errors
 
         errors = {}
-        if self.prompt_template not in prompting.template_names():
+        if self.prompt_version_id is None and (
+            self.prompt_template not in prompting.template_names()
+        ):
             errors["prompt_template"] = (
                 f"unknown template {self.prompt_template!r}; "
                 f"known: {', '.join(prompting.template_names())}"
@@ -128,7 +163,7 @@ class Judge(models.Model):
 
     def compute_judge_id(self) -> str:
         try:
-            text = prompting.load_template(self.prompt_template)
+            text = self.prompt_text()
         except ValueError:
             text = ""
         return prompting.canonical_judge_id(config=self.identity_config(), prompt_text=text)

@@ -113,7 +113,7 @@ def prepare(
     list the distinct contents still to judge (with their prompts)."""
     judge = judge_for(judge_name)
     _resolve_examples(items)
-    template = prompting.load_template(judge.prompt_template)
+    template = judge.prompt_text()
     parts = [spec.components(item) for item in items]
     hashes = [
         prompting.content_hash(

@@ -156,7 +156,7 @@ def distill_records(
 ) -> Iterator[dict[str, str]]:
     """The SFT records, counting kept and dropped items into ``report``."""
     _check_runs(teacher=teacher, runs=runs)
-    template = prompting.load_template(teacher.prompt_template)
+    template = teacher.prompt_text()
     first, second = _run_rows(runs[0]), _run_verdicts(runs[1])
     labelled_generations, labelled_procedures = _human_labelled()
     seen: set[str] = set()

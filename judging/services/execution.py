@@ -42,7 +42,6 @@ from core.runs.reply_writer import (
     ReplyWriter,
     unstored_max,
 )
-from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.parsing import PARSE_RETRIES
 from judging.services.items import (
@@ -339,7 +338,7 @@ class JudgeRunExecutor(RunExecutor):
         ``PARSE_RETRIES`` more passes, those whose reply failed to parse."""
         judge = run.judge
         only = lane_items(lease)
-        template = prompting.load_template(judge.prompt_template)
+        template = judge.prompt_text()
         progress = _Progress(
             live=LiveCounters(run, lease, run_counters),
             stale_parse_failures=Judgment.objects.filter(

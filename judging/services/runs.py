@@ -84,7 +84,7 @@ def _estimate(
     unique_todo = len({h for _, h in todo})
     avg_prompt = 0.0
     if todo:
-        template = prompting.load_template(judge.prompt_template)
+        template = judge.prompt_text()
         step = max(1, len(todo) // sample)
         picked = [row for row, _ in todo[::step][:sample]]
         prompts = [

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from judging.models import JudgeRun, JudgeRunEstimate, JudgeRunItem, Judgment
+from judging.models import JudgeRun, JudgeRunEstimate, JudgeRunItem, Judgment, PromptVersion
 from judging.services import estimates
 from judging.services import runs as services
 from tests.judging.factories import PRICED, make_data, make_judge
@@ -119,8 +119,9 @@ def test_estimate_failure_is_stored_and_shown(llm_server, make_user, roles, clie
         judge=judge, selection={"dataset": data["dataset"].pk}
     )
     assert sent == [est.pk] and est.status == "queued"
-    judge.prompt_template = "no-such-template"
-    judge.save(update_fields=["prompt_template"])
+    # a prompt that cannot be rendered (a placeholder no item fills; the service refuses such a
+    # text, so it is written under it)
+    PromptVersion.objects.filter(pk=judge.prompt_version_id).update(text="{no_such_field}")
     est = estimates.judge_run_estimate_work(estimate_id=est.pk)
     assert est.status == JudgeRunEstimate.Status.FAILED and est.error and est.result is None
     client.force_login(make_user("root", role="admin", staff=True))
