@@ -5,7 +5,8 @@ On Redis the broker redelivers a message nobody acknowledged within its visibili
 may take (:func:`visibility_timeout`), so a chunk still running is never handed to a second
 worker for being slow; a copy delivered anyway (a worker that lost its connection) finds the
 run's lease held and calls no model (:mod:`core.runs.engine`). Periodic work (beat): the resume
-of orphaned runs every ``RUN_ORPHAN_SCAN_SECONDS``.
+of orphaned runs every ``RUN_ORPHAN_SCAN_SECONDS``; the Prolific poll every
+``PROLIFIC_POLL_SECONDS`` (it does nothing while webhooks are configured).
 """
 
 import os
@@ -54,6 +55,11 @@ def _configure_broker(sender=None, **_kwargs) -> None:
         "resume-orphaned-runs": {
             "task": "core.runs_resume_orphans",
             "schedule": _seconds("RUN_ORPHAN_SCAN_SECONDS", 60),
+        },
+        # Prolific submission and study statuses, polled when no webhook URL is set
+        "poll-prolific": {
+            "task": "annotation.prolific_poll",
+            "schedule": _seconds("PROLIFIC_POLL_SECONDS", 60),
         },
         **(app.conf.beat_schedule or {}),
     }

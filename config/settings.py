@@ -375,6 +375,10 @@ RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL") or (
 )
 if RATE_LIMIT_REDIS_URL.strip().lower() == "off":
     RATE_LIMIT_REDIS_URL = ""
+# A backend's `concurrency` is the endpoint's limit across every worker, kept in the same Redis
+# (benchmarks.llm.concurrency): a holder's slot lapses this long after its last renewal, so a
+# killed worker's slots come back within it. Without Redis: a semaphore per process.
+LLM_CONCURRENCY_LEASE_SECONDS = env_int("LLM_CONCURRENCY_LEASE_SECONDS", 30)
 
 # --- Several machines: stored files (core.storage) ------------------------------------------------
 # Uploads (mining batch inputs) are saved through STORAGES["default"] and workers read them back
@@ -411,3 +415,15 @@ PROLIFIC_API_BASE_URL = os.environ.get("PROLIFIC_API_BASE_URL", "https://api.pro
 PROLIFIC_API_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_API_TIMEOUT_SECONDS", "20"))
 # The floor (study currency per hour) under which a study's pay page warns; empty: no floor.
 ANNOTATION_MIN_HOURLY_PAY = os.environ.get("ANNOTATION_MIN_HOURLY_PAY", "9.00")
+# The app's public address (https://host, no path), used in the entry URL of a Prolific study
+# created from the app; empty: the address the creating admin's browser used.
+PROLIFIC_PUBLIC_BASE_URL = os.environ.get("PROLIFIC_PUBLIC_BASE_URL", "")
+# The Prolific workspace whose webhook secret and subscriptions the app manages.
+PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
+# The public https URL Prolific delivers webhooks to (this app's /study/prolific/hook/);
+# empty: no webhooks, the beat task polls submission and study statuses instead.
+PROLIFIC_WEBHOOK_URL = os.environ.get("PROLIFIC_WEBHOOK_URL", "")
+# A webhook whose X-Prolific-Request-Timestamp is further than this from now is refused (s).
+PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env_int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300)
+# Without a webhook URL: how often the beat task polls Prolific for the studies it follows (s).
+PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 60)

@@ -81,7 +81,8 @@ class ProlificClient:
         self.url = (url or base_url()).rstrip("/")
         self.timeout = float(timeout or getattr(settings, "PROLIFIC_API_TIMEOUT_SECONDS", 20) or 20)
 
-    def _request(self, method: str, path: str, *, json=None, params=None) -> Any:
+    def _request(self, method: str, path: str, *, json=None, params=None, headers=False) -> Any:
+        """The answer's JSON (``{}`` when empty); with ``headers=True``: (JSON, headers)."""
         if not self.token:
             raise ProlificError(f"No Prolific API token: set the environment variable {TOKEN_ENV}.")
         url = path if path.startswith("http") else f"{self.url}{path}"
@@ -103,18 +104,67 @@ class ProlificClient:
                 status=response.status_code,
             )
         if response.status_code == 204 or not response.content:
-            return {}
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise ProlificError(
-                f"Prolific answered {method} {path} with something that is not JSON.",
-                status=response.status_code,
-            ) from exc
+            body = {}
+        else:
+            try:
+                body = response.json()
+            except ValueError as exc:
+                raise ProlificError(
+                    f"Prolific answered {method} {path} with something that is not JSON.",
+                    status=response.status_code,
+                ) from exc
+        return (body, response.headers) if headers else body
 
     # --- studies ------------------------------------------------------------------------------
     def get_study(self, study_id: str) -> dict:
         return self._request("GET", f"/studies/{study_id}/")
+
+    def create_study(self, body: dict) -> dict:
+        """A draft study (status UNPUBLISHED); publishing is a transition."""
+        return self._request("POST", "/studies/", json=body)
+
+    def update_study(self, study_id: str, changes: dict) -> dict:
+        """PATCH: places (up only once published), reward, estimated time."""
+        return self._request("PATCH", f"/studies/{study_id}/", json=changes)
+
+    def transition_study(self, study_id: str, action: str) -> dict:
+        """``PUBLISH``, ``PAUSE``, ``START`` (resume) or ``STOP``."""
+        return self._request("POST", f"/studies/{study_id}/transition/", json={"action": action})
+
+    # --- webhooks (hooks) ---------------------------------------------------------------------
+    def list_secrets(self, workspace_id: str) -> list[dict]:
+        page = self._request("GET", "/hooks/secrets/", params={"workspace_id": workspace_id})
+        return list(page.get("results", []))
+
+    def create_secret(self, workspace_id: str) -> dict:
+        """Creates (or replaces: one per workspace) the secret that signs hook requests."""
+        return self._request("POST", "/hooks/secrets/", json={"workspace_id": workspace_id})
+
+    def list_subscriptions(self, workspace_id: str) -> list[dict]:
+        page = self._request("GET", "/hooks/subscriptions/", params={"workspace_id": workspace_id})
+        return list(page.get("results", []))
+
+    def create_subscription(
+        self, *, workspace_id: str, event_type: str, target_url: str
+    ) -> tuple[dict, str]:
+        """(the subscription, the ``X-Hook-Secret`` header that confirms it)."""
+        body, headers = self._request(
+            "POST",
+            "/hooks/subscriptions/",
+            json={"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url},
+            headers=True,
+        )
+        results = body.get("results") if isinstance(body, dict) else None
+        detail = results[0] if results else body
+        return detail, headers.get("X-Hook-Secret", "")
+
+    def confirm_subscription(self, subscription_id: str, hook_secret: str) -> dict:
+        return self._request(
+            "POST", f"/hooks/subscriptions/{subscription_id}/", json={"secret": hook_secret}
+        )
+
+    def delete_subscription(self, subscription_id: str) -> dict:
+        return self._request("DELETE", f"/hooks/subscriptions/{subscription_id}/")
 
     # --- submissions --------------------------------------------------------------------------
     def list_submissions(self, study_id: str, *, max_pages: int = 200) -> list[dict]:

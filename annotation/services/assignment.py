@@ -48,26 +48,41 @@ def _maybe_release_stale(study: Study, now: datetime) -> None:
         assignments_release_stale(study=study, now=now)
 
 
+def _release(active, *, skip_locked: bool = True) -> int:
+    """Return these active assignments (a queryset) to the pool: each expires and gives its
+    item's slot back. The one home of freeing, for the idle timer and for a participant whose
+    Prolific place ended (returned, timed out, rejected). Call inside a transaction; the
+    sweep skips rows another transaction holds, an ended place waits for them."""
+    rows = list(
+        active.filter(state=Assignment.State.ACTIVE)
+        .select_for_update(skip_locked=skip_locked, of=("self",))
+        .values_list("pk", "item_id")
+    )
+    if not rows:
+        return 0
+    released = Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(
+        state=Assignment.State.EXPIRED
+    )
+    for _, item_id in rows:
+        StudyItem.objects.filter(pk=item_id, n_assigned__gt=0).update(
+            n_assigned=F("n_assigned") - 1
+        )
+    return released
+
+
 def assignments_release_stale(*, study: Study, now: datetime | None = None) -> int:
     """Return assignments not seen for the study's timeout to the pool; returns how many."""
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=study.assignment_timeout_minutes)
-    released = 0
     with transaction.atomic():
-        stale = list(
-            Assignment.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(item__study=study, state=Assignment.State.ACTIVE, last_seen_at__lt=cutoff)
-            .values_list("pk", "item_id")
-        )
-        if stale:
-            released = Assignment.objects.filter(pk__in=[pk for pk, _ in stale]).update(
-                state=Assignment.State.EXPIRED
-            )
-            for _, item_id in stale:
-                StudyItem.objects.filter(pk=item_id, n_assigned__gt=0).update(
-                    n_assigned=F("n_assigned") - 1
-                )
-    return released
+        return _release(Assignment.objects.filter(item__study=study, last_seen_at__lt=cutoff))
+
+
+def participant_assignments_release(*, participant: Participant) -> int:
+    """Return every item this participant holds to the pool at once (their place ended on
+    Prolific); returns how many."""
+    with transaction.atomic():
+        return _release(Assignment.objects.filter(participant=participant), skip_locked=False)
 
 
 # --- the fixed seeded order ----------------------------------------------------------------

@@ -43,7 +43,7 @@ def _prolific_study_id(study: Study) -> str:
     return study.prolific_study_id
 
 
-def _logged(*, study, user, action, target, summary, call, client=None, participant_ids=()):
+def logged_call(*, study, user, action, target, summary, call, client=None, participant_ids=()):
     """Run ``call(client)``; log it either way; re-raise a refusal after logging it."""
     client = client or ProlificClient()
     try:
@@ -89,7 +89,7 @@ def submissions_list(*, study: Study, user, client=None) -> list[dict]:
     when the Prolific id never entered this study)."""
     _need(user, is_researcher, "researchers and admins")
     sid = _prolific_study_id(study)
-    subs = _logged(
+    subs = logged_call(
         study=study,
         user=user,
         action=ProlificCall.Action.LIST,
@@ -169,7 +169,7 @@ def submissions_transition(
             call = lambda c, s=sub_id: c.request_return(s, reasons=[message.strip()])  # noqa: E731
             summary = f"request return: {message.strip()[:80]}"
         try:
-            _logged(
+            logged_call(
                 study=study,
                 user=user,
                 action=action,
@@ -223,7 +223,7 @@ def bonus_submit(*, study: Study, user, csv_text: str, digest: str, client=None)
     ).exists():
         raise ValidationError({"bonuses": "These exact bonuses were already paid for this study."})
     client = client or ProlificClient()
-    created = _logged(
+    created = logged_call(
         study=study,
         user=user,
         action=ProlificCall.Action.BONUS_CREATE,
@@ -237,7 +237,7 @@ def bonus_submit(*, study: Study, user, csv_text: str, digest: str, client=None)
     bulk_id = str(created.get("id", ""))
     if not bulk_id:
         raise ProlificError("Prolific set up the bonuses but gave no payment id; nothing paid.")
-    _logged(
+    logged_call(
         study=study,
         user=user,
         action=ProlificCall.Action.BONUS_PAY,
@@ -261,7 +261,7 @@ def group_add(*, study: Study, user, group_id: str, participant_ids, client=None
     ids = sorted({p.strip() for p in participant_ids if p and p.strip()})
     if not ids:
         raise ValidationError({"participants": "Choose at least one participant."})
-    _logged(
+    logged_call(
         study=study,
         user=user,
         action=ProlificCall.Action.GROUP_ADD,
