@@ -151,15 +151,27 @@ def submission_errors(label: ParsedLabel, *, n_l2: int, n_l1: int = 0) -> list[s
             "Choice: select “No critical failures identified” or “Critical failures identified”."
         )
     elif label.choice == "failure":
-        if not label.failures:
-            errors.append(
-                "Critical failures: add at least one failure, or choose “No critical failures identified”."
-            )
-        for number, failure in enumerate(label.failures, start=1):
-            if not failure["description"]:
-                errors.append(f"Failure {number}: write a short description.")
-            if not failure["l1_steps"] and not failure["l2_steps"]:
-                errors.append(f"Failure {number}: link at least one L1 or L2 step.")
+        errors.extend(message for _, message in failure_errors(label.failures))
+    return errors
+
+
+NO_FAILURE_GIVEN = (
+    "Critical failures: add at least one failure, or choose “No critical failures identified”."
+)
+
+
+def failure_errors(failures: Sequence[Mapping]) -> list[tuple[int, str]]:
+    """What a "critical failure" label needs, the one rule of the item page and the
+    adjudication: at least one failure, each with a description and at least one linked L1 or
+    L2 step. (failure number, message) pairs, number 0 for the label as a whole."""
+    if not failures:
+        return [(0, NO_FAILURE_GIVEN)]
+    errors = []
+    for number, failure in enumerate(failures, start=1):
+        if not (failure.get("description") or "").strip():
+            errors.append((number, f"Failure {number}: write a short description."))
+        if not failure.get("l1_steps") and not failure.get("l2_steps"):
+            errors.append((number, f"Failure {number}: link at least one L1 or L2 step."))
     return errors
 
 

@@ -4,6 +4,8 @@ HTML page, or JSON on /api/."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -63,6 +65,18 @@ def text_gate_exempt(view):
     return view
 
 
+def text_gate_exempt_fields(*patterns: str):
+    """Mark a view that puts the form fields matching ``patterns`` (``fnmatch``, e.g. ``f-*``)
+    through the text gate itself, as field errors on its page; the door still checks the
+    rest."""
+
+    def mark(view):
+        view.text_gate_fields = patterns
+        return view
+
+    return mark
+
+
 def _form_fields(request: HttpRequest):
     yield from (("query parameter " + k, v) for k, vs in request.GET.lists() for v in vs)
     if request.method == "POST" and request.content_type in (
@@ -85,8 +99,11 @@ class TextGateMiddleware:
 
     def process_view(self, request: HttpRequest, view, args, kwargs):
         check_form = not getattr(view, "text_gate_exempt", False)
+        own = getattr(view, "text_gate_fields", ())
         for name, value in _form_fields(request):
-            if not check_form and name.startswith("field "):
+            if name.startswith("field ") and (
+                not check_form or any(fnmatchcase(name[6:], p) for p in own)
+            ):
                 continue
             for checked in (name, value):
                 message = text_error(checked, name)

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.labels import MAX_NOTE
+
 
 class Adjudication(models.Model):
     item = models.OneToOneField(
@@ -20,7 +22,7 @@ class Adjudication(models.Model):
     failures = models.JSONField(
         default=list, blank=True, help_text="[{description, l1_steps: [int], l2_steps: [int]}]"
     )
-    note = models.TextField(blank=True)
+    note = models.TextField(blank=True, max_length=MAX_NOTE)
     adjudicator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

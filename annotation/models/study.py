@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from annotation.labels import MAX_COMMENTS, MAX_EXPLANATION, MAX_STUDY_DESCRIPTION
 from benchmarks.models import Generation
 
 
@@ -48,7 +49,7 @@ class Study(models.Model):
     slug = models.SlugField(
         max_length=32, unique=True, default=new_slug, help_text="Public part of the study URL."
     )
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=MAX_STUDY_DESCRIPTION)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     entry = models.CharField(max_length=8, choices=Entry.choices, default=Entry.PROLIFIC)
     prolific_study_id = models.CharField(
@@ -192,7 +193,9 @@ class StudyItem(models.Model):
         help_text="What the form type shows or scores with: a customization hint, a solve "
         "item's scoring record.",
     )
-    explanation = models.TextField(blank=True, help_text="Shown with training examples.")
+    explanation = models.TextField(
+        blank=True, max_length=MAX_EXPLANATION, help_text="Shown with training examples."
+    )
     # Live assignments (served or submitted, not expired); never above study.overlap for regular items.
     n_assigned = models.PositiveIntegerField(default=0)
     attempt = models.PositiveSmallIntegerField(
@@ -346,7 +349,7 @@ class Annotation(models.Model):
     failures = models.JSONField(default=list, blank=True)
     # the answer of a form type other than critical failure (annotation.form_types)
     label = models.JSONField(default=dict, blank=True)
-    comments = models.TextField(blank=True)
+    comments = models.TextField(blank=True, max_length=MAX_COMMENTS)
     wall_ms = models.PositiveBigIntegerField()
     active_ms = models.PositiveBigIntegerField()
     interface_checks = models.JSONField(default=dict, blank=True)

@@ -73,9 +73,11 @@ def report_display(report: dict) -> dict:
         "location_percent": stat_text(ff.get("percent_agreement"), percent=True),
         "percent_agreement": stat_text(report["percent_agreement"], percent=True),
         "fleiss": stat_text(report["fleiss_kappa"]),
+        "fleiss_ci": ci_text(report["fleiss_kappa"]),
         "gwet_ac1": stat_text(report.get("gwet_ac1")),
         "gwet_ac1_ci": ci_text(report.get("gwet_ac1")),
         "cohen_mean": stat_text(report["cohen_kappa"]["mean"]),
+        "cohen_mean_ci": ci_text(report["cohen_kappa"]["mean"]),
         "loo_min": stat_text(report["leave_one_out"]["min"], percent=True),
         "loo_max": stat_text(report["leave_one_out"]["max"], percent=True),
         "pairs": [
@@ -84,6 +86,7 @@ def report_display(report: dict) -> dict:
                 "b": p["annotator_b"],
                 "n_items": p["n_items"],
                 "kappa": stat_text(p["kappa"]),
+                "kappa_ci": ci_text(p["kappa"]),
                 "percent": stat_text(p["percent_agreement"], percent=True),
             }
             for p in report["cohen_kappa"]["pairs"]
@@ -191,13 +194,18 @@ def adjudication_page_context(
     include_location: bool,
     form: Mapping | None = None,
     error: str = "",
+    errors: Mapping | None = None,
 ) -> dict:
     """The adjudication page: the item, every annotator's label, the current adjudicated
     label, and the form (as posted, or filled from the current label), with blank rows."""
     current = rs.item_adjudication(item=item)
     form = dict(form) if form is not None else adjudication_form_initial(current=current)
     blank_rows = max(0, BLANK_FAILURE_ROWS - len(form["failures"]))
-    form["rows"] = list(enumerate([*form["failures"], *([{}] * blank_rows)]))
+    errors = errors or {}  # a refusal's messages by field (adjudication_clean), shown there
+    form["rows"] = [
+        (i, f, errors.get(f"failure-{i + 1}", []))
+        for i, f in enumerate([*form["failures"], *([{}] * blank_rows)])
+    ]
     annotations = rs.item_annotations(item=item)
     procedure = item.generation.procedure
     return {
@@ -211,5 +219,6 @@ def adjudication_page_context(
         "current": current,
         "form": form,
         "error": error,
+        "errors": errors,
         "include_location": include_location,
     }

@@ -13,11 +13,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.labels import MAX_DESCRIPTION, MAX_FAILURES, MAX_NOTE, failure_errors
 from annotation.models import Adjudication, StudyItem
-
-MAX_NOTE = 5_000
-MAX_DESCRIPTION = 2_000
-MAX_FAILURES = 30
+from core.text import typed_text_error
 
 
 def _steps(raw, *, field: str, upper: int) -> list[int]:
@@ -45,40 +43,69 @@ def _steps(raw, *, field: str, upper: int) -> list[int]:
     return sorted(out)
 
 
+def _failure(failure, *, number: int, n_l1: int, n_l2: int) -> tuple[dict, list[str]]:
+    """One failure row, cleaned, and what is wrong with its description and steps."""
+    where = f"Failure {number}"
+    if not isinstance(failure, Mapping):
+        return {}, [f"{where}: expected an object with description, l1_steps, l2_steps"]
+    problems = []
+    description = failure.get("description")
+    if description is not None and not isinstance(description, str):
+        problems.append(f"{where}: the description must be text")
+        description = ""
+    description = (description or "").strip()
+    message = typed_text_error(description, f"{where} description", MAX_DESCRIPTION)
+    if message:
+        problems.append(message)
+    steps = {}
+    for key, label, upper in (("l1_steps", "L1", n_l1), ("l2_steps", "L2", n_l2)):
+        raw = failure.get(key)
+        message = typed_text_error(raw, f"{where} {label} steps")
+        try:
+            if message:
+                raise ValidationError(message)
+            steps[key] = _steps(raw, field=f"{where} {label} steps", upper=upper)
+        except ValidationError as exc:
+            problems.extend(exc.messages)
+            steps[key] = ["?"]  # given, but not read: not "no step linked" as well
+    return {"description": description, **steps}, problems
+
+
 def adjudication_clean(
     *, item: StudyItem, has_failure, failures: Sequence[Mapping] | None, note: str
 ) -> tuple[bool, list[dict], str]:
-    """Validate an adjudicated label against the item's L1/L2 steps."""
+    """Validate an adjudicated label against the item's L1/L2 steps: a failure label needs
+    what the annotator's form needs (:func:`annotation.labels.failure_errors`). Every problem
+    at once, a ``ValidationError`` keyed ``has_failure``, ``note``, ``failures`` or
+    ``failure-<n>`` (the n-th failure)."""
+    errors: dict[str, list[str]] = {}
     if not isinstance(has_failure, bool):
-        raise ValidationError("has_failure: choose “failure” or “no failure”")
+        errors["has_failure"] = ["Choose “critical failure” or “no critical failure”."]
     if not isinstance(note, str):
-        raise ValidationError("note: expected text")
-    if len(note) > MAX_NOTE:
-        raise ValidationError(f"note: at most {MAX_NOTE} characters")
+        errors["note"] = ["Note: expected text."]
+        note = ""
+    elif message := typed_text_error(note, "Note", MAX_NOTE):
+        errors["note"] = [message]
     failures = list(failures or [])
-    if not has_failure and failures:
-        raise ValidationError("failures: give no failures when the label is “no failure”")
-    if len(failures) > MAX_FAILURES:
-        raise ValidationError(f"failures: at most {MAX_FAILURES}")
+    if has_failure is False and failures:
+        errors["failures"] = ["Give no failures when the label is “no critical failure”."]
+    elif len(failures) > MAX_FAILURES:
+        errors["failures"] = [f"At most {MAX_FAILURES} failures."]
     n_l1 = len(item.generation.procedure.steps)
     n_l2 = len(item.generation.predicted_steps)
     cleaned = []
-    for number, failure in enumerate(failures, start=1):
-        where = f"failure {number}"
-        if not isinstance(failure, Mapping):
-            raise ValidationError(
-                f"{where}: expected an object with description, l1_steps, l2_steps"
-            )
-        description = failure.get("description")
-        if not isinstance(description, str) or not description.strip():
-            raise ValidationError(f"{where}: description is empty")
-        if len(description) > MAX_DESCRIPTION:
-            raise ValidationError(f"{where}: description is over {MAX_DESCRIPTION} characters")
-        l1 = _steps(failure.get("l1_steps"), field=f"{where} L1 steps", upper=n_l1)
-        l2 = _steps(failure.get("l2_steps"), field=f"{where} L2 steps", upper=n_l2)
-        if not l1 and not l2:
-            raise ValidationError(f"{where}: link at least one L1 or L2 step")
-        cleaned.append({"description": description.strip(), "l1_steps": l1, "l2_steps": l2})
+    for number, failure in enumerate(failures[:MAX_FAILURES], start=1):
+        row, problems = _failure(failure, number=number, n_l1=n_l1, n_l2=n_l2)
+        cleaned.append(row)
+        if problems:
+            errors.setdefault(f"failure-{number}", []).extend(problems)
+    if has_failure is True and "failures" not in errors:
+        for number, message in failure_errors(cleaned):
+            key = f"failure-{number}" if number else "failures"
+            if message not in errors.get(key, []):
+                errors.setdefault(key, []).append(message)
+    if errors:
+        raise ValidationError(errors)
     return has_failure, cleaned, note.strip()
 
 

@@ -19,6 +19,7 @@ from annotation.selectors import report_pages
 from annotation.services import adjudication as adjudication_services
 from core.access import researcher_required
 from core.errors import validation_text
+from core.middleware import text_gate_exempt_fields
 from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
 
 # --- report ----------------------------------------------------------------------------------
@@ -57,6 +58,7 @@ def queue(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "annotation/report/queue.html", context)
 
 
+@text_gate_exempt_fields("has_failure", "note", "f-*")  # refused at the field (the service)
 @researcher_required
 def adjudicate(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
@@ -64,20 +66,26 @@ def adjudicate(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
     if item is None:
         raise Http404("No regular item with this id in this study.")
     include_location = request.GET.get("location") == "1"
-    form, error = None, ""
+    form, error, errors = None, "", {}
     if request.method == "POST":
         form = adjudication_services.adjudication_form_data(request.POST)
         try:
             adjudication_services.adjudication_record_form(
                 item=item, form=form, adjudicator=request.user
             )
-        except ValidationError as exc:
+        except ValidationError as exc:  # each message at its field, what was typed kept
             error = validation_text(exc)
+            errors = exc.message_dict if hasattr(exc, "error_dict") else {}
         else:
             messages.success(request, f"Item {item.pk}: adjudicated label saved.")
             return redirect(_after_adjudication(study, item.pk, include_location))
     context = report_pages.adjudication_page_context(
-        study=study, item=item, include_location=include_location, form=form, error=error
+        study=study,
+        item=item,
+        include_location=include_location,
+        form=form,
+        error=error,
+        errors=errors,
     )
     return render(
         request, "annotation/report/adjudicate.html", context, status=400 if error else 200

@@ -106,19 +106,22 @@ def test_record_edit_keeps_history_and_moves_to_next_item(labelled_study, resear
 @pytest.mark.parametrize(
     "data, message",
     [
-        ({"note": "x"}, "has_failure: choose"),
+        ({"note": "x"}, "has_failure: Choose “critical failure” or “no critical failure”."),
         (
             {"has_failure": "1", "f-0-desc": "bad", "f-0-l2": "9"},
-            "failure 1 L2 steps: step 9 does not exist (this item has 4)",
+            "Failure 1 L2 steps: step 9 does not exist (this item has 4)",
         ),
         (
             {"has_failure": "1", "f-0-desc": "bad", "f-0-l1": "two"},
-            "failure 1 L1 steps: &#x27;two&#x27; is not a step number",
+            "Failure 1 L1 steps: &#x27;two&#x27; is not a step number",
         ),
-        ({"has_failure": "1", "f-0-desc": "", "f-0-l2": "1"}, "failure 1: description is empty"),
+        (
+            {"has_failure": "1", "f-0-desc": "", "f-0-l2": "1"},
+            "Failure 1: write a short description.",
+        ),
         (
             {"has_failure": "1", "f-0-desc": "no steps"},
-            "failure 1: link at least one L1 or L2 step",
+            "Failure 1: link at least one L1 or L2 step.",
         ),
     ],
 )
@@ -176,7 +179,7 @@ def test_api_put_and_get(labelled_study, researcher_client):
         {"has_failure": False, "failures": [{"description": "x", "l2_steps": [1]}]},
         content_type="application/json",
     )
-    assert r.status_code == 400 and "failures: give no failures" in json.dumps(r.json())
+    assert r.status_code == 400 and "Give no failures" in json.dumps(r.json())
     queue = researcher_client.get(
         reverse("annotation_api:adjudication_queue", args=[labelled_study.pk])
     ).json()
