@@ -17,6 +17,7 @@ from typing import IO
 import numpy as np
 
 from annotation import agreement as ag
+from annotation.agreement import kappa_ci
 from core.formatting import fmt_interval, fmt_stat, stat_value
 
 REQUIRED_COLUMNS = ("item_id", "annotator_id", "label")
@@ -180,6 +181,7 @@ def build_report(
     A ``ValueError`` names what is wrong (an unknown level, ordinal words without an order).
     """
     rows = list(rows)
+    options = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     matrix = ag.LabelMatrix.from_triples(
         ((r.item_id, r.annotator_id, r.label) for r in rows),
         categories=_category_order(rows, level=level, categories=categories),
@@ -198,13 +200,15 @@ def build_report(
         "gwet_ac1": _ac1_with_ci(matrix, n_resamples, confidence, seed),
         "percent_agreement": ag.stat_json(ag.percent_agreement(matrix)),
         "fleiss_kappa": {
-            **ag.stat_json(ag.fleiss_kappa(matrix)),
+            **_kappa_with_ci(
+                ag.fleiss_kappa(matrix), kappa_ci.fleiss_kappa_bootstrap_ci, counts, options
+            ),
             "n_items": int((per_item >= 2).sum()),
             "n_items_excluded": int((per_item == 1).sum()),
             "excluded_reason": "labelled by one annotator only",
             "varying_raters": bool(len(set(per_item[per_item >= 2].tolist())) > 1),
         },
-        "cohen_kappa": _pairs_json(matrix),
+        "cohen_kappa": _pairs_json(matrix, options),
         "majority": _majority_json(matrix),
         "leave_one_out": _leave_one_out_json(matrix),
         "label_distribution": _distribution_json(matrix),
@@ -327,21 +331,32 @@ def _ac1_with_ci(matrix: ag.LabelMatrix, n_resamples: int, confidence: float, se
     return out
 
 
-def _pairs_json(matrix: ag.LabelMatrix) -> dict:
+def _kappa_with_ci(value: ag.Stat, interval, data, options: dict) -> dict:
+    """κ with its percentile bootstrap CI over items (``interval(data, **options)``)."""
+    out = ag.stat_json(value)
+    if not isinstance(value, ag.Undefined) and options["n_resamples"] > 0:
+        out["ci"] = _ci_json(interval(data, **options))
+    return out
+
+
+def _pairs_json(matrix: ag.LabelMatrix, options: dict) -> dict:
+    """Cohen's κ per pair (CI over its shared items), their mean (CI over the study's items)."""
     pairs = ag.pairwise_cohen_kappa(matrix)
     kappas = [p.kappa for p in pairs if not isinstance(p.kappa, ag.Undefined)]
     mean: ag.Stat = (
         float(np.mean(kappas)) if kappas else ag.Undefined("no pair of annotators has a defined κ")
     )
     return {
-        "mean": ag.stat_json(mean),
+        "mean": _kappa_with_ci(mean, kappa_ci.mean_cohen_kappa_bootstrap_ci, matrix, options),
         "pairs": [
             {
                 "annotator_a": str(p.annotator_a),
                 "annotator_b": str(p.annotator_b),
                 "n_items": p.n_items,
                 "percent_agreement": ag.stat_json(p.percent_agreement),
-                "kappa": ag.stat_json(p.kappa),
+                "kappa": _kappa_with_ci(
+                    p.kappa, kappa_ci.cohen_kappa_bootstrap_ci, p.confusion, options
+                ),
                 "confusion": p.confusion.tolist(),
             }
             for p in pairs

@@ -1,0 +1,133 @@
+"""Percentile bootstrap intervals for Fleiss' κ and Cohen's κ: items resampled with replacement
+from ``numpy.random.default_rng(seed)`` (same data + same seed = same interval), the interval
+the (1 − confidence)/2 and (1 + confidence)/2 percentiles of the resampled κ, resamples where κ
+is undefined (one category only) left out and counted — the same method as α's and AC1's.
+
+- :func:`fleiss_kappa_bootstrap_ci` — over the items labelled twice or more (κ depends on an
+  item only through its count vector: one multinomial draw over the distinct count patterns).
+- :func:`cohen_kappa_bootstrap_ci` — one pair of annotators over the items both labelled (one
+  multinomial draw over the cells of their confusion table).
+- :func:`mean_cohen_kappa_bootstrap_ci` — the mean of the pairs' κ, every pair recomputed on
+  the same resample of the study's items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from annotation.agreement.alpha import BootstrapCI, count_patterns
+from annotation.agreement.kappa import cohen_kappa_from_confusion, fleiss_kappa_from_counts
+from annotation.agreement.matrix import (
+    NO_ITEM_TWICE,
+    LabelMatrix,
+    Undefined,
+    check_pairable,
+    pairable_counts,
+)
+
+ALL_DEGENERATE = "κ was undefined on every bootstrap resample (one category only)"
+
+
+def _check(n_resamples: int, confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+
+
+def kappa_of_tables(tables: np.ndarray) -> np.ndarray:
+    """Cohen's κ of each k × k table in ``tables`` (… × k × k counts); ``nan`` where it is
+    undefined (no items, or chance agreement 1)."""
+    tables = np.asarray(tables, dtype=np.float64)
+    total = tables.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_o = np.trace(tables, axis1=-2, axis2=-1) / total
+        rows = tables.sum(axis=-1) / total[..., None]
+        cols = tables.sum(axis=-2) / total[..., None]
+        p_e = (rows * cols).sum(axis=-1)
+        kappa = (p_o - p_e) / (1 - p_e)
+    kappa[~(total > 0) | ~(p_e < 1 - 1e-12)] = np.nan
+    return kappa
+
+
+def fleiss_kappa_bootstrap_ci(
+    counts: np.ndarray, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> BootstrapCI | Undefined:
+    """Fleiss' κ's interval from an items × categories table of rating counts (items with fewer
+    than two ratings left out, as the point estimate does)."""
+    _check(n_resamples, confidence)
+    counts = np.asarray(counts, dtype=np.int64)
+    counts = counts[counts.sum(axis=1) >= 2] if counts.size else counts
+    point = fleiss_kappa_from_counts(counts)
+    if isinstance(point, Undefined):
+        return point
+    patterns, frequency = count_patterns(counts)
+    n = int(frequency.sum())
+    weights = np.random.default_rng(seed).multinomial(n, frequency / n, size=n_resamples)
+    weights = weights.astype(np.float64)
+    m = patterns.sum(axis=1).astype(np.float64)
+    per_item = (patterns * (patterns - 1)).sum(axis=1) / (m * (m - 1))
+    p_bar = weights @ per_item / n
+    p_j = (weights @ patterns) / (weights @ m)[:, None]
+    p_e = (p_j**2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(p_e < 1 - 1e-12, (p_bar - p_e) / (1 - p_e), np.nan)
+    return BootstrapCI.from_samples(
+        values, confidence=confidence, seed=seed, undefined=ALL_DEGENERATE
+    )
+
+
+def cohen_kappa_bootstrap_ci(
+    table: np.ndarray, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> BootstrapCI | Undefined:
+    """Cohen's κ's interval for one pair, from their k × k confusion table."""
+    _check(n_resamples, confidence)
+    table = np.asarray(table, dtype=np.int64)
+    point = cohen_kappa_from_confusion(table)
+    if isinstance(point, Undefined):
+        return point
+    cells = table.reshape(-1)
+    n = int(cells.sum())
+    draws = np.random.default_rng(seed).multinomial(n, cells / n, size=n_resamples)
+    values = kappa_of_tables(draws.reshape(n_resamples, *table.shape))
+    return BootstrapCI.from_samples(
+        values, confidence=confidence, seed=seed, undefined=ALL_DEGENERATE
+    )
+
+
+def mean_cohen_kappa_bootstrap_ci(
+    matrix: LabelMatrix, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+) -> BootstrapCI | Undefined:
+    """The interval of the mean pairwise Cohen's κ: the items labelled twice or more are
+    resampled together, each pair's κ recomputed on its shared items in the resample, and the
+    pairs with a defined κ averaged (as the point estimate)."""
+    _check(n_resamples, confidence)
+    undefined = check_pairable(matrix)
+    if undefined:
+        return undefined
+    if not len(pairable_counts(matrix)):
+        return Undefined(NO_ITEM_TWICE)
+    labelled = matrix.codes >= 0
+    keep = labelled.sum(axis=1) >= 2
+    codes = matrix.codes[keep]
+    n, k = len(codes), matrix.n_categories
+    weights = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=n_resamples)
+    weights = weights.astype(np.float64)
+    total = np.zeros(n_resamples)
+    defined = np.zeros(n_resamples)
+    for i in range(codes.shape[1]):
+        for j in range(i + 1, codes.shape[1]):
+            shared = np.flatnonzero((codes[:, i] >= 0) & (codes[:, j] >= 0))
+            if not len(shared):
+                continue
+            onehot = np.zeros((len(shared), k * k))
+            onehot[np.arange(len(shared)), codes[shared, i] * k + codes[shared, j]] = 1.0
+            kappa = kappa_of_tables((weights[:, shared] @ onehot).reshape(n_resamples, k, k))
+            ok = np.isfinite(kappa)
+            total[ok] += kappa[ok]
+            defined += ok
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(defined > 0, total / defined, np.nan)
+    return BootstrapCI.from_samples(
+        values, confidence=confidence, seed=seed, undefined=ALL_DEGENERATE
+    )
