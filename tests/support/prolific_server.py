@@ -3,7 +3,11 @@ request and response shapes, for tests: token auth, paginated submission lists
 (``results`` + ``_links.next.href`` + ``meta.count``), submission transitions with Prolific's
 rules (only ``AWAITING REVIEW`` submissions move; a rejection needs a known category and a
 message of at least 100 characters), return requests, bulk bonus payments (set up, then pay),
-participant groups, and ``{"error": {...}}`` bodies. ``fail_next`` scripts faults."""
+participant groups, and ``{"error": {...}}`` bodies. ``fail_next`` scripts faults.
+
+Studies created, published and followed from the app are in
+:mod:`tests.support.prolific_lifecycle`; webhooks (secrets, subscriptions, signed deliveries)
+in :mod:`tests.support.prolific_webhooks`."""
 
 from __future__ import annotations
 
@@ -13,6 +17,9 @@ from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from urllib.parse import parse_qs, urlparse
+
+from tests.support.prolific_lifecycle import LifecycleMixin
+from tests.support.prolific_webhooks import WebhooksMixin
 
 CATEGORIES = {
     "TOO_QUICKLY",
@@ -30,7 +37,7 @@ CATEGORIES = {
 }
 
 
-class ProlificTestServer:
+class ProlificTestServer(LifecycleMixin, WebhooksMixin):
     def __init__(self, *, token: str = "test-token", page_size: int = 2):
         self.token = token
         self.page_size = page_size
@@ -43,6 +50,8 @@ class ProlificTestServer:
         self._ids = count(1)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self.outbox: list[tuple[str, dict]] = []  # events queued under the lock
+        self._hooks_init()
 
     # --- fixtures -------------------------------------------------------------------------
     def add_study(self, study_id: str, *, name: str = "A study") -> None:
@@ -86,6 +95,12 @@ class ProlificTestServer:
             def do_POST(self):
                 server._handle(self, "POST")
 
+            def do_PATCH(self):
+                server._handle(self, "PATCH")
+
+            def do_DELETE(self):
+                server._handle(self, "DELETE")
+
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
@@ -121,12 +136,23 @@ class ProlificTestServer:
                         h.close_connection = True
                         return None
                     return self._send(h, status, _err(status, "Scripted failure"))
-            status, payload = self._route(method, url.path, parse_qs(url.query), body or {})
-        return self._send(h, status, payload)
+            parts = [p for p in url.path.split("/") if p][2:]  # drop api/v1
+            query, extra = parse_qs(url.query), {}
+            hooks = self._route_hooks(method, parts, query, body or {})
+            if hooks is not None:
+                status, payload, extra = hooks
+            else:
+                routed = self._route_studies(method, parts, body or {})
+                status, payload = routed or self._route(method, url.path, query, body or {})
+        self._send(h, status, payload, extra)
+        self._flush()  # events of this call, delivered after the answer and outside the lock
+        return None
 
-    def _send(self, h, status: int, payload) -> None:
+    def _send(self, h, status: int, payload, extra=None) -> None:
         data = b"" if payload is None else json.dumps(payload).encode()
         h.send_response(status)
+        for name, value in (extra or {}).items():
+            h.send_header(name, value)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
@@ -201,6 +227,15 @@ class ProlificTestServer:
             if len(body.get("message") or "") < 100:
                 return 400, _err(400, {"message": ["Ensure this field has at least 100 chars."]})
         sub["status"] = "APPROVED" if action == "APPROVE" else "REJECTED"
+        self._queue(
+            "submission.status.change",
+            {
+                "resource_id": sub["id"],
+                "event_type": "submission.status.change",
+                "participant_id": sub["participant_id"],
+                "status": sub["status"],
+            },
+        )
         return 200, sub
 
     def _bonus_create(self, body):
