@@ -49,12 +49,17 @@ SCORINGS: dict[str, Callable[[Any, Sequence[Any]], float]] = {
 }
 
 
-def one_sided_p_value(differences: Sequence[float], epsilon: float) -> float | None:
-    """p of the one-sample t-test of H0 mean(differences) ≥ ε against mean < ε; None where the
-    t statistic is undefined (every difference equal to ε)."""
+def one_sided_p_values(differences: np.ndarray, epsilon: float) -> np.ndarray:
+    """p of the one-sample t-test of H0 mean ≥ ε against mean < ε along the last axis (one
+    test per row); NaN where the t statistic is undefined (every difference equal to ε)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant differences: t is ±inf
-        p = float(ttest_1samp(differences, epsilon, alternative="less").pvalue)
+        return np.asarray(ttest_1samp(differences, epsilon, axis=-1, alternative="less").pvalue)
+
+
+def one_sided_p_value(differences: Sequence[float], epsilon: float) -> float | None:
+    """:func:`one_sided_p_values` of one annotator's differences; None where undefined."""
+    p = float(one_sided_p_values(np.asarray(differences, dtype=float), epsilon))
     return None if math.isnan(p) else p
 
 
