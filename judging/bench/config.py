@@ -62,7 +62,10 @@ class Prompts:
     inference_base: Path
     inference_inst: Path
     judge: Path
-    judge_template: str  # the name of the judge template with this text (judging/prompts)
+    judge_template: str  # the name of the judge prompt (judging/prompts) this text is of
+    # a judge prompt file the project does not ship: its text, run as a new version of
+    # ``judge_template`` (None: the shipped text of ``judge_template``)
+    judge_text: str | None = None
     # the paths the reference names (and hashes into judge_id): as configured, else
     # <cwd>/prompts/<file>.txt, its defaults; the text read is the file above (the same text)
     nominal: dict[str, Path] = field(default_factory=dict)
@@ -362,7 +365,7 @@ def _prompts(problems: Problems, raw: Any, base: Path) -> Prompts:
         problems.warn(f"prompts.{key}", "unknown key, ignored")
     paths: dict[str, Path] = {}
     nominal: dict[str, Path] = {}
-    judge_template = prompting.DEFAULT_TEMPLATE
+    judge_template, judge_text = prompting.DEFAULT_TEMPLATE, None
     for key, default in builtin.items():
         chosen = _path(problems, raw.get(key), f"prompts.{key}", base) if key in raw else None
         paths[key] = chosen or default
@@ -377,17 +380,33 @@ def _prompts(problems: Problems, raw: Any, base: Path) -> Prompts:
             same = [n for n in prompting.template_names() if prompting.load_template(n) == text]
             if same:
                 judge_template = same[0]
-                continue
-            known = ", ".join(
-                str(prompting.PROMPTS_DIR / f"{n}.txt") for n in prompting.template_names()
-            )
-        else:
-            if text == builtin[key].read_text(encoding="utf-8"):
-                continue
-            known = str(builtin[key])
+            else:  # any judge prompt, as the reference: a new version of the H.3 prompt
+                judge_text = _judge_text(problems, chosen, text)
+            continue
+        if text == builtin[key].read_text(encoding="utf-8"):
+            continue
         problems.add(
             f"prompts.{key}",
-            f"{chosen} differs from the built-in prompt; how2review runs the prompts it ships "
-            f"({known}): add the template there or point prompts.{key} at one of them",
+            f"{chosen} differs from the built-in prompt; how2review runs the generation prompts "
+            f"it ships ({builtin[key]}): point prompts.{key} at it or leave it out",
         )
-    return Prompts(judge_template=judge_template, nominal=nominal, **paths)
+    return Prompts(judge_template=judge_template, judge_text=judge_text, nominal=nominal, **paths)
+
+
+def _judge_text(problems: Problems, path: Path, text: str) -> str | None:
+    """A judge prompt file's text: control characters stripped (the line named), refused
+    when it cannot be rendered (a placeholder other than {goal}, {reference_steps}, {steps})."""
+    from core.text import strip_controls, stripped_note
+    from judging import prompting
+
+    lines = []
+    for number, line in enumerate(text.split("\n"), 1):
+        clean, n = strip_controls(line)
+        if n:
+            problems.warn("prompts.judge", f"{path}: {stripped_note(number, n)}")
+        lines.append(clean)
+    text = "\n".join(lines)
+    errors = prompting.prompt_text_errors(text)
+    for message in errors:
+        problems.add("prompts.judge", f"{path}: {message}")
+    return None if errors else text

@@ -197,6 +197,7 @@ def _judge_manifest(config: SuiteConfig, judge, run_pk: int | None) -> dict[str,
             "judge": judge.name,
             "judge_run": run_pk,
             "prompt_template": judge.prompt_template,
+            "prompt_version": judge.prompt_version.number if judge.prompt_version else None,
             "prompt_file": str(config.prompts.judge),
         },
     }

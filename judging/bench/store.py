@@ -28,11 +28,13 @@ from benchmarks.services.imports import ImportRefused, procedures_import
 from benchmarks.tokens import count_steps_tokens
 from benchmarks.topics import topic_name, topic_slug
 from core.runs import progress
+from core.versions import NOTE_MAX_CHARS
 from judging import prompting
 from judging.bench.config import SuiteConfig
 from judging.bench.inputs import BenchExample
 from judging.bench.spec import LLMSpec, ModelSpec
-from judging.models import Judge, JudgeRun, Judgment
+from judging.models import Judge, JudgeRun, Judgment, PromptVersion
+from judging.services.prompt_versions import prompt_version_for_text
 from judging.services.runs import judge_run_cancel, judge_run_create
 
 CHUNK_SIZE = 64
@@ -297,6 +299,14 @@ def judge_for(*, config: SuiteConfig) -> Judge:
         "tokens_per_minute": limits.get("tokens_per_minute"),
         "parse_profile": "reference",  # strict JSON and 2 retries, as the reference
     }
+    if config.prompts.judge_text is not None:  # a prompt file of its own: a new version
+        fields["prompt_version"], _ = prompt_version_for_text(
+            name=config.prompts.judge_template,
+            text=config.prompts.judge_text,
+            note=f"bench: {config.prompts.judge}"[:NOTE_MAX_CHARS],
+        )
+    else:
+        fields["prompt_version"] = PromptVersion.objects.shipped(config.prompts.judge_template)
     name = _name("bench:", config.judge_dir_name())
     judge = Judge.objects.filter(name=name).first()
     if judge is None:

@@ -218,7 +218,7 @@ def test_every_problem_is_reported_at_once_and_yaml_errors_give_the_line(tmp_pat
     assert "line 3" in str(exc.value)
 
 
-def test_a_judge_prompt_file_equal_to_the_built_in_one_is_accepted_another_is_not(tmp_path):
+def test_any_judge_prompt_file_is_accepted_one_that_cannot_be_rendered_is_not(tmp_path):
     from judging import prompting
 
     same = tmp_path / "judge.txt"
@@ -227,10 +227,17 @@ def test_a_judge_prompt_file_equal_to_the_built_in_one_is_accepted_another_is_no
     path.write_text(f"out_root: o\nprompts: {{judge: {same}}}\n")
     config = load_suite_config(path, base_dir=tmp_path)
     assert config.prompts.judge == same and config.prompts.judge_template == "judge_h3"
-    same.write_text("Judge {goal} {reference_steps} {steps}\n")
+    assert config.prompts.judge_text is None  # the shipped text: its version 1
+    # another text, as the reference: run as a new version of the H.3 prompt
+    same.write_text("Judge {goal} {reference_steps} {steps}\x07\n")
+    config = load_suite_config(path, base_dir=tmp_path)
+    assert config.prompts.judge_text == "Judge {goal} {reference_steps} {steps}\n"
+    assert config.prompts.judge_template == "judge_h3"
+    assert any("prompts.judge" in w and "line 1" in w for w in config.warnings), config.warnings
+    same.write_text("Judge {goal} {candidate}\n")  # a placeholder nothing fills
     with pytest.raises(BenchConfigError) as exc:
         load_suite_config(path, base_dir=tmp_path)
-    assert f"{path}: prompts.judge: {same} differs from the built-in prompt" in str(exc.value)
+    assert f"{path}: prompts.judge: {same}: unknown placeholder(s) {{candidate}}" in str(exc.value)
 
 
 def test_unknown_keys_are_warnings_naming_them(tmp_path):
