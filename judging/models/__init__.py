@@ -4,6 +4,7 @@ from judging.models.judges import Judge, Judgment
 from judging.models.leaderboard import LeaderboardReport
 from judging.models.prompts import PromptVersion
 from judging.models.runs import JudgeRun, JudgeRunEstimate, JudgeRunItem
+from judging.models.samples import JudgmentSample
 
 __all__ = [
     "Judge",
@@ -11,6 +12,7 @@ __all__ = [
     "JudgeRunEstimate",
     "JudgeRunItem",
     "Judgment",
+    "JudgmentSample",
     "LeaderboardReport",
     "PromptVersion",
 ]

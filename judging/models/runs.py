@@ -29,6 +29,12 @@ class JudgeRun(Run):
         blank=True,
         help_text="when its items were selected and hashed (by the worker, before the first chunk)",
     )
+    n_samples = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="1: one verdict per item; k > 1: k more seeded samples per judged content "
+        "(seeds sample_seed … sample_seed + k − 1) for calibration (judging.models.samples)",
+    )
+    sample_seed = models.PositiveIntegerField(default=0, help_text="the first sample's seed")
 
     executor_path = "judging.services.launch.JudgeRunLaunchExecutor"
 
@@ -37,6 +43,13 @@ class JudgeRun(Run):
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.judge.name} ({self.status})"
+
+    @property
+    def sample_seeds(self) -> list[int]:
+        """The decoding seeds of the run's samples (none when ``n_samples`` is 1)."""
+        if self.n_samples <= 1:
+            return []
+        return [self.sample_seed + i for i in range(self.n_samples)]
 
 
 class JudgeRunItem(models.Model):
