@@ -202,6 +202,7 @@ HOME_DASHBOARD = [
     "annotation.selectors.dashboard.annotate_card",
     "annotation.selectors.dashboard.agree_card",
     "demo.home.try_card",  # the demo's running study, open to any visitor (absent without it)
+    "annotation.selectors.account.studies_card",  # a signed-in account's studies and links
 ]
 
 # --- Celery -------------------------------------------------------------------
@@ -348,9 +349,20 @@ if PRODUCTION:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"expected_refusals": {"()": "core.logfilters.ExpectedRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     # the root logger's level: DEBUG, INFO, WARNING (default), ERROR
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # a 4xx (an expected refusal) is one line, no traceback; printed once (not again by
+    # Django's own "django" console handler)
+    "loggers": {
+        "django.request": {
+            "handlers": ["console"],
+            "level": "WARNING",
+            "filters": ["expected_refusals"],
+            "propagate": False,
+        }
+    },
 }
 
 # Limits for imported records (characters); oversize fields are refused, naming the line.

@@ -70,7 +70,10 @@ class JudgeAdmin(admin.ModelAdmin):
             initial.pop("preset", None)
         return initial
 
-    @admin.action(description="Launch a judge run with this judge")
+    def has_launch_permission(self, request) -> bool:
+        return is_admin(request.user)
+
+    @admin.action(description="Launch a judge run with this judge", permissions=["launch"])
     def launch_run(self, request, queryset):
         judge = queryset.first()
         return redirect(
@@ -156,6 +159,10 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # runs are launched through the launch page (estimate first)
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {**(extra_context or {}), "can_launch": is_admin(request.user)}
+        return super().changelist_view(request, extra_context=extra)
 
     @admin.display(description="progress")
     def progress_bar(self, obj: JudgeRun) -> str:

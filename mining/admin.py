@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 
 from benchmarks.llm.replay import is_replay
 from core.errors import validation_text
+from core.roles import is_admin
 from core.runs.console import RunAdmin
 from core.runs.models import RUN_STATE_FIELDS
 from mining.models import MiningBatch, MiningDocument, MiningPromotion, MiningStageUsage
@@ -51,11 +52,14 @@ class MiningBatchAdmin(admin.ModelAdmin):
             False  # batches start from the console page /mining/new/, the API or `manage.py mine`
         )
 
-    @admin.action(description="Cancel selected batches")
+    def has_launch_permission(self, request) -> bool:
+        return is_admin(request.user)  # cancel and resume are an admin's; researchers read
+
+    @admin.action(description="Cancel selected batches", permissions=["launch"])
     def cancel_batches(self, request, queryset):
         self._each(request, queryset, services.batch_cancel)
 
-    @admin.action(description="Resume selected batches")
+    @admin.action(description="Resume selected batches", permissions=["launch"])
     def resume_batches(self, request, queryset):
         self._each(request, queryset, services.batch_resume)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from core.roles import is_admin
 from core.runs import engine
 from core.runs.models import RUN_STATE_FIELDS, Run
 
@@ -44,11 +45,16 @@ class RunAdmin(admin.ModelAdmin):
             obj.progress_percent,
         )
 
-    @admin.action(description="Cancel selected runs")
+    def has_launch_permission(self, request) -> bool:
+        """Cancel and resume are an admin's (researchers read): the actions are offered only
+        to admins, and Django refuses them to anyone else."""
+        return is_admin(request.user)
+
+    @admin.action(description="Cancel selected runs", permissions=["launch"])
     def cancel_runs(self, request, queryset):
         self._each(request, queryset, engine.cancel)
 
-    @admin.action(description="Resume selected runs")
+    @admin.action(description="Resume selected runs", permissions=["launch"])
     def resume_runs(self, request, queryset):
         self._each(request, queryset, engine.resume)
 
