@@ -227,7 +227,7 @@ def test_validation_page_links_its_cells_here(scenario, researcher_client):
         ("parse_failed", 1),
     ):
         assert f'<a href="{base}&amp;kind={kind}" data-kind="{kind}"' in section
-        assert f'aria-label="{count} items:' in section
+        assert f'aria-label="{count} item' in section
     assert "All 4 disagreements" in section
     assert "mean Jaccard <b>0.667</b>" in section and "95% CI" in section
     assert "over 2 items (1 more where nobody linked an L2 step)" in section
