@@ -41,6 +41,7 @@ from annotation.selectors.forms import (
     study_form,
     submitted_answer_lines,
 )
+from annotation.selectors.prolific_study import final_code
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
@@ -89,6 +90,7 @@ def _stage_url(study: Study, participant: Participant) -> str:
         Stage.DONE: "done",
         Stage.SCREENED_OUT: "screened_out",
         Stage.DECLINED: "declined",
+        Stage.RETURNED: "returned",
     }[participant.stage]
     return reverse(f"annotation:{name}", args=[study.slug])
 
@@ -397,7 +399,7 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
     study, participant, response = _load(request, slug, stage)
     if response:
         return response
-    code = study.completion_code if stage == Stage.DONE else study.screened_out_code
+    code = final_code(study=study, participant=participant)
     redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
     context = final_context(
         study=study, participant=participant, code=code, redirect_url=redirect_url
