@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from annotation.api import report as report_api
 from annotation.api import views as api
-from annotation.views import flow, prolific, report, research, rounds
+from annotation.views import flow, prolific, prolific_study, report, research, rounds
 
 pages = [
     # researchers
@@ -34,6 +34,18 @@ pages = [
     path("manage/<int:pk>/quality/", prolific.quality_page, name="quality"),
     path("manage/<int:pk>/quality.<str:fmt>", prolific.quality_export, name="quality_export"),
     path("manage/<int:pk>/rounds/", rounds.rounds_page, name="rounds"),
+    # the study's life on Prolific (create, pilot, publish, follow) and webhooks
+    path("manage/<int:pk>/prolific/study/", prolific_study.study_page, name="prolific_study"),
+    path("manage/<int:pk>/prolific/create/", prolific_study.create, name="prolific_create"),
+    path("manage/<int:pk>/prolific/publish/", prolific_study.publish, name="prolific_publish"),
+    path(
+        "manage/<int:pk>/prolific/control/", prolific_study.transition, name="prolific_transition"
+    ),
+    path("manage/<int:pk>/prolific/places/", prolific_study.places, name="prolific_places"),
+    path("manage/<int:pk>/prolific/pilot/", prolific_study.pilot, name="prolific_pilot"),
+    path("manage/<int:pk>/prolific/sync/", prolific_study.sync, name="prolific_sync"),
+    path("prolific/hooks/", prolific_study.hooks_page, name="prolific_hooks"),
+    path("prolific/hook/", prolific_study.hook_receive, name="prolific_hook"),
     # annotators
     path("s/<slug:slug>/", flow.enter, name="enter"),
     path("s/<slug:slug>/consent/", flow.consent, name="consent"),
@@ -47,6 +59,7 @@ pages = [
     path("s/<slug:slug>/done/", flow.done, name="done"),
     path("s/<slug:slug>/screened-out/", flow.screened_out, name="screened_out"),
     path("s/<slug:slug>/declined/", flow.declined, name="declined"),
+    path("s/<slug:slug>/returned/", prolific_study.returned, name="returned"),
 ]
 
 router = DefaultRouter(trailing_slash=True)

@@ -131,3 +131,23 @@ def live_studies() -> list[ProlificStudy]:
             "study"
         )
     )
+
+
+def final_code(*, study: Study, participant: Participant) -> str:
+    """The completion code a finished participant is sent back to Prolific with: completed,
+    failed attention (a study created from the app registers its own code for it), or
+    screened out."""
+    if participant.stage == Participant.Stage.DONE:
+        return study.completion_code
+    failed_attention = (
+        study.attention_screen_after
+        and participant.attention_failures >= study.attention_screen_after
+    )
+    code = (
+        ProlificStudy.objects.filter(study=study)
+        .values_list("failed_attention_code", flat=True)
+        .first()
+        if failed_attention
+        else None
+    )
+    return code or study.screened_out_code

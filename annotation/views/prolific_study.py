@@ -1,0 +1,306 @@
+"""Researcher pages of a study's life on Prolific (create, pilot, publish, pause, resume,
+stop, add places, Prolific's status and counts beside the app's own), the admins' webhook
+page, the receiving endpoint of Prolific's webhooks, and the page a participant whose place
+ended on Prolific sees.
+
+Researchers read; only admins change anything on Prolific (checked again in the services).
+Whatever spends money (publish, pilot, places) shows a confirmation step first. Thin: reads
+in :mod:`annotation.selectors.prolific_study`, writes in :mod:`annotation.services.prolific_study`
+and :mod:`annotation.services.prolific_hooks`."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from annotation.models import ProlificCall, ProlificDelivery, Study
+from annotation.prolific import rules
+from annotation.prolific.client import ProlificError
+from annotation.selectors import prolific_study as sel
+from annotation.services import prolific as ps
+from annotation.services import prolific_hooks as hooks
+from annotation.services import prolific_study as life
+from core.access import admin_required, researcher_required
+from core.errors import validation_text
+from core.roles import is_admin
+
+
+def _page(study: Study) -> HttpResponse:
+    return redirect(reverse("annotation:prolific_study", args=[study.pk]))
+
+
+def _int(raw: str, field: str) -> int:
+    try:
+        return int((raw or "").strip())
+    except ValueError:
+        raise ValidationError({field: f"{raw[:20]!r} is not a whole number."}) from None
+
+
+def _amount(raw: str, field: str) -> Decimal:
+    try:
+        value = Decimal((raw or "").strip())
+    except InvalidOperation:
+        raise ValidationError({field: f"{raw[:20]!r} is not an amount."}) from None
+    if not value.is_finite():
+        raise ValidationError({field: f"{raw[:20]!r} is not an amount."})
+    return value
+
+
+def _split(raw: str) -> list[str]:
+    return [v for v in re.split(r"[\s,]+", raw or "") if v]
+
+
+@researcher_required
+def study_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """Opening the page asks Prolific nothing; "Read from Prolific" does (logged)."""
+    study = get_object_or_404(Study, pk=pk)
+    state = sel.prolific_state(study)
+    context = {
+        "study": study,
+        "state": state,
+        "draft": sel.draft_defaults(study=study) if state is None else None,
+        "devices": rules.DEVICES,
+        "proposal": sel.pilot_proposal(study=study) if state and state.pilot_places else None,
+        "app_counts": [
+            (sel.APP_COUNT_LABELS[k], v) for k, v in sel.app_counts(study=study).items()
+        ],
+        "submission_counts": sorted(sel.submission_counts(study=study).items()),
+        "calls": ps.calls(study=study),
+        "can_write": is_admin(request.user),
+        "webhooks": bool(hooks.webhook_url()),
+    }
+    return render(request, "annotation/paid/prolific_study.html", context)
+
+
+def _study_url(request: HttpRequest, study: Study) -> str:
+    path = reverse("annotation:enter", args=[study.slug])
+    base = str(getattr(settings, "PROLIFIC_PUBLIC_BASE_URL", "") or "").rstrip("/")
+    return f"{base}{path}" if base else request.build_absolute_uri(path)
+
+
+@admin_required
+@require_POST
+def create(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    data = request.POST
+    try:
+        draft = sel.Draft(
+            name=data.get("name", ""),
+            description=data.get("description", ""),
+            reward=_amount(data.get("reward", ""), "reward"),
+            minutes=_int(data.get("minutes", ""), "minutes"),
+            places=_int(data.get("places", ""), "places"),
+            devices=data.getlist("devices"),
+            allow_groups=_split(data.get("allow_groups", "")),
+            block_groups=_split(data.get("block_groups", "")),
+            previous_studies=_split(data.get("previous_studies", "")),
+        )
+        state = life.prolific_study_create(
+            study=study, user=request.user, draft=draft, study_url=_study_url(request, study)
+        )
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Not created: {exc}")
+    else:
+        messages.success(request, f"Prolific study {state.prolific_id} created as a draft.")
+    return _page(study)
+
+
+def _confirm(request, study, *, title: str, lines: list[str], action: str, fields: dict):
+    context = {"study": study, "title": title, "lines": lines, "action": action, "fields": fields}
+    return render(request, "annotation/paid/confirm_prolific.html", context)
+
+
+@admin_required
+@require_POST
+def publish(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    try:
+        pilot = _int(request.POST.get("pilot_places") or "0", "pilot_places")
+        state = sel.prolific_state(study)
+        if state is None:
+            raise ValidationError({"prolific": "Create the Prolific study first."})
+        if request.POST.get("confirm") != "1":
+            places = pilot or state.total_places
+            reward = Decimal(state.registered.get("reward", 0)) / 100
+            return _confirm(
+                request,
+                study,
+                title=f"Publish {places} place{'s' if places != 1 else ''}"
+                + (" (pilot)" if pilot else ""),
+                lines=[
+                    f"Participants can start at once; each approved place costs the reward "
+                    f"({reward:.2f}) plus Prolific's fees.",
+                    f"At most {places} × {reward:.2f} = {places * reward:.2f} in rewards.",
+                ],
+                action=reverse("annotation:prolific_publish", args=[study.pk]),
+                fields={"pilot_places": pilot},
+            )
+        life.prolific_study_publish(study=study, user=request.user, pilot_places=pilot)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Not published: {exc}")
+    else:
+        messages.success(
+            request, "Published on Prolific" + (f": a pilot of {pilot}." if pilot else ".")
+        )
+    return _page(study)
+
+
+@admin_required
+@require_POST
+def transition(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    action = request.POST.get("action", "")
+    try:
+        life.prolific_study_transition(study=study, user=request.user, action=action)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Not done: {exc}")
+    else:
+        messages.success(
+            request, {"PAUSE": "Paused.", "START": "Resumed.", "STOP": "Stopped."}[action]
+        )
+    return _page(study)
+
+
+@admin_required
+@require_POST
+def places(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    try:
+        n = _int(request.POST.get("places", ""), "places")
+        if request.POST.get("confirm") != "1":
+            return _confirm(
+                request,
+                study,
+                title=f"Add {n} place{'s' if n != 1 else ''}",
+                lines=["More participants can start at once; each approved place is paid."],
+                action=reverse("annotation:prolific_places", args=[study.pk]),
+                fields={"places": n},
+            )
+        state = life.prolific_places_add(study=study, user=request.user, places=n)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"No places added: {exc}")
+    else:
+        messages.success(request, f"{n} places added ({state.total_places} in all).")
+    return _page(study)
+
+
+@admin_required
+@require_POST
+def pilot(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    data = request.POST
+    try:
+        minutes = _int(data.get("minutes", ""), "minutes")
+        reward = _amount(data.get("reward", ""), "reward")
+        n = _int(data.get("places", ""), "places")
+        if data.get("confirm") != "1":
+            return _confirm(
+                request,
+                study,
+                title=f"After the pilot: {minutes} min, reward {reward}, {n} more places",
+                lines=[
+                    "The estimated time and reward change on Prolific and in the pay terms;",
+                    f"at most {n} × {reward} = {n * reward:.2f} more in rewards.",
+                ],
+                action=reverse("annotation:prolific_pilot", args=[study.pk]),
+                fields={"minutes": minutes, "reward": reward, "places": n},
+            )
+        life.pilot_confirm(study=study, user=request.user, minutes=minutes, reward=reward, places=n)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Not changed: {exc}")
+    else:
+        messages.success(
+            request, f"Pilot confirmed: {minutes} min, reward {reward}, {n} places added."
+        )
+    return _page(study)
+
+
+@researcher_required
+@require_POST
+def sync(request: HttpRequest, pk: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=pk)
+    try:
+        life.prolific_study_sync(study=study, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, validation_text(exc))
+    except ProlificError as exc:
+        messages.error(request, f"Could not read Prolific: {exc}")
+    else:
+        messages.success(request, "Read from Prolific.")
+    return _page(study)
+
+
+# --- webhooks ------------------------------------------------------------------------------------
+
+
+@admin_required
+def hooks_page(request: HttpRequest) -> HttpResponse:
+    subscriptions, error = [], ""
+    if request.method == "POST":
+        try:
+            if request.POST.get("remove"):
+                hooks.subscription_delete(
+                    user=request.user, subscription_id=request.POST.get("remove", "")
+                )
+                messages.success(request, "Subscription removed.")
+            else:
+                added = hooks.subscriptions_create(user=request.user)
+                messages.success(
+                    request,
+                    f"Subscribed: {', '.join(added)}." if added else "Already subscribed.",
+                )
+        except ValidationError as exc:
+            messages.error(request, validation_text(exc))
+        except ProlificError as exc:
+            messages.error(request, f"Not done: {exc}")
+        return redirect(reverse("annotation:prolific_hooks") + "?load=1")
+    if request.GET.get("load") == "1":
+        try:
+            subscriptions = hooks.subscriptions_list(user=request.user)
+        except ValidationError as exc:
+            error = validation_text(exc)
+        except ProlificError as exc:
+            error = str(exc)
+    context = {
+        "url": hooks.webhook_url(),
+        "https": hooks.webhook_url().startswith("https://"),
+        "workspace": hooks.workspace_id(),
+        "subscriptions": subscriptions,
+        "listed": request.GET.get("load") == "1",
+        "error": error,
+        "deliveries": ProlificDelivery.objects.all()[:50],
+        "calls": ProlificCall.objects.filter(study__isnull=True).select_related("user")[:50],
+    }
+    return render(request, "annotation/paid/prolific_hooks.html", context)
+
+
+@csrf_exempt
+@require_POST
+def hook_receive(request: HttpRequest) -> HttpResponse:
+    """Prolific's deliveries: signed, never a session; answered at once, applied by a task."""
+    received = hooks.delivery_receive(headers=request.headers, body=request.body)
+    return HttpResponse(received.message, status=received.status, content_type="text/plain")
+
+
+def returned(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    return render(request, "annotation/returned.html", {"study": study})
