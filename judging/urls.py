@@ -8,6 +8,7 @@ from judging.api import analyses as analyses_api
 from judging.api import compare as compare_api
 from judging.api import disagreements as disagreements_api
 from judging.api import metric_validation as metric_validation_api
+from judging.api import probes as probes_api
 from judging.api import reward as reward_api
 from judging.api import scores as scores_api
 from judging.api import validation as validation_api
@@ -48,6 +49,7 @@ api_patterns = [
     path("compare/rankings/", compare_api.RankingsView.as_view(), name="rankings"),
     path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
     path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
+    path("validation/probes/", probes_api.JudgeProbesView.as_view(), name="validation_probes"),
     path("disagreements/", disagreements_api.DisagreementsView.as_view(), name="disagreements"),
     path(
         "metric-validation/",

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment
 from judging.selectors import judgments as selectors
+from judging.services.sampling import MAX_SAMPLES
 
 
 class JudgeSerializer(serializers.ModelSerializer):
@@ -63,6 +64,8 @@ class JudgeRunSerializer(serializers.ModelSerializer):
             "heartbeat_at",
             "worker_gone",
             "progress",
+            "n_samples",
+            "sample_seed",
         )
 
     def get_progress(self, run: JudgeRun) -> dict:
@@ -73,6 +76,16 @@ class JudgeRunSerializer(serializers.ModelSerializer):
 class JudgeRunLaunchSerializer(serializers.Serializer):
     judge = serializers.SlugRelatedField(slug_field="name", queryset=Judge.objects.all())
     selection = serializers.JSONField()
+    samples = serializers.IntegerField(
+        required=False,
+        default=1,
+        min_value=1,
+        max_value=MAX_SAMPLES,
+        help_text="k > 1: also ask k seeded samples per item, for calibration (launch only)",
+    )
+    sample_seed = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=2**31 - 1 - MAX_SAMPLES
+    )
 
     def validate_selection(self, value):
         """Validated once, here (its errors under ``selection``, each naming its field); the

@@ -73,6 +73,8 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
             judge=data.validated_data["judge"],
             selection=data.validated_data["selection"],
             user=request.user,
+            n_samples=data.validated_data["samples"],
+            sample_seed=data.validated_data["sample_seed"],
         )
         return Response(serializers.JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
 

@@ -10,6 +10,7 @@ from core.charts import bar_chart_svg, confusion_matrix_svg
 from core.formatting import fmt_interval, fmt_stat
 from judging import comparison as cmp
 from judging.models import Judge
+from judging.selectors import probes_pages
 from judging.selectors import validation as sel
 
 PICK_LIMIT = 100
@@ -91,6 +92,9 @@ def validation_page_context(
     if study is None or judge is None:
         return context
     report = sel.judge_validation(study=study, judge=judge, n_resamples=n_resamples, seed=seed)
+    context["probes"] = probes_pages.probes_context(  # calibration and length bias (§5)
+        study=study, judge=judge, n_resamples=n_resamples, seed=seed
+    )
     loo = report["leave_one_out"]
     context.update(
         report=report,

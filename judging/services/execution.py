@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -44,6 +45,7 @@ from core.runs.reply_writer import (
 )
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.parsing import PARSE_RETRIES
+from judging.services import sampling
 from judging.services.items import (
     ItemInput,
     ask_again,
@@ -90,8 +92,9 @@ def run_counters(run: JudgeRun) -> dict[str, Any]:
         prompt_tokens=Sum("judgment__prompt_tokens", filter=asked),
         completion_tokens=Sum("judgment__completion_tokens", filter=asked),
     )
-    agg["prompt_tokens"] = agg["prompt_tokens"] or 0
-    agg["completion_tokens"] = agg["completion_tokens"] or 0
+    sample_prompt, sample_completion = sampling.sample_tokens(run)  # k > 1 seeded samples
+    agg["prompt_tokens"] = (agg["prompt_tokens"] or 0) + sample_prompt
+    agg["completion_tokens"] = (agg["completion_tokens"] or 0) + sample_completion
     agg["cost"] = cost_of(
         judge=run.judge,
         prompt_tokens=agg["prompt_tokens"],
@@ -354,22 +357,34 @@ class JudgeRunExecutor(RunExecutor):
                 inputs = _pending_inputs(
                     run, limit=CHUNK_ITEMS, template=template, retries_only=True, only=only
                 )
+            link_known(run, parse_failures=True, only=only)  # duplicates of what it judged
+            send = partial(self._judge_pass, run, judge, lease, progress, backend)
+            if not sampling.sample_pass(
+                run=run, only=only, limit=CHUNK_ITEMS, send=send, progress=progress
+            ):
+                return True
         finally:
             backend.close()
-        link_known(run, parse_failures=True, only=only)  # duplicates of what this chunk judged
-        return _pending(run, only).exists()
+        return _pending(run, only).exists() or sampling.samples_pending(run=run, only=only)
 
     @staticmethod
-    def _judge_pass(run, judge, lease, progress, backend, inputs) -> bool:
+    def _judge_pass(
+        run, judge, lease, progress, backend, inputs, *, request=None, store=None
+    ) -> bool:
         """Send ``inputs`` and store each reply as it comes; False once the lease is not held
-        (cancelled or lost)."""
+        (cancelled or lost). ``request`` (input → request) and ``store`` (a batch of (input,
+        result)) default to the judge's verdicts; the seeded samples pass their own."""
+        if request is None:
+            request = lambda inp: judge_request(judge=judge, prompt=inp.prompt)  # noqa: E731
+        if store is None:
+            store = lambda batch: judgments_store(  # noqa: E731
+                run=run, judge=judge, results=batch, progress=progress
+            )
         order: list[ItemInput | None] = []
         slots = Backpressure(unstored_max() or backend.limits.concurrency)
         writer = ReplyWriter(
             name=f"judge-run-{run.pk}-writer",
-            store=lambda batch: judgments_store(
-                run=run, judge=judge, results=batch, progress=progress
-            ),
+            store=store,
             lease=lease,
             slots=slots,
         )
@@ -379,7 +394,7 @@ class JudgeRunExecutor(RunExecutor):
                 if not slots.take(writer.should_stop):
                     return
                 order.append(inp)
-                yield judge_request(judge=judge, prompt=inp.prompt)
+                yield request(inp)
 
         # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
         hold = {"admit": slots.free} if takes_admit(backend) else {}

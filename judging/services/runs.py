@@ -17,6 +17,7 @@ from core.runs import engine
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.selectors import judgments as selectors
+from judging.services import sampling
 from judging.services.items import cost_of
 
 # --- estimating --------------------------------------------------------------------------
@@ -149,13 +150,20 @@ def judge_run_create(
     user=None,
     enqueue: bool = True,
     estimated_cost: Decimal | None = None,
+    n_samples: int = 1,
+    sample_seed: int = 0,
 ) -> JudgeRun:
     """Create a run (its size counted with one COUNT) and launch it: its first chunk is
     enqueued when the transaction commits, and the worker selects, hashes and inserts its items
     before judging (:func:`judge_run_prepare`), so the request stays short whatever the run's
-    size. Without ``enqueue`` (commands, ``--inline``) the items are inserted here."""
+    size. Without ``enqueue`` (commands, ``--inline``) the items are inserted here.
+    ``n_samples`` k > 1 also asks k seeded samples per judged content
+    (:mod:`judging.services.sampling`), seeds ``sample_seed`` … ``sample_seed + k − 1``."""
     if judge.backend == Judge.Backend.IMPORTED:
         raise FieldRefusal({"judge": imported_refusal(judge)})
+    problems = sampling.check_samples(n_samples, sample_seed)
+    if problems:
+        raise FieldRefusal(problems)
     selection = selectors.selection_clean(selection)
     if enqueue:
         judge_launch_check(judge=judge)
@@ -166,6 +174,8 @@ def judge_run_create(
             created_by=user,
             n_total=selectors.generations_for_selection(selection).count(),
             estimated_cost=estimated_cost,
+            n_samples=n_samples,
+            sample_seed=sample_seed,
         )
         if enqueue:
             engine.launch(run)
