@@ -126,8 +126,11 @@ def prolific(pid: str, study_id: str = "S1", session: str = "SESS1") -> dict:
     return {"PROLIFIC_PID": pid, "STUDY_ID": study_id, "SESSION_ID": session}
 
 
-def working_participant(study, pid: str):
-    p = study_services.participant_enter_prolific(study=study, params=prolific(pid))
+def working_participant(study, pid: str, *, session: str = "SESS1"):
+    """A Prolific participant past consent and training (``session``: their SESSION_ID, which
+    is Prolific's submission id)."""
+    params = prolific(pid, study_id=study.prolific_study_id or "S1", session=session)
+    p = study_services.participant_enter_prolific(study=study, params=params)
     participant_consent(participant=p, agree=True)
     participant_finish_training(participant=p)
     return Participant.objects.select_related("study").get(pk=p.pk)
