@@ -1,6 +1,7 @@
 """The annotation data model: one module per concern, all importable from ``annotation.models``."""
 
 from annotation.models.adjudication import Adjudication
+from annotation.models.codebook import CodebookVersion
 from annotation.models.events import EntryEvent
 from annotation.models.payments import ProlificCall, StudyPay
 from annotation.models.prolific import ProlificDelivery, ProlificStudy, ProlificSubmission
@@ -26,6 +27,7 @@ __all__ = [
     "Annotation",
     "Assignment",
     "AttentionCheckResult",
+    "CodebookVersion",
     "Draft",
     "EntryEvent",
     "Participant",

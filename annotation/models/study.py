@@ -123,6 +123,15 @@ class Study(models.Model):
         help_text="Silent gold items per regular item (0.2 = one after every 5): known answers "
         "shown like any other item, scored on the quality page, never blocking.",
     )
+    codebook_version = models.ForeignKey(
+        "annotation.CodebookVersion",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="studies",
+        help_text="The codebook version the annotators read (a critical-failure study; "
+        "empty: the shipped codebook, version 1).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

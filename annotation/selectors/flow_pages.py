@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 
 from annotation import conf, rules
-from annotation.codebook import CODEBOOK
 from annotation.models import Assignment, Participant, Study, StudyItem
+from annotation.selectors.codebook import study_codebook
 from annotation.selectors.flow import (
     qualification_missed,
     study_has_qualification,
@@ -39,7 +39,7 @@ def training_context(*, study: Study, participant: Participant, review: bool) ->
     return {
         "study": study,
         "participant": participant,
-        "codebook": CODEBOOK,
+        "codebook": study_codebook(study=study),
         "form_codebook": form_codebook(study=study),
         "review": review,
         "examples": training_items(study=study),
@@ -152,7 +152,7 @@ def item_page_context(
         **item_timing(study=study, served_at=assignment.served_at, now=timezone.now()),
         "heartbeat_seconds": conf.heartbeat_seconds(),
         "idle_seconds": conf.idle_timeout_seconds(),
-        "codebook": {"question": CODEBOOK["question"]},
+        "codebook": {"question": study_codebook(study=study)["question"]},
         "position": rules.item_position(
             regular_done=participant.n_done,
             gold_served=participant.n_gold_served,

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation import conf, rules
-from annotation.models import EntryEvent, Participant, Study, StudyItem
+from annotation.models import CodebookVersion, EntryEvent, Participant, Study, StudyItem
 from annotation.selectors.rounds import entry_exclusion
 from annotation.services.form_items import study_form_items_add
 from benchmarks.models import Generation
@@ -57,6 +57,7 @@ STUDY_SETTINGS = (
     "sampling",
     "sampling_seed",
     "gold_rate",
+    "codebook_version",
 )
 
 
@@ -86,6 +87,9 @@ def study_create(
     if unknown:
         raise ValidationError(f"unknown study setting(s): {', '.join(sorted(unknown))}")
     settings.setdefault("assignment_timeout_minutes", conf.default_assignment_timeout_minutes())
+    critical = settings.get("form_type", "critical_failure") == "critical_failure"
+    if critical and settings.get("codebook_version") is None:  # the newest codebook
+        settings["codebook_version"] = CodebookVersion.objects.latest()
     study = Study(name=name, created_by=created_by, **settings)
     study.full_clean()
     study.save()

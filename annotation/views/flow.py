@@ -18,9 +18,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import conf
-from annotation.codebook import CODEBOOK
 from annotation.labels import parse_form
 from annotation.models import Annotation, Assignment, Participant, Study, StudyItem
+from annotation.selectors.codebook import study_codebook
 from annotation.selectors.flow import (
     assignment_for_cookie,
     assignment_for_participant,
@@ -41,7 +41,6 @@ from annotation.selectors.forms import (
     study_form,
     submitted_answer_lines,
 )
-from annotation.selectors.prolific_study import final_code
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
@@ -90,7 +89,6 @@ def _stage_url(study: Study, participant: Participant) -> str:
         Stage.DONE: "done",
         Stage.SCREENED_OUT: "screened_out",
         Stage.DECLINED: "declined",
-        Stage.RETURNED: "returned",
     }[participant.stage]
     return reverse(f"annotation:{name}", args=[study.slug])
 
@@ -208,7 +206,11 @@ def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
     study, _, response = _load(request, slug)
     if response:
         return response
-    context = {"codebook": CODEBOOK, "form_codebook": form_codebook(study=study), "full": True}
+    context = {
+        "codebook": study_codebook(study=study),
+        "form_codebook": form_codebook(study=study),
+        "full": True,
+    }
     return render(request, "annotation/_codebook.html", context)
 
 
@@ -399,7 +401,7 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
     study, participant, response = _load(request, slug, stage)
     if response:
         return response
-    code = final_code(study=study, participant=participant)
+    code = study.completion_code if stage == Stage.DONE else study.screened_out_code
     redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
     context = final_context(
         study=study, participant=participant, code=code, redirect_url=redirect_url
