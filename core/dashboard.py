@@ -31,6 +31,7 @@ class Card:
     link_label: str = ""
     action: str = ""  # what would fill an empty card
     action_label: str = ""
+    items: list[tuple[str, str, str]] = field(default_factory=list)  # (name, link, note) rows
 
 
 def home_cards(*, user) -> list[Card]:

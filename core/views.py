@@ -19,8 +19,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "home.html",
         {
             "can_browse": is_researcher(request.user),
-            "stages": [c for c in cards if c.key != "try"],
+            "stages": [c for c in cards if c.key not in ("try", "studies")],
             "try_card": next((c for c in cards if c.key == "try"), None),
+            "studies_card": next((c for c in cards if c.key == "studies"), None),
         },
     )
 

@@ -8,13 +8,13 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from annotation.models import Study
+from annotation.models import Participant, Study
 from core.dashboard import Card
 from demo.management.commands.load_demo import DEMO_STUDY  # the running demo study
 
 
 def try_card(*, user) -> Card | None:
-    study = Study.objects.filter(name=DEMO_STUDY).only("slug", "status", "name").first()
+    study = Study.objects.filter(name=DEMO_STUDY).only("slug", "status", "name", "entry").first()
     if study is None:
         return None
     card = Card(
@@ -28,11 +28,17 @@ def try_card(*, user) -> Card | None:
     if study.status != Study.Status.OPEN:
         card.empty_reason = f"the demo study is {study.get_status_display().lower()}"
         return card
+    card.link = reverse("annotation:enter", args=[study.slug])
+    card.link_label = "Join the demo study as a participant"
+    if user.is_authenticated and study.accepts_accounts:
+        # the account's own participant, the same one its study link leads to
+        if Participant.objects.filter(study=study, user=user).exists():
+            card.link_label = "Continue the demo study"
+        return card
     params = {
         "PROLIFIC_PID": f"visitor-{secrets.token_hex(6)}",
         "STUDY_ID": "demo",
         "SESSION_ID": secrets.token_hex(6),
     }
-    card.link = reverse("annotation:enter", args=[study.slug]) + "?" + urlencode(params)
-    card.link_label = "Join the demo study as a participant"
+    card.link += "?" + urlencode(params)
     return card

@@ -237,7 +237,11 @@ def _has_room(study: Study) -> bool:
     ).exists()
 
 
-def _enter(study: Study, lookup: dict, defaults: dict, existing=None) -> Participant:
+def _enter(
+    study: Study, lookup: dict, defaults: dict, existing=None, *, create: bool = True
+) -> Participant | None:
+    """The participant of ``lookup`` (resumed), or a new one; with ``create=False`` (a GET:
+    a link followed, nothing written) None where one would be created, after the same checks."""
     if existing is None:
         existing = Participant.objects.filter(study=study, **lookup).first()
     if existing is not None:
@@ -249,6 +253,8 @@ def _enter(study: Study, lookup: dict, defaults: dict, existing=None) -> Partici
         raise EntryRefused(
             "full", "This study is full: every item already has all the annotators it needs."
         )
+    if not create:
+        return None
     try:
         with transaction.atomic():
             return Participant.objects.create(study=study, **lookup, **defaults)
@@ -344,9 +350,11 @@ def _refuse_excluded(study: Study, prolific_pid: str, client_ip) -> None:
 
 
 def participant_enter_prolific(
-    *, study: Study, params: dict[str, str], client_ip: str | None = None
-) -> Participant:
-    """Create or resume a participant from a Prolific link's query parameters.
+    *, study: Study, params: dict[str, str], client_ip: str | None = None, create: bool = True
+) -> Participant | None:
+    """Create or resume a participant from a Prolific link's query parameters (``create=False``:
+    resume only, None where the consent would create one — a participant is created when they
+    consent, never by following a link).
 
     The first entry binds the PROLIFIC_PID to its SESSION_ID: the same pair resumes (from any
     browser: it is Prolific's own link); the same PID with another SESSION_ID is refused while
@@ -365,15 +373,17 @@ def participant_enter_prolific(
         {"prolific_pid": values["PROLIFIC_PID"]},
         {"prolific_session_id": values["SESSION_ID"], "entry_ip": client_ip},
         existing=existing,
+        create=create,
     )
-    if participant.prolific_session_id != values["SESSION_ID"]:
+    if participant is not None and participant.prolific_session_id != values["SESSION_ID"]:
         _refuse_session_conflict(participant, values["SESSION_ID"], client_ip)
     return participant
 
 
-def participant_enter_account(*, study: Study, user) -> Participant:
+def participant_enter_account(*, study: Study, user, create: bool = True) -> Participant | None:
+    """The account's one participant in the study, resumed or (``create``) new."""
     if not study.accepts_accounts:
         raise EntryRefused(
             "bad_link", "This study is run through Prolific; please use the link from Prolific."
         )
-    return _enter(study, {"user": user}, {})
+    return _enter(study, {"user": user}, {}, create=create)

@@ -8,6 +8,8 @@ reach their own assignments.
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -41,6 +43,7 @@ from annotation.selectors.forms import (
     study_form,
     submitted_answer_lines,
 )
+from annotation.selectors.prolific_study import final_code
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
@@ -89,6 +92,7 @@ def _stage_url(study: Study, participant: Participant) -> str:
         Stage.DONE: "done",
         Stage.SCREENED_OUT: "screened_out",
         Stage.DECLINED: "declined",
+        Stage.RETURNED: "returned",
     }[participant.stage]
     return reverse(f"annotation:{name}", args=[study.slug])
 
@@ -140,6 +144,41 @@ def _load(request: HttpRequest, slug: str, *stages: str, with_assignment_state: 
     return study, participant, None
 
 
+# Following a study link creates nothing (a link checker may follow it): it resumes the
+# participant the link or the account already has, or checks that a new one may join and keeps
+# the entry in a signed cookie; the consent POST creates the participant. A signed-in account
+# that takes part already continues as that participant, whichever link it followed.
+_ENTRY_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+
+
+def _entry_cookie(slug: str) -> str:
+    return f"h2r_e_{slug}"
+
+
+def _entering(request: HttpRequest, study: Study, *, create: bool, params=None):
+    """The entry's participant (resumed, or created when ``create``) and the entry's
+    parameters; raises EntryRefused. ``params``: the pending entry kept at the link."""
+    user = request.user
+    if user.is_authenticated and study.accepts_accounts:
+        own = participant_for_user(study=study, user=user)
+        if own is not None:  # one person, one participant per study
+            return own, {}
+    if params is None:
+        wants_prolific = "PROLIFIC_PID" in request.GET or not study.accepts_accounts
+        params = {k: request.GET.get(k, "") for k in _ENTRY_PARAMS} if wants_prolific else {}
+    if params:
+        participant = study_services.participant_enter_prolific(
+            study=study, params=params, client_ip=client_ip(request), create=create
+        )
+    elif not user.is_authenticated:  # an account's entry, signed out since
+        raise study_services.EntryRefused("no_session", "Please log in and open the study again.")
+    else:
+        participant = study_services.participant_enter_account(
+            study=study, user=user, create=create
+        )
+    return participant, params
+
+
 @require_http_methods(["GET"])
 def enter(request: HttpRequest, slug: str) -> HttpResponse:
     study = Study.objects.filter(slug=slug).first()
@@ -147,18 +186,43 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         return _refused(
             request, None, "bad_link", "This study link is wrong: no study has this address."
         )
+    signed_out = not request.user.is_authenticated
+    if signed_out and "PROLIFIC_PID" not in request.GET and study.accepts_accounts:
+        return redirect_to_login(request.get_full_path())
     try:
-        if "PROLIFIC_PID" in request.GET or not study.accepts_accounts:
-            participant = study_services.participant_enter_prolific(
-                study=study, params=request.GET.dict(), client_ip=client_ip(request)
-            )
-        elif not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        else:
-            participant = study_services.participant_enter_account(study=study, user=request.user)
+        participant, params = _entering(request, study, create=False)
     except study_services.EntryRefused as refusal:
         return _refused(request, study, refusal.reason, refusal.message)
-    response = redirect(_stage_url(study, participant))
+    if participant is None:  # a new participant: created when they consent
+        response = redirect("annotation:consent", study.slug)
+        response.set_signed_cookie(
+            _entry_cookie(study.slug),
+            json.dumps(params),
+            salt=_COOKIE_SALT,
+            max_age=_COOKIE_MAX_AGE,
+            httponly=True,
+            samesite="Lax",
+            secure=request.is_secure(),
+            path=f"/study/s/{study.slug}/",
+        )
+        response.delete_cookie(_cookie_name(study.slug), path=f"/study/s/{study.slug}/")
+        return response
+    return _with_participant(request, redirect(_stage_url(study, participant)), participant)
+
+
+def _pending_entry(request: HttpRequest, slug: str) -> dict | None:
+    value = request.get_signed_cookie(_entry_cookie(slug), default=None, salt=_COOKIE_SALT)
+    try:
+        params = json.loads(value) if value else None
+    except ValueError:
+        return None
+    return params if isinstance(params, dict) else None
+
+
+def _with_participant(request: HttpRequest, response, participant: Participant) -> HttpResponse:
+    """``response`` with the participant's signed cookie (and no pending entry left)."""
+    study = participant.study
+    response.delete_cookie(_entry_cookie(study.slug), path=f"/study/s/{study.slug}/")
     response.set_signed_cookie(
         _cookie_name(study.slug),
         str(participant.pk),
@@ -175,12 +239,19 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def consent(request: HttpRequest, slug: str) -> HttpResponse:
     study, participant, response = _load(request, slug, Stage.CONSENT)
-    if response:
+    pending = _pending_entry(request, slug) if participant is None else None
+    if pending is None and response:
         return response
     if request.method == "POST":
+        if participant is None:  # the entry kept at the link: the participant starts here
+            try:
+                participant, _ = _entering(request, study, create=True, params=pending)
+            except study_services.EntryRefused as refusal:
+                return _refused(request, study, refusal.reason, refusal.message)
         agree = request.POST.get("consent") == "agree"
         participant_consent(participant=participant, agree=agree)
-        return redirect(_stage_url(study, participant))
+        target = redirect(_stage_url(study, participant))
+        return _with_participant(request, target, participant)
     context = consent_context(study=study, participant=participant)
     return render(request, "annotation/consent.html", context)
 
@@ -379,7 +450,10 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why
         # the page shows each reason at its field and keeps the text (static/js/annotate.js)
         return JsonResponse(
-            {"message": "Draft not saved: " + "; ".join(refusal.messages), "fields": refusal.fields},
+            {
+                "message": "Draft not saved: " + "; ".join(refusal.messages),
+                "fields": refusal.fields,
+            },
             status=422,
         )
     text = (
@@ -401,7 +475,7 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
     study, participant, response = _load(request, slug, stage)
     if response:
         return response
-    code = study.completion_code if stage == Stage.DONE else study.screened_out_code
+    code = final_code(study=study, participant=participant)
     redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
     context = final_context(
         study=study, participant=participant, code=code, redirect_url=redirect_url

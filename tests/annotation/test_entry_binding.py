@@ -28,6 +28,14 @@ def enter(client, study, pid="PID1", session="SESS1", ip="10.0.0.1"):
     )
 
 
+def join(client, study, pid, ip):
+    """Follow the link and consent: the participant is created by the consent."""
+    r = enter(client, study, pid=pid, ip=ip)
+    if r.status_code != 302:
+        return r
+    return client.post(url("consent", study), {"consent": "agree"}, REMOTE_ADDR=ip)
+
+
 def to_item(client, study, **kw):
     r = enter(client, study, **kw)
     assert r.status_code == 302, r.content[:300]
@@ -95,18 +103,19 @@ def test_new_participants_per_address_are_limited(settings):
     settings.ANNOTATION_NEW_PARTICIPANTS_PER_IP = 3
     study = make_study(n_items=3)
     for i in range(3):
-        assert enter(Client(), study, pid=f"SQ{i}", ip="10.1.1.1").status_code == 302
+        assert join(Client(), study, f"SQ{i}", "10.1.1.1").status_code == 302
     for i in range(3, 6):  # squatting from the same address is refused, nothing created
-        r = enter(Client(), study, pid=f"SQ{i}", ip="10.1.1.1")
+        r = join(Client(), study, f"SQ{i}", "10.1.1.1")
         assert r.status_code == 429 and "Too many new participants" in r.content.decode()
     assert Participant.objects.count() == 3
     assert EntryEvent.objects.filter(kind=EntryEvent.Kind.RATE_LIMITED).count() == 1
     # another address still gets in; a participant already in comes back from the same address
-    assert enter(Client(), study, pid="FRESH", ip="10.2.2.2").status_code == 302
+    assert join(Client(), study, "FRESH", "10.2.2.2").status_code == 302
     assert enter(Client(), study, pid="SQ0", ip="10.1.1.1").status_code == 302
     # past the window the address may bring new participants again
     Participant.objects.update(created_at=timezone.now() - timedelta(hours=2))
-    assert enter(Client(), study, pid="LATER", ip="10.1.1.1").status_code == 302
+    assert join(Client(), study, "LATER", "10.1.1.1").status_code == 302
+    assert Participant.objects.count() == 5
 
 
 def test_idle_assignment_is_released_on_the_study_timeout():

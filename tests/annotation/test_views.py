@@ -249,6 +249,10 @@ def test_account_entry_for_in_house_annotators(client, make_user):
     client.force_login(make_user("inhouse", role="annotator"))
     r = client.get(url("enter", study))
     assert r.url == url("consent", study)
+    assert not Participant.objects.exists()  # following the link creates nothing
+    assert client.get(url("consent", study)).status_code == 200
+    r = client.post(url("consent", study), {"consent": "agree"})
+    assert r.url == url("training", study)
     assert Participant.objects.get().user.username == "inhouse"
 
 
