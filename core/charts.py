@@ -8,7 +8,8 @@ and ``<desc>`` referenced by ``aria-labelledby``; every value is also printed as
 a per-mark ``<title>`` (a tooltip), so nothing is conveyed by colour alone.
 
 - :func:`bar_chart_svg` — horizontal bars, optional interval whiskers (α with its CI),
-  negative values drawn left of a zero line, undefined values labelled "undefined".
+  negative values drawn left of a zero line, a missing value labelled "no value" in small
+  type; the label column as wide as the longest label (none is clipped).
 - :func:`confusion_matrix_svg` — a counts heat map (two annotators, or judge vs. majority).
 - :func:`line_chart_svg` — one line per series (e.g. per checkpoint family), markers and a
   legend so series differ by more than colour.
@@ -30,6 +31,7 @@ BAR = "#3b6ea8"
 AXIS = "#555555"
 COLOURS = ("#3b6ea8", "#c4622d", "#3f8f4e", "#8a4fa3", "#a8872f", "#2f8f8f", "#b8476b")
 MARKERS = ("circle", "square", "triangle", "diamond")
+NO_VALUE = "no value"  # what a missing value's bar says (small type)
 
 
 def chart_id(title: str, explicit: str | None) -> str:
@@ -65,7 +67,7 @@ def bar_chart_svg(
 ) -> str:
     """A horizontal bar chart: one row per label, the value printed at the end of each bar.
 
-    ``values`` may hold ``None`` (an undefined statistic: no bar, the word "undefined").
+    ``values`` may hold ``None`` (an undefined statistic: no bar, "no value" in small type).
     ``intervals`` draws a whisker per bar (e.g. a bootstrap CI). ``value_range`` fixes the
     axis (e.g. (-1, 1) for α); by default it spans 0 and every value and interval.
     """
@@ -80,7 +82,10 @@ def bar_chart_svg(
     if hi <= lo:
         hi = lo + 1.0
     prefix = chart_id(title, id_prefix)
-    label_w, value_w, row_h, top, bottom = 170, 90, 26, 34, 40
+    # the label column fits the longest label (about 7 px a character at 12 px), within reason
+    longest = max((len(str(label)) for label in labels), default=0)
+    label_w = min(max(170, 7 * longest + 12), width // 2)
+    value_w, row_h, top, bottom = 90, 26, 34, 40
     plot_w = width - label_w - value_w - 10
     height = top + row_h * max(len(labels), 1) + bottom
 
@@ -91,7 +96,7 @@ def bar_chart_svg(
     if description is None:
         description = (
             "; ".join(
-                f"{label}: {fmt_value(v, value_format)}"
+                f"{label}: {fmt_value(v, value_format, undefined=NO_VALUE)}"
                 + (f" ({value_format.format(iv[0])} to {value_format.format(iv[1])})" if iv else "")
                 for label, v, iv in zip(labels, values, intervals, strict=True)
             )
@@ -105,12 +110,12 @@ def bar_chart_svg(
     zero = x(0.0) if lo <= 0 <= hi else x(lo)
     for i, (label, value, interval) in enumerate(zip(labels, values, intervals, strict=True)):
         y = top + i * row_h
-        text = fmt_value(value, value_format)
+        text = fmt_value(value, value_format, undefined=NO_VALUE)
         out.append('<g class="bar">')
         out.append(f"<title>{escape(f'{label}: {text}')}</title>")
         out.append(
             f'<text x="{label_w - 6}" y="{y + row_h * 0.65:.1f}" text-anchor="end" '
-            f'font-size="12" {FONT}>{escape(str(label))}</text>'
+            f'font-size="12" {FONT}>{escape(_fit(str(label), (label_w - 12) // 7))}</text>'
         )
         if value is not None:
             left, right = sorted((zero, x(value)))
@@ -125,8 +130,9 @@ def bar_chart_svg(
                 f'<path d="M{a:.1f} {mid:.1f}H{b:.1f}M{a:.1f} {mid - 5:.1f}V{mid + 5:.1f}'
                 f'M{b:.1f} {mid - 5:.1f}V{mid + 5:.1f}" stroke="#111" stroke-width="1.5" fill="none"/>'
             )
+        small = 'font-size="10" fill="#555555"' if value is None else 'font-size="12"'
         out.append(
-            f'<text x="{label_w + plot_w + 6}" y="{y + row_h * 0.65:.1f}" font-size="12" '
+            f'<text x="{label_w + plot_w + 6}" y="{y + row_h * 0.65:.1f}" {small} '
             f"{FONT}>{escape(text)}</text>"
         )
         out.append("</g>")
@@ -244,6 +250,11 @@ def confusion_matrix_svg(
             out.append("</g>")
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _fit(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters with an ellipsis (the whole text is in the tooltip)."""
+    return text if len(text) <= n else text[: max(n - 1, 1)] + "…"
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:

@@ -6,20 +6,41 @@
 - :func:`fmt_stat`: a statistic dict ``{"value": float | None, "undefined": reason}``.
 - :func:`fmt_interval`: its confidence interval ``{"confidence", "low", "high"}``.
 
-A missing value (``None``) is never NaN or an exception: it is the text ``undefined``, or
-whatever the caller's ``undefined`` says (``"—"`` in tables, ``"n/a"``). For a statistic,
-``undefined`` may name the reason: ``"undefined — {reason}"``. Rounding is Python's (round
+A missing value (``None``) is never NaN, ``None`` or "undefined" on a page: it is a
+:class:`Missing` — a dash, and the reason in small type (``— <small>no items in common</small>``
+in HTML, ``— no items in common`` as plain text) — or whatever the caller's ``undefined`` says
+(``"n/a"``, ``"undefined ({reason})"`` in a plain-text report). Rounding is Python's (round
 half to even on the binary value), the same for every caller. Pure: no Django.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from html import escape
 from typing import Any
 
-UNDEFINED = "undefined"
-UNDEFINED_WITH_REASON = "undefined — {reason}"
 DASH = "—"
+UNDEFINED = DASH
+UNDEFINED_WITH_REASON = "— {reason}"  # on pages: a Missing (the reason in small type)
+
+
+class Missing(str):
+    """What is shown for a missing value: a dash, and why, in small type. A ``str`` (plain
+    text ``"— <reason>"``, so it can be joined, compared and exported) that templates render
+    through ``__html__`` as ``— <small class="missing">reason</small>``."""
+
+    reason: str
+
+    def __new__(cls, reason: str = "") -> Missing:
+        reason = str(reason or "").strip()
+        obj = super().__new__(cls, f"{DASH} {reason}" if reason else DASH)
+        obj.reason = reason
+        return obj
+
+    def __html__(self) -> str:
+        if not self.reason:
+            return DASH
+        return f'{DASH} <small class="missing">{escape(self.reason)}</small>'
 
 
 def fmt_value(value: float | None, template: str = "{:.3f}", *, undefined: str = UNDEFINED) -> str:
@@ -47,14 +68,17 @@ def fmt_stat(
     *,
     percent: bool = False,
     digits: int | None = None,
-    undefined: str = UNDEFINED,
+    undefined: str | None = None,
 ) -> str:
     """A statistic as text: its value by :func:`fmt_percent` (``percent``) or
-    :func:`fmt_number`; undefined, ``undefined`` with ``{reason}`` filled in from the
-    statistic's ``"undefined"`` (``"no value"`` when it gives none)."""
+    :func:`fmt_number`; undefined, a :class:`Missing` with the statistic's reason (its
+    ``"undefined"``; ``"no value"`` when it gives none), or the caller's own ``undefined``
+    template with ``{reason}`` filled in."""
     value = stat_value(stat)
     if value is None:
         reason = (stat or {}).get("undefined") or "no value"
+        if undefined is None or undefined == UNDEFINED_WITH_REASON:
+            return Missing(reason)
         return undefined.format(reason=reason)
     if percent:
         return fmt_percent(value, 1 if digits is None else digits)

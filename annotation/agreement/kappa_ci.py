@@ -25,7 +25,7 @@ from annotation.agreement.matrix import (
     pairable_counts,
 )
 
-ALL_DEGENERATE = "κ was undefined on every bootstrap resample (one category only)"
+ALL_DEGENERATE = "every bootstrap resample had one category only, so none gave a κ"
 
 
 def _check(n_resamples: int, confidence: float) -> None:

@@ -20,7 +20,7 @@ MISSING = -1
 NO_LABELS = "no labels"
 ONE_ANNOTATOR = "only one annotator"
 NO_ITEM_TWICE = "no item was labelled by two or more annotators"
-ONE_CATEGORY = "every label is the same category, so agreement beyond chance is undefined"
+ONE_CATEGORY = "every label is the same category: no agreement beyond chance to measure"
 
 
 @dataclass(frozen=True)

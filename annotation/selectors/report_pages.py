@@ -14,7 +14,14 @@ from annotation.models import Adjudication, Study, StudyItem
 from annotation.plots import report_plots
 from annotation.selectors import report as rs
 from annotation.selectors.report_forms import form_report_display
-from core.formatting import DASH, UNDEFINED_WITH_REASON, fmt_interval, fmt_stat, stat_value
+from core.formatting import (
+    DASH,
+    UNDEFINED_WITH_REASON,
+    Missing,
+    fmt_interval,
+    fmt_stat,
+    stat_value,
+)
 
 QUEUE_PAGE_SIZE = 50
 BLANK_FAILURE_ROWS = 3
@@ -23,7 +30,7 @@ BLANK_FAILURE_ROWS = 3
 # --- the report ------------------------------------------------------------------------------
 
 
-# A statistic as text: ``0.593``, ``84.7%``, or ``undefined — <reason>`` (never NaN).
+# A statistic as text: ``0.593``, ``84.7%``, or a dash with the reason in small type (never NaN).
 stat_text = partial(fmt_stat, undefined=UNDEFINED_WITH_REASON)
 
 
@@ -32,7 +39,7 @@ def ci_text(stat: Mapping | None) -> str:
     if interval is not None:
         return interval
     reason = ((stat or {}).get("ci") or {}).get("undefined")
-    return f"no interval — {reason}" if reason else ""
+    return Missing(f"no interval: {reason}") if reason else ""
 
 
 def stat_card(stat: Mapping | None, *, percent: bool = False) -> dict:
@@ -114,12 +121,12 @@ def report_display(report: dict) -> dict:
                 "median_active": (
                     f"{a['median_active_seconds']['value']:.0f} s"
                     if a["median_active_seconds"]["value"] is not None
-                    else f"undefined — {a['median_active_seconds']['undefined']}"
+                    else Missing(a["median_active_seconds"]["undefined"])
                 ),
                 "attention_text": (
                     f"{a['attention']['value']:.0%} ({a['attention']['passed']}/{a['attention']['total']})"
                     if a["attention"]["value"] is not None
-                    else f"undefined — {a['attention']['undefined']}"
+                    else Missing(a["attention"]["undefined"])
                 ),
                 "agreement_text": stat_text(a["agreement_with_others"], percent=True),
             }

@@ -91,7 +91,7 @@ class AnnotatorTest:
             "advantage_probability": self.advantage_probability,
         }
         if self.p_value is None:
-            out["p_value_undefined"] = "every difference equals ε: the t statistic is undefined"
+            out["p_value_undefined"] = "every difference equals ε: there is no t statistic"
         return out
 
 

@@ -64,7 +64,7 @@ def percentile_interval(
     samples = np.asarray(samples, dtype=np.float64)
     ok = np.isfinite(samples)
     if not ok.any():
-        return Undefined("the statistic was undefined on every bootstrap resample")
+        return Undefined("no bootstrap resample gave a value")
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(samples[ok], [tail, 100 - tail])
     return Interval(

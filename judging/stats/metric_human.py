@@ -195,7 +195,7 @@ def critical_detector(
     if threshold is None:
         if out["mean_flagged"] is None or out["mean_unflagged"] is None:
             out["threshold"] = None
-            out["threshold_rule"] = "midpoint (undefined: one group is empty)"
+            out["threshold_rule"] = "midpoint (one group is empty)"
         else:
             out["threshold"] = (out["mean_flagged"] + out["mean_unflagged"]) / 2
             out["threshold_rule"] = "midpoint of the two groups' mean scores"

@@ -8,6 +8,7 @@ from django.template import Context, Template
 from core.formatting import (
     DASH,
     UNDEFINED_WITH_REASON,
+    Missing,
     fmt_interval,
     fmt_number,
     fmt_percent,
@@ -55,9 +56,9 @@ def test_percent_rounds_like_the_hundredfold_number():
         assert fmt_percent(v) == f"{100 * v:.1f}%"
 
 
-def test_missing_values_are_words_never_nan():
-    assert fmt_number(None) == "undefined"
-    assert fmt_percent(None) == "undefined"
+def test_missing_values_are_a_dash_never_nan():
+    assert fmt_number(None) == "—"
+    assert fmt_percent(None) == "—"
     assert fmt_value(None, "{:.1f}", undefined="n/a") == "n/a"
     assert fmt_number(None, undefined=DASH) == "—"
     assert fmt_value(3.14159, "{:.1f}") == "3.1"
@@ -68,10 +69,16 @@ def test_fmt_stat():
     assert fmt_stat({"value": 0.8467}, percent=True) == "84.7%"
     assert fmt_stat({"value": 1.23456}, digits=2) == "1.23"
     assert fmt_stat({"value": 0.5}, percent=True, digits=0) == "50%"
-    assert fmt_stat(None) == "undefined"
-    assert fmt_stat({"value": None, "undefined": "one annotator"}) == "undefined"
+    assert fmt_stat(None) == "— no value"
+    missing = fmt_stat({"value": None, "undefined": "only one annotator"})
+    assert isinstance(missing, Missing) and missing.reason == "only one annotator"
+    assert missing == "— only one annotator"
+    # on a page: a dash, and the reason in small type, escaped
+    assert missing.__html__() == '— <small class="missing">only one annotator</small>'
+    assert Missing("<b>").__html__() == '— <small class="missing">&lt;b&gt;</small>'
+    assert Missing().__html__() == "—"
     stat = {"value": None, "undefined": "only one annotator"}
-    assert fmt_stat(stat, undefined=UNDEFINED_WITH_REASON) == "undefined — only one annotator"
+    assert fmt_stat(stat, undefined=UNDEFINED_WITH_REASON) == "— only one annotator"
     assert fmt_stat({}, undefined="undefined ({reason})") == "undefined (no value)"
     assert stat_value({"value": 0.0}) == 0.0 and stat_value(None) is None
 

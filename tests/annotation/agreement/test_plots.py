@@ -35,14 +35,14 @@ def test_bar_chart_escapes_and_labels_every_bar():
     root = parse(svg)
     title, desc = accessible_name(root)
     assert title == "Alpha <by> topic & more"
-    assert "cook & <bake>: 0.500 (0.300 to 0.700)" in desc and "empty: undefined" in desc
+    assert "cook & <bake>: 0.500 (0.300 to 0.700)" in desc and "empty: no value" in desc
     bars = root.findall("s:g[@class='bar']", NS)
     assert [b.find("s:title", NS).text for b in bars] == [
         "cook & <bake>: 0.500",
         "diy: -0.250",
-        "empty: undefined",
+        "empty: no value",
     ]
-    assert [len(b.findall("s:rect", NS)) for b in bars] == [1, 1, 0]  # undefined: no bar
+    assert [len(b.findall("s:rect", NS)) for b in bars] == [1, 1, 0]  # no value: no bar
     assert len(bars[0].findall("s:path", NS)) == 1  # CI whisker
     # The negative bar ends at the zero line; the positive one starts there.
     zero = float(root.findall("s:line", NS)[0].get("x1"))

@@ -139,8 +139,10 @@ def test_undefined_statistics_are_text_not_nan(researcher_client, db):
     r = researcher_client.get(reverse("annotation:report", args=[study.pk]))
     html = r.content.decode()
     assert r.status_code == 200
-    assert "undefined — only one annotator" in html
+    # a dash, and what is missing in small type; never NaN or "undefined"
+    assert '— <small class="missing">only one annotator</small>' in html
     assert not re.search(r"\bnan\b", html, re.IGNORECASE)
+    assert not re.search(r"\bundefined\b", html)
 
 
 def test_empty_study_report_renders(researcher_client, db):
