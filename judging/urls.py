@@ -4,6 +4,7 @@ Judges and judge runs are launched from the console (``admin/judging/``)."""
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
+from judging.api import alt_test as alt_test_api
 from judging.api import analyses as analyses_api
 from judging.api import compare as compare_api
 from judging.api import disagreements as disagreements_api
@@ -13,6 +14,7 @@ from judging.api import reward as reward_api
 from judging.api import scores as scores_api
 from judging.api import validation as validation_api
 from judging.api import views as api
+from judging.views import alt_test as alt_test_views
 from judging.views import analyses, compare
 from judging.views import disagreements as disagreements_views
 from judging.views import metric_validation as metric_validation_views
@@ -25,6 +27,9 @@ pages = [
     path("rankings/", compare.rankings, name="rankings"),
     path("leaderboard/", compare.leaderboard, name="leaderboard"),
     path("validation/", validation_views.validation, name="validation"),
+    path("validation/alt-test/", alt_test_views.validation_alt_test, name="validation_alt_test"),
+    path("validation/alt-test/plan/", alt_test_views.alt_test_plan, name="alt_test_plan"),
+    path("rankings/ppi/", alt_test_views.rankings_ppi, name="rankings_ppi"),
     path("disagreements/", disagreements_views.disagreements, name="disagreements"),
     path("metric-validation/", metric_validation_views.metric_validation, name="metric_validation"),
 ]
@@ -49,6 +54,13 @@ api_patterns = [
     path("compare/rankings/", compare_api.RankingsView.as_view(), name="rankings"),
     path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
     path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
+    path(
+        "validation/alt-test/",
+        alt_test_api.ValidationAltTestView.as_view(),
+        name="validation_alt_test",
+    ),
+    path("validation/alt-test/plan/", alt_test_api.AltTestPlanView.as_view(), name="alt_test_plan"),
+    path("how2score/ppi/", alt_test_api.How2ScorePPIView.as_view(), name="how2score_ppi"),
     path("validation/probes/", probes_api.JudgeProbesView.as_view(), name="validation_probes"),
     path("disagreements/", disagreements_api.DisagreementsView.as_view(), name="disagreements"),
     path(
