@@ -7,7 +7,7 @@ places, minutes, devices, filters); ``PATCH /studies/{id}/`` changes places, rew
 ``POST /studies/{id}/transition/`` with ``PUBLISH``, ``PAUSE``, ``START``, ``STOP`` from the
 statuses Prolific allows.
 
-Participants are simulated: :meth:`start` takes a place (an ``ACTIVE`` submission, its id the
+Participants are simulated: :meth:`take_place` takes a place (an ``ACTIVE`` submission, its id the
 ``SESSION_ID``), :meth:`set_status` moves a submission (``RETURNED`` or ``TIMED-OUT`` give the
 place back) and emits ``submission.status.change``; study status changes emit
 ``study.status.change``."""
@@ -116,7 +116,7 @@ class LifecycleMixin:
         return 200, study
 
     # --- simulated participants ----------------------------------------------------------------
-    def start(self, study_id: str, participant_id: str) -> str:
+    def take_place(self, study_id: str, participant_id: str) -> str:
         """A participant takes a place; returns the submission id (their SESSION_ID)."""
         with self._lock:
             study = self.studies[study_id]
