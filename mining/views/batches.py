@@ -23,6 +23,7 @@ from mining.models import MiningBatch, MiningDocument
 from mining.selectors import batches as selectors
 from mining.services import batches as services
 from mining.services import promotion
+from mining.services.kept_uploads import kept_forget
 from mining.stages import STAGES
 
 
@@ -52,8 +53,11 @@ def batch_new(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, validation_text(exc))
         else:
+            kept_forget(d.get("kept_file") or "")  # the batch has its own copy now
             messages.success(request, f"Batch {batch.pk} queued.")
             return redirect(batch)
+    if request.method == "POST":  # refused: the file sent is kept for the next try
+        form.keep_upload()
     return render(request, "mining/batch_new.html", {"form": form})
 
 
