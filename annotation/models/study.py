@@ -241,7 +241,7 @@ class StudyItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk} of {self.study_id}"
+        return f"{self.get_kind_display()} item #{self.pk} (study #{self.study_id})"
 
 
 class Participant(models.Model):

@@ -97,7 +97,7 @@ class Generator(models.Model):
     class PromptVariant(models.TextChoices):
         INSTRUCT = "instruct", "Instruct (H.2)"
         BASE = "base", "Base (H.2)"
-        NONE = "none", "None / unknown"
+        NONE = "none", "Not recorded"
 
     name = models.CharField(max_length=128, unique=True)
     model = models.CharField(max_length=255, blank=True)

@@ -41,6 +41,10 @@ def uncertainty_block(*, judge: Judge, dataset: Dataset | None) -> dict[str, Any
                 else {
                     "generator": test["generator_b"],
                     "n": test["n_common"],
+                    # no test to show: say what is missing instead of "Δ — pts … n 0"
+                    "why": "no candidates judged for both"
+                    if not test["n_common"] or test["difference"] is None
+                    else "",
                     "difference": fmt_number(
                         None if test["difference"] is None else 100 * test["difference"], 1
                     ),
