@@ -59,13 +59,15 @@ class DisagreementsView(APIView):
         name = request.query_params.get("judge", "").strip()
         if not name:
             errors["judge"] = "required: a judge name"
+        elif sel.judge_name_error(name):
+            errors["judge"] = sel.judge_name_error(name)
         if errors:
             raise ValidationError(errors)
         n_resamples = int_param(request, "bootstrap", 1000, low=0, high=sel.MAX_RESAMPLES)
         seed = int_param(request, "seed", 0, low=0, high=2**32 - 1)
         filters = sel.filters_from_query(request.query_params)
         study = get_object_or_404(Study, pk=study_id)
-        judge = comparison_sel.judges_by_names([name[:128]], field="judge")[0]
+        judge = comparison_sel.judges_by_names([name], field="judge")[0]
         data = sel.study_disagreements(study=study, judge=judge)
         page = sel.paginate(sel.select_rows(data, filters), filters)
 

@@ -72,10 +72,15 @@ class Filters:
             "page_size": self.page_size,
             **override,
         }
-        defaults = Filters()
-        default_values = {"kind": ",".join(defaults.kinds), "sort": "item", "page": 1}
-        default_values["page_size"] = PAGE_SIZE
-        return {k: v for k, v in values.items() if v not in ("", None, default_values.get(k))}
+        defaults = {"kind": ",".join(dis.DISAGREEMENTS), "sort": "item", "page": 1}
+        defaults["page_size"] = PAGE_SIZE
+        return {k: v for k, v in values.items() if v not in ("", None, defaults.get(k))}
+
+
+def judge_name_error(name: str) -> str | None:
+    """Why a ``judge`` query value is refused (a control character, over-long), or None."""
+    error = typed_text_error(name, "judge", 128)
+    return error.removeprefix("judge: ") if error else None
 
 
 def _whole(raw: str, name: str, *, low: int, high: int, errors: dict[str, str]) -> int | None:

@@ -37,7 +37,11 @@ def disagreements(request: HttpRequest) -> HttpResponse:
     if study_id and not study_id.isdigit():
         errors.append(f"study: expected a study id, got {study_id[:40]!r}")
     study = get_object_or_404(Study, pk=int(study_id)) if study_id.isdigit() else None
-    judge = get_object_or_404(Judge, name=judge_name[:128]) if judge_name else None
+    judge = None
+    if judge_name and sel.judge_name_error(judge_name):
+        errors.append(f"judge: {sel.judge_name_error(judge_name)}")
+    elif judge_name:
+        judge = get_object_or_404(Judge, name=judge_name)
     fmt = request.GET.get("format", "")
     if fmt and fmt not in EXPORT_FORMATS:
         errors.append(f"format: choose one of {', '.join(EXPORT_FORMATS)}")

@@ -107,6 +107,8 @@ def test_page_filters_sort_and_pages(scenario, researcher_client):
         ({"format": "xml"}, "format: choose one of"),
         ({"format": "csv", "topic": "Gardening"}, "topic: no judged item"),
         ({"study": "abc"}, "study: expected a study id"),
+        ({"judge": "judge\x00d"}, "judge: contains a control character"),
+        ({"judge": "j" * 129}, "judge: 129 characters"),
     ],
 )
 def test_page_refuses_bad_options_with_a_reason(scenario, researcher_client, params, reason):
@@ -117,6 +119,7 @@ def test_page_refuses_bad_options_with_a_reason(scenario, researcher_client, par
 
 def test_page_unknown_study_or_judge_is_404(scenario, researcher_client):
     assert researcher_client.get(PAGE, _q(scenario, study=10**9)).status_code == 404
+    assert researcher_client.get(PAGE, _q(scenario, study=10**30)).status_code == 404
     assert researcher_client.get(PAGE, _q(scenario, judge="nobody")).status_code == 404
 
 
@@ -193,6 +196,8 @@ def test_api_returns_the_page_rows(scenario, researcher_client):
         ({"topic": "Gardening"}, 400, "topic"),
         ({"bootstrap": "-3"}, 400, "bootstrap"),
         ({"judge": "nobody"}, 400, "judge"),
+        ({"judge": "judge\x00d"}, 400, "judge"),
+        ({"topic": "a\x00"}, 400, "topic"),
         ({"study": str(10**9)}, 404, None),
     ],
 )
