@@ -7,7 +7,7 @@ from typing import Any
 
 from annotation.models import Study
 from core.charts import bar_chart_svg, confusion_matrix_svg
-from core.formatting import fmt_interval, fmt_stat
+from core.formatting import Missing, fmt_interval, fmt_stat
 from judging import comparison as cmp
 from judging.models import Judge
 from judging.selectors import probes_pages
@@ -96,6 +96,9 @@ def validation_page_context(
         study=study, judge=judge, n_resamples=n_resamples, seed=seed
     )
     loo = report["leave_one_out"]
+    if report["versus_humans"]["position"] == "undefined":  # the API's word; the page says why
+        why = "not placed: the judge or the annotators have no agreement on these items"
+        report = {**report, "versus_humans": {**report["versus_humans"], "position": Missing(why)}}
     context.update(
         report=report,
         rows=[
