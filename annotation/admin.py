@@ -5,6 +5,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
+from annotation.admin_codebook import CodebookVersionAdmin  # noqa: F401 (registers it)
 from annotation.models import (
     Adjudication,
     Annotation,

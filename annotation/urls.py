@@ -4,6 +4,7 @@ API (``api/``)."""
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
+from annotation.api import codebook_versions as codebook_versions_api
 from annotation.api import report as report_api
 from annotation.api import views as api
 from annotation.views import flow, prolific, prolific_study, report, research, rounds
@@ -65,6 +66,9 @@ pages = [
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("studies", api.StudyViewSet, basename="study")
+router.register(
+    "codebook-versions", codebook_versions_api.CodebookVersionViewSet, basename="codebook-version"
+)
 
 api_patterns = [
     path("studies/<int:pk>/report/", report_api.StudyReportView.as_view(), name="report"),

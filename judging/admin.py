@@ -21,6 +21,7 @@ from core.errors import validation_text
 from core.polling import Poll, next_poll
 from core.roles import is_admin
 from core.runs.console import RunAdmin
+from judging.admin_prompts import PromptVersionAdmin  # noqa: F401 (registers it)
 from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment, LeaderboardReport
 from judging.selectors import judgments as selectors
 from judging.services import estimates
@@ -33,7 +34,7 @@ class JudgeAdmin(admin.ModelAdmin):
         "name",
         "backend",
         "model",
-        "prompt_template",
+        "prompt_version",
         "concurrency",
         "price_input_per_mtok",
         "price_output_per_mtok",

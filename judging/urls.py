@@ -10,6 +10,7 @@ from judging.api import compare as compare_api
 from judging.api import disagreements as disagreements_api
 from judging.api import metric_validation as metric_validation_api
 from judging.api import probes as probes_api
+from judging.api import prompt_versions as prompt_versions_api
 from judging.api import reward as reward_api
 from judging.api import scores as scores_api
 from judging.api import validation as validation_api
@@ -18,6 +19,7 @@ from judging.views import alt_test as alt_test_views
 from judging.views import analyses, compare
 from judging.views import disagreements as disagreements_views
 from judging.views import metric_validation as metric_validation_views
+from judging.views import prompt_versions as prompt_versions_views
 from judging.views import validation as validation_views
 
 pages = [
@@ -27,6 +29,11 @@ pages = [
     path("rankings/", compare.rankings, name="rankings"),
     path("leaderboard/", compare.leaderboard, name="leaderboard"),
     path("validation/", validation_views.validation, name="validation"),
+    path(
+        "validation/prompt-versions/",
+        prompt_versions_views.prompt_versions,
+        name="prompt_versions",
+    ),
     path("validation/alt-test/", alt_test_views.validation_alt_test, name="validation_alt_test"),
     path("validation/alt-test/plan/", alt_test_views.alt_test_plan, name="alt_test_plan"),
     path("rankings/ppi/", alt_test_views.rankings_ppi, name="rankings_ppi"),
@@ -47,6 +54,9 @@ router.include_root_view = False
 router.register("judges", api.JudgeViewSet, basename="judge")
 router.register("judge-runs", api.JudgeRunViewSet, basename="judge-run")
 router.register("judgments", api.JudgmentViewSet, basename="judgment")
+router.register(
+    "prompt-versions", prompt_versions_api.PromptVersionViewSet, basename="prompt-version"
+)
 
 api_patterns = [
     path("compare/studies/<int:pk>/", compare_api.StudyComparisonView.as_view(), name="study"),
@@ -54,6 +64,11 @@ api_patterns = [
     path("compare/rankings/", compare_api.RankingsView.as_view(), name="rankings"),
     path("compare/leaderboard/", compare_api.LeaderboardView.as_view(), name="leaderboard"),
     path("validation/", validation_api.JudgeValidationView.as_view(), name="validation"),
+    path(
+        "prompt-versions/compare/",
+        prompt_versions_api.PromptVersionComparisonView.as_view(),
+        name="prompt_version_comparison",
+    ),
     path(
         "validation/alt-test/",
         alt_test_api.ValidationAltTestView.as_view(),

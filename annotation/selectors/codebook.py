@@ -21,4 +21,4 @@ def study_codebook(*, study: Study) -> dict[str, Any]:
 
 
 def codebook_version_list():
-    return CodebookVersion.objects.select_related("author").order_by("-number")
+    return CodebookVersion.objects.select_related("author").order_by("number")

@@ -21,6 +21,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "api_key_env",
             "endpoint",
             "prompt_template",
+            "prompt_version",
             "decoding",
             "structured_output",
             "parse_profile",

@@ -13,6 +13,7 @@ from judging.models import PromptVersion
 
 
 def _checked(*, name: str, text: str, note: str) -> None:
+    """The text gate, the name, a text that can be rendered, the note's length."""
     check_text(name, "name")
     check_text(text, "text")
     check_text(note, "note")
@@ -28,6 +29,14 @@ def _checked(*, name: str, text: str, note: str) -> None:
     PromptVersion.objects.shipped(name)  # a shipped prompt's own text stays its version 1
 
 
+def prompt_version_check(*, name: str, text: str, note: str = "") -> None:
+    """What :func:`prompt_version_create` refuses, by field (the console's form shows it)."""
+    _checked(name=name, text=text, note=note)
+    same = PromptVersion.objects.filter(name=name, sha256=prompting.text_sha256(text)).first()
+    if same is not None:
+        raise ValidationError({"text": f"this text is already {same} (nothing changed)"})
+
+
 @transaction.atomic
 def prompt_version_create(
     *,
@@ -39,11 +48,8 @@ def prompt_version_create(
 ) -> PromptVersion:
     """The next version of prompt ``name``; a text it already has is refused, naming the
     version that holds it."""
-    _checked(name=name, text=text, note=note)
+    prompt_version_check(name=name, text=text, note=note)
     sha = prompting.text_sha256(text)
-    same = PromptVersion.objects.filter(name=name, sha256=sha).first()
-    if same is not None:
-        raise ValidationError({"text": f"this text is already {same} (nothing changed)"})
     return version_save(
         PromptVersion(name=name, text=text, sha256=sha, note=note, author=author, is_demo=is_demo)
     )

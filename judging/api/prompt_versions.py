@@ -1,0 +1,100 @@
+"""API of judge prompt versions: ``/api/prompt-versions/`` (researchers list and read, with
+the diff against the version before; admins create the next version of a prompt), and the
+comparison of a judge family's prompt versions on a study (``/api/prompt-versions/compare/``)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Study
+from core.versions import NOTE_MAX_CHARS
+from core.versions_api import VERSION_FIELDS, VersionDetailMixin, VersionSerializer, VersionViewSet
+from judging import prompting
+from judging.api.validation import MAX_RESAMPLES, int_param
+from judging.models import PromptVersion
+from judging.selectors import prompt_versions as sel
+from judging.selectors.comparison import judges_by_names
+from judging.services.prompt_versions import prompt_version_create
+
+
+class PromptVersionSerializer(VersionSerializer):
+    class Meta:
+        model = PromptVersion
+        fields = ("name", "sha256", *VERSION_FIELDS)
+
+
+class PromptVersionDetailSerializer(VersionDetailMixin, PromptVersionSerializer):
+    judges = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+
+    class Meta(PromptVersionSerializer.Meta):
+        fields = (*PromptVersionSerializer.Meta.fields, "text", "judges", "changes", "diff")
+
+
+class PromptVersionCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=64, default=prompting.DEFAULT_TEMPLATE)
+    text = serializers.CharField(max_length=prompting.PROMPT_MAX_CHARS, trim_whitespace=False)
+    note = serializers.CharField(max_length=NOTE_MAX_CHARS, required=False, allow_blank=True)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Judge prompt versions"),
+    retrieve=extend_schema(summary="One prompt version: its text, judges and diff"),
+    create=extend_schema(
+        summary="The next version of a judge prompt (admins)",
+        request=PromptVersionCreateSerializer,
+        responses=PromptVersionDetailSerializer,
+    ),
+)
+class PromptVersionViewSet(VersionViewSet):
+    serializer_class = PromptVersionSerializer
+    detail_serializer_class = PromptVersionDetailSerializer
+    create_serializer_class = PromptVersionCreateSerializer
+    filterset_fields = ("name", "is_demo")
+
+    def get_queryset(self):
+        return sel.prompt_version_list()
+
+    def create_version(self, data: dict, author):
+        return prompt_version_create(author=author, **data)
+
+
+class PromptVersionComparisonView(APIView):
+    @extend_schema(
+        summary="The prompt versions of a judge's family on a study: agreement, kappa, AC1 "
+        "with bootstrap CIs and the alt-test's winning rate per version; McNemar's exact test "
+        "of each version against the judge on the items both judged",
+        parameters=[
+            OpenApiParameter("study", OpenApiTypes.INT, required=True),
+            OpenApiParameter("judge", OpenApiTypes.STR, required=True, description="judge name"),
+            OpenApiParameter("bootstrap", OpenApiTypes.INT, description="resamples (1000)"),
+            OpenApiParameter("seed", OpenApiTypes.INT, description="bootstrap seed (0)"),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request) -> Response:
+        errors = {}
+        study_id = int_param(request, "study", None, low=1, high=2**63 - 1)
+        if study_id is None:
+            errors["study"] = "required: a study id"
+        name = request.query_params.get("judge", "").strip()
+        if not name:
+            errors["judge"] = "required: a judge name"
+        if errors:
+            raise ValidationError(errors)
+        study = get_object_or_404(Study, pk=study_id)
+        judge = judges_by_names([name], field="judge")[0]
+        return Response(
+            sel.prompt_version_comparison(
+                study=study,
+                judge=judge,
+                n_resamples=int_param(request, "bootstrap", 1000, low=0, high=MAX_RESAMPLES),
+                seed=int_param(request, "seed", 0, low=0, high=2**32 - 1),
+            )
+        )
