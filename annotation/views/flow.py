@@ -97,17 +97,12 @@ def _stage_url(study: Study, participant: Participant) -> str:
     return reverse(f"annotation:{name}", args=[study.slug])
 
 
+_REFUSAL_STATUS = {"bad_link": 400, "no_session": 403, "excluded": 403, "full": 409}
+_REFUSAL_STATUS |= {"session_conflict": 409, "closed": 410, "rate_limited": 429, "paused": 503}
+
+
 def _refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
-    status = {
-        "bad_link": 400,
-        "no_session": 403,
-        "excluded": 403,
-        "full": 409,
-        "session_conflict": 409,
-        "closed": 410,
-        "rate_limited": 429,
-        "paused": 503,
-    }.get(reason, 400)
+    status = _REFUSAL_STATUS.get(reason, 400)
     return render(
         request,
         "annotation/refused.html",
@@ -144,10 +139,8 @@ def _load(request: HttpRequest, slug: str, *stages: str, with_assignment_state: 
     return study, participant, None
 
 
-# Following a study link creates nothing (a link checker may follow it): it resumes the
-# participant the link or the account already has, or checks that a new one may join and keeps
-# the entry in a signed cookie; the consent POST creates the participant. A signed-in account
-# that takes part already continues as that participant, whichever link it followed.
+# A link followed creates nothing: it resumes the link's or the account's participant, or keeps
+# a checked entry in a signed cookie for the consent POST, which creates the participant.
 _ENTRY_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
 
 
@@ -195,16 +188,7 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         return _refused(request, study, refusal.reason, refusal.message)
     if participant is None:  # a new participant: created when they consent
         response = redirect("annotation:consent", study.slug)
-        response.set_signed_cookie(
-            _entry_cookie(study.slug),
-            json.dumps(params),
-            salt=_COOKIE_SALT,
-            max_age=_COOKIE_MAX_AGE,
-            httponly=True,
-            samesite="Lax",
-            secure=request.is_secure(),
-            path=f"/study/s/{study.slug}/",
-        )
+        _set_cookie(request, response, _entry_cookie(study.slug), json.dumps(params), study)
         response.delete_cookie(_cookie_name(study.slug), path=f"/study/s/{study.slug}/")
         return response
     return _with_participant(request, redirect(_stage_url(study, participant)), participant)
@@ -223,9 +207,15 @@ def _with_participant(request: HttpRequest, response, participant: Participant) 
     """``response`` with the participant's signed cookie (and no pending entry left)."""
     study = participant.study
     response.delete_cookie(_entry_cookie(study.slug), path=f"/study/s/{study.slug}/")
+    _set_cookie(request, response, _cookie_name(study.slug), str(participant.pk), study)
+    return response
+
+
+def _set_cookie(request: HttpRequest, response, name: str, value: str, study: Study) -> None:
+    """A signed cookie of this study's pages (HMAC with SECRET_KEY)."""
     response.set_signed_cookie(
-        _cookie_name(study.slug),
-        str(participant.pk),
+        name,
+        value,
         salt=_COOKIE_SALT,
         max_age=_COOKIE_MAX_AGE,
         httponly=True,
@@ -233,7 +223,6 @@ def _with_participant(request: HttpRequest, response, participant: Participant) 
         secure=request.is_secure(),
         path=f"/study/s/{study.slug}/",
     )
-    return response
 
 
 @require_http_methods(["GET", "POST"])
@@ -313,6 +302,7 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
         state=kept["state"] if kept else assignment_saved_state(assignment=assignment),
         errors=kept["errors"] if kept else (),
     )
+    context["field_errors"] = (kept or {}).get("fields") or {}
     return render(request, "annotation/item.html", context)
 
 
@@ -336,8 +326,12 @@ def _typed(label) -> dict:
     return state
 
 
-def _keep(request: HttpRequest, assignment_id: int, label, errors: list[str]) -> None:
-    request.session[_kept_key(assignment_id)] = {"state": _typed(label), "errors": list(errors)}
+def _keep(request: HttpRequest, assignment_id: int, label, errors: list[str], fields=None) -> None:
+    request.session[_kept_key(assignment_id)] = {
+        "state": _typed(label),
+        "errors": list(errors),
+        "fields": dict(fields or {}),  # the page's field -> its refusal, shown at the field
+    }
 
 
 def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
@@ -399,7 +393,7 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
             for message in refusal.messages:
                 messages.error(request, message)
             return redirect("annotation:item", study.slug)
-        _keep(request, assignment.pk, label, refusal.messages)
+        _keep(request, assignment.pk, label, refusal.messages, refusal.fields)
         return redirect("annotation:item", study.slug)
     if not result.created:  # submitted before (another tab): show the first answer
         request.session[_kept_key(assignment.pk)] = {"state": _typed(label), "errors": []}
@@ -476,7 +470,10 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
     if response:
         return response
     code = final_code(study=study, participant=participant)
-    redirect_url = conf.prolific_completion_url(code) if participant.prolific_pid else ""
+    # back to Prolific only from a Prolific study (one with a Prolific id) that the participant
+    # entered from Prolific; any other (the demo, an account's study) shows its code and stays
+    from_prolific = bool(participant.prolific_pid and study.prolific_study_id)
+    redirect_url = conf.prolific_completion_url(code) if from_prolific else ""
     context = final_context(
         study=study, participant=participant, code=code, redirect_url=redirect_url
     )

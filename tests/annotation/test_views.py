@@ -21,7 +21,13 @@ def age(assignment, seconds=120):
 
 
 def test_full_prolific_session_with_completion_redirect(client):
-    study = make_study(n_items=2, items_per_participant=2, min_seconds_per_item=90, n_training=1)
+    study = make_study(
+        n_items=2,
+        items_per_participant=2,
+        min_seconds_per_item=90,
+        n_training=1,
+        prolific_study_id="S1",
+    )
     r = enter(client, study)
     r = client.get(r.url)
     assert b"I agree" in r.content
