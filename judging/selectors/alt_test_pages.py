@@ -122,7 +122,7 @@ def plan_context(params: Mapping[str, str]) -> dict[str, Any]:
             axis_label="expected ω (passes at 0.5)",
             id_prefix="alt-test-plan",
         ),
-        plan_kappa=f"{plan['annotator_kappa']:.2f}",
+        plan_kappa="—" if plan["annotator_kappa"] is None else f"{plan['annotator_kappa']:.2f}",
         plan_accuracy=f"{plan['judge_accuracy_vs_majority']:.2f}",
     )
     return context

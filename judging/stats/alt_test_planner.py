@@ -18,6 +18,7 @@ Benjamini–Yekutieli decisions come from the same functions.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,6 +83,12 @@ def array_alt_test(
         n_rejected[e, b] = sum(benjamini_yekutieli([float(x) for x in p_values[e, b]], q))
     omegas = {e: list(n_rejected[k] / n_annotators) for k, e in enumerate(epsilons)}
     return omegas, [float(x) for x in judge_win.mean(axis=2).mean(axis=1)]
+
+
+def _nanmean(values) -> float | None:
+    """The mean of the defined values; None when none is (every κ undefined)."""
+    finite = [float(v) for v in values if not np.isnan(v)]
+    return float(np.mean(finite)) if finite else None
 
 
 def _check(name: str, value: int) -> None:
@@ -195,9 +202,10 @@ def plan(
             rho[size].extend(rhos)
             for eps in epsilons:
                 omega[size][eps].extend(omegas[eps])
-            kappa[size].extend(
-                np.nanmean([_kappa(labels[:, a], labels[:, b], n_categories) for a, b in pairs], 0)
-            )
+            with warnings.catch_warnings():  # every pair's κ undefined: NaN, said as such
+                warnings.simplefilter("ignore", RuntimeWarning)
+                kappas = [_kappa(labels[:, a], labels[:, b], n_categories) for a, b in pairs]
+                kappa[size].extend(np.nanmean(kappas, 0))
             counts = np.stack([(labels == c).sum(axis=1) for c in range(n_categories)], axis=-1)
             accuracy[size].extend((counts.argmax(axis=-1) == llm).mean(axis=1))
     out_rows = []
@@ -209,7 +217,7 @@ def plan(
                 "advantage_probability": float(np.mean(rho[s])),
                 "advantage_probability_p05": float(np.percentile(rho[s], 5)),
                 "advantage_probability_p95": float(np.percentile(rho[s], 95)),
-                "annotator_kappa": float(np.nanmean(kappa[s])),
+                "annotator_kappa": _nanmean(kappa[s]),
                 "judge_accuracy_vs_majority": float(np.mean(accuracy[s])),
             }
         )
@@ -221,7 +229,9 @@ def plan(
         "parameters": {**params, "sizes": sizes, "epsilons": epsilons},
         "rows": out_rows,
         "smallest_n_items_passing": smallest,
-        "annotator_kappa": float(np.nanmean([r["annotator_kappa"] for r in out_rows])),
+        "annotator_kappa": _nanmean(
+            [np.nan if r["annotator_kappa"] is None else r["annotator_kappa"] for r in out_rows]
+        ),
         "judge_accuracy_vs_majority": float(
             np.mean([r["judge_accuracy_vs_majority"] for r in out_rows])
         ),

@@ -133,7 +133,7 @@ class Command(BaseCommand):
             return
         eps = list(result["rows"][0]["winning_rate"])
         self.stdout.write(
-            f"Expected winning rate ω (annotators' κ {result['annotator_kappa']:.2f}, judge "
+            f"Expected winning rate ω (annotators' κ {_fmt(result['annotator_kappa'])}, judge "
             f"accuracy vs majority {result['judge_accuracy_vs_majority']:.2f})"
         )
         self.stdout.write("items  " + "  ".join(f"ε={e:>5}" for e in eps) + "  ρ")
