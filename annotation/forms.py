@@ -15,6 +15,12 @@ from core.forms import GatedFormMixin
 KNOWN_ITEMS_MAX_BYTES = 5 * 1024 * 1024
 
 
+class RoundForm(GatedFormMixin, forms.Form):
+    """The next round's name (empty: the study's name and the round's number)."""
+
+    name = forms.CharField(max_length=200, required=False)
+
+
 class StudyCreateForm(GatedFormMixin, forms.ModelForm):
     dataset = forms.ModelChoiceField(
         queryset=Dataset.objects.all(), help_text="Procedures come from this dataset."

@@ -93,11 +93,6 @@ def label_text_problems(label: ParsedLabel) -> list[tuple[str, str]]:
     ]
 
 
-def label_text_errors(label: ParsedLabel) -> list[str]:
-    """The refusals of :func:`label_text_problems`, messages only."""
-    return [message for _, message in label_text_problems(label)]
-
-
 def draft_save(
     *, assignment: Assignment, label: ParsedLabel, active_ms: int = 0, now: datetime | None = None
 ) -> bool:
@@ -143,7 +138,8 @@ def _refuse_unready(
 ) -> None:
     """Refuse (SubmissionRefused) text the gate refuses and an early or incomplete submission.
     A refused submit writes nothing (the page keeps what was typed)."""
-    problems: list[str] = label_text_errors(label)
+    refused_text = label_text_problems(label)
+    problems: list[str] = [message for _, message in refused_text]
     waited = rules.waited_seconds(served_at=assignment.served_at, now=now)
     left = rules.seconds_left(min_seconds=study.min_seconds_per_item, waited=waited)
     if left:
@@ -154,7 +150,7 @@ def _refuse_unready(
     )
     problems.extend(form_submission_errors(label, form=form, item=view, n_l1=n_l1))
     if problems:
-        raise SubmissionRefused(problems)
+        raise SubmissionRefused(problems, fields=dict(refused_text))
 
 
 def _store(

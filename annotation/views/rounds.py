@@ -10,28 +10,32 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from annotation.forms import RoundForm
 from annotation.models import Study, StudyRound
 from annotation.selectors import quality as qs
 from annotation.selectors.rounds import round_split, rounds_comparison
 from annotation.services import rounds as round_services
 from core.access import researcher_required
 from core.errors import validation_text
+from core.middleware import text_gate_exempt
 from core.roles import is_admin
 
 
+@text_gate_exempt  # RoundForm gates every posted value at its field (core.forms)
 @researcher_required
 def rounds_page(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
-    if request.method == "POST":
+    form = RoundForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
         try:
             new = round_services.round_create(
-                study=study, user=request.user, name=request.POST.get("name", "")
+                study=study, user=request.user, name=form.cleaned_data["name"]
             )
-        except ValidationError as exc:
-            messages.error(request, validation_text(exc))
-            return redirect(reverse("annotation:rounds", args=[study.pk]))
-        messages.success(request, f"Round “{new.name}” created: set its Prolific study id.")
-        return redirect(reverse("annotation:rounds", args=[new.pk]))
+        except ValidationError as exc:  # at the field, the name typed kept
+            form.add_error("name", validation_text(exc))
+        else:
+            messages.success(request, f"Round “{new.name}” created: set its Prolific study id.")
+            return redirect(reverse("annotation:rounds", args=[new.pk]))
     carried, excluded = round_split(study=study)
     context = {
         "study": study,
@@ -41,5 +45,7 @@ def rounds_page(request: HttpRequest, pk: int) -> HttpResponse:
         "next_excluded": excluded,
         "terms": qs.study_pay(study),
         "can_write": is_admin(request.user),
+        "round_form": form,
     }
-    return render(request, "annotation/paid/rounds.html", context)
+    status = 400 if form.is_bound and form.errors else 200
+    return render(request, "annotation/paid/rounds.html", context, status=status)

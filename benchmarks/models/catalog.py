@@ -9,6 +9,10 @@ from django.urls import reverse
 from benchmarks.checkpoints import checkpoint_validator
 
 
+# the longest description typed for a dataset or generator (docs/reference/limits.md)
+DESCRIPTION_MAX = 10_000
+
+
 class Topic(models.Model):
     """One of the 14 WebOrganizer topics (seed 000 §3.1). Seeded by a migration."""
 
@@ -28,7 +32,7 @@ class Dataset(models.Model):
 
     name = models.CharField(max_length=128)
     version = models.CharField(max_length=32, default="v1")
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -105,7 +109,7 @@ class Generator(models.Model):
     prompt_variant = models.CharField(
         max_length=16, choices=PromptVariant.choices, default=PromptVariant.NONE
     )
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX)
     # Training checkpoint this generator is (Figure 1b, D.3, D.4): {"family", "size", "stage",
     # "step", "flops"}; empty for models that are not part of a checkpoint series.
     checkpoint = models.JSONField(default=dict, blank=True, validators=[checkpoint_validator])

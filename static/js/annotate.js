@@ -255,6 +255,12 @@
     });
   }
   restore();
+  // a refused submit: each refusal of typed text at its field, as the autosave shows them
+  var refused = document.getElementById("field-errors");
+  if (refused) {
+    var byField = JSON.parse(refused.textContent || "{}");
+    Object.keys(byField).forEach(function (key) { showFieldError(key, byField[key]); });
+  }
 
   updateReading();
   updateChoice();

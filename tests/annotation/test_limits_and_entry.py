@@ -95,6 +95,8 @@ def test_an_over_long_comment_is_refused_at_draft_and_submit_never_cut(client):
     assert not Annotation.objects.exists()
     page = client.get(r.url).content.decode()
     assert "over the limit of 5,000" in page
+    # the refusal also rides to its field (static/js/annotate.js shows it under the textarea)
+    assert '<script id="field-errors" type="application/json">{"comments": "Comments: 5,007' in page
     # at the limit it is stored and exported whole
     exact = "e" * labels.MAX_COMMENTS
     client.post(url("submit", study, a.pk), item_page_fields(comments=exact))
@@ -165,3 +167,15 @@ def test_a_signed_in_account_is_one_participant_whichever_link(client, make_user
     assert Participant.objects.count() == 1
     home = client.get("/").content.decode()
     assert "codebook next" in home and "not joined yet" not in home
+
+
+def test_a_control_character_in_the_next_rounds_name_is_a_field_error(client, make_user):
+    study = make_study(n_items=2)
+    client.force_login(make_user("r", role="researcher"))
+    page = client.post(reverse("annotation:rounds", args=[study.pk]), {"name": "Round\x1b two"})
+    html = page.content.decode()
+    assert page.status_code == 400 and "This request was refused" not in html
+    assert 'id="round-name-error"' in html and "U+001B" in html
+    assert 'value="Round' in html and Study.objects.count() == 1
+    ok = client.post(reverse("annotation:rounds", args=[study.pk]), {"name": "Round two"})
+    assert ok.status_code == 302 and Study.objects.filter(name="Round two").exists()

@@ -5,6 +5,7 @@ field; long unbroken text wraps; one account is one participant whichever link i
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -12,7 +13,9 @@ from django.urls import reverse
 
 from annotation.models import Adjudication, Draft, Participant, Study
 from demo.management.commands.load_demo import DEMO_STUDY
+from mining.models import MiningBatch
 from tests.annotation.factories import NO, label_study, make_generations, make_study
+from tests.mining.factories import doc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -173,3 +176,32 @@ def test_one_account_is_one_participant_from_either_link(live_server, page, make
     page.wait_for_selector("#item-form")
     assert Participant.objects.count() == 1
     page.screenshot(path=str(shots / "one-participant-per-account.png"), full_page=True)
+
+
+def test_a_refused_mining_upload_keeps_the_chosen_file(
+    live_server, page, make_user, settings, tmp_path, shots
+):
+    """Issue item 10: after a refused mining upload the file had to be chosen again; and the
+    replay backend was not offered in the form."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    base = live_server.url
+    corpus = tmp_path / "beans.jsonl"
+    corpus.write_text("".join(json.dumps(doc(i)) + "\n" for i in range(2)), encoding="utf-8")
+    login(page, base, make_user, "e2e-admin", "admin", "/mining/new/")
+    page.wait_for_selector("input[name=file]")
+    page.set_input_files("input[name=file]", str(corpus))
+    page.fill("input[name=name]", "beans\x00 batch")
+    page.select_option("select[name=backend]", "replay")
+    page.fill("input[name=recording]", "demo/fixtures/mining/replies.jsonl")
+    page.get_by_role("button", name="Start batch").click()
+    page.wait_for_selector("#kept-file")
+    assert "beans.jsonl" in page.locator("#kept-file").inner_text()
+    name_field = page.locator(".field", has=page.locator("input[name=name]"))
+    assert "U+0000 NUL" in name_field.inner_text()
+    page.fill("input[name=name]", "beans batch")  # the file is not chosen again
+    page.get_by_role("button", name="Start batch").click()
+    page.wait_for_url(re.compile(r"/mining/batches/\d+/$"))
+    batch = MiningBatch.objects.get()
+    assert batch.name == "beans batch" and batch.source_name == "beans.jsonl"
+    assert batch.backends["procedures"]["backend"] == "replay"
+    page.screenshot(path=str(shots / "mining-kept-upload.png"), full_page=True)
