@@ -23,7 +23,7 @@ def int_param(request: Request, name: str, default: int | None, *, low: int, hig
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise ValidationError({name: f"expected a whole number from {low} to {high}, got {raw!r}"})
     return int(raw)
 

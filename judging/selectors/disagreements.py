@@ -84,7 +84,7 @@ def judge_name_error(name: str) -> str | None:
 
 
 def _whole(raw: str, name: str, *, low: int, high: int, errors: dict[str, str]) -> int | None:
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         errors[name] = f"expected a whole number from {low} to {high}, got {raw[:40]!r}"
         return None
     return int(raw)

@@ -34,9 +34,10 @@ def disagreements(request: HttpRequest) -> HttpResponse:
     study_id = request.GET.get("study", "").strip()
     judge_name = request.GET.get("judge", "").strip()
     errors = []
-    if study_id and not study_id.isdigit():
+    is_id = study_id.isascii() and study_id.isdigit()
+    if study_id and not is_id:
         errors.append(f"study: expected a study id, got {study_id[:40]!r}")
-    study = get_object_or_404(Study, pk=int(study_id)) if study_id.isdigit() else None
+    study = get_object_or_404(Study, pk=int(study_id)) if is_id else None
     judge = None
     if judge_name and sel.judge_name_error(judge_name):
         errors.append(f"judge: {sel.judge_name_error(judge_name)}")
