@@ -51,6 +51,12 @@ def _configure_broker(sender=None, **_kwargs) -> None:
             options.setdefault("unacked_restore_interval", int(restore))
             options.setdefault("unacked_restore_throttle", 1)
         app.conf.broker_transport_options = options
+    elif url.startswith("filesystem://"):
+        # the embedded broker's folders, made on first use (a fresh install has none)
+        options = app.conf.broker_transport_options or {}
+        for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
+            if options.get(key):
+                os.makedirs(options[key], exist_ok=True)
     app.conf.beat_schedule = {
         "resume-orphaned-runs": {
             "task": "core.runs_resume_orphans",

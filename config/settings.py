@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "core.middleware.UploadLimitMiddleware",
     "core.middleware.TextGateMiddleware",
+    "core.middleware.BrokerDownMiddleware",  # a launch whose task cannot be sent: 503
     "axes.middleware.AxesMiddleware",  # last: it answers the lockout page
 ]
 
@@ -234,6 +235,9 @@ RUN_LEASE_SECONDS = env_int("RUN_LEASE_SECONDS", 60)
 # A chunk takes no new work after this many seconds and hands over to the next chunk (the Redis
 # visibility timeout is set above it: config.celery.visibility_timeout).
 RUN_CHUNK_SECONDS = env_int("RUN_CHUNK_SECONDS", 300)
+# A run still queued this long after it was sent (its message lost: the broker was down or
+# restarted empty) is sent again by the orphan scan (core.runs.engine.resume_orphans).
+RUN_QUEUED_RESEND_SECONDS = env_int("RUN_QUEUED_RESEND_SECONDS", 120)
 # A judge run is worked in this many lanes at once, one worker each (core.runs.lanes): two
 # workers on one run do twice the work. 1: one execution at a time. At most 16. Read when a run
 # is launched or resumed; always 1 on the embedded SQLite default.

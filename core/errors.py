@@ -25,6 +25,8 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from core.runs.dispatch import BrokerUnavailable
+
 NON_FIELD_KEY = "detail"
 
 
@@ -85,10 +87,14 @@ def validation_text(exc: DjangoValidationError) -> str:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus: Django ``ValidationError`` → 400 naming the fields,
     ``ObjectDoesNotExist`` → 404, a value the database cannot store or compare (``DataError``:
-    an integer past 64 bits, …) → 400 naming the database's reason. Anything else unhandled
+    an integer past 64 bits, …) → 400 naming the database's reason, a broker that cannot be
+    reached (:class:`core.runs.dispatch.BrokerUnavailable`) → 503 naming it. Anything else unhandled
     stays a 500 (a bug). A view catches none of these: a service or selector raises, this
     answers."""
-    if isinstance(exc, FieldRefusal):
+    if isinstance(exc, BrokerUnavailable):  # a launch whose task cannot be sent: nothing made
+        exc = exceptions.APIException(str(exc))
+        exc.status_code = 503
+    elif isinstance(exc, FieldRefusal):
         exc = exceptions.ValidationError(exc.errors)
     elif isinstance(exc, DataError):
         reason = (str(exc).strip().splitlines() or ["invalid value"])[0]

@@ -55,6 +55,25 @@ class UploadLimitMiddleware:
         return None
 
 
+class BrokerDownMiddleware:
+    """A page that launches work while the task broker cannot be reached answers 503 naming
+    the broker (:class:`core.runs.dispatch.BrokerUnavailable`; the launch's transaction rolled
+    back, so nothing was started). The API answers the same through ``core.errors``."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception):
+        from core.runs.dispatch import BrokerUnavailable
+
+        if isinstance(exception, BrokerUnavailable):
+            return render(request, "503.html", {"message": str(exception)}, status=503)
+        return None
+
+
 # --- the text gate at the door (core.text) ---------------------------------------------------
 
 

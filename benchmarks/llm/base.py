@@ -9,6 +9,11 @@ implements :class:`LLMBackend`:
 - ``complete(request)`` one request, raising :class:`LLMError` when it fails for good;
 - ``close()`` releases connections or engines.
 
+``mode`` (a class attribute) says how requests reach the model: ``"online"`` (one request at a
+time over HTTP, at most ``concurrency`` in flight to the endpoint across every worker,
+:mod:`benchmarks.llm.concurrency`), ``"offline"`` (a model held by the worker process); further
+modes (a provider's batch API) add their own value and keep this contract.
+
 A failed request is an :class:`LLMError` in the results, never a raise. What a backend can do is
 declared once, in ``capabilities``; how much it may send (concurrency, requests and tokens per
 minute) is read once, from the config, into ``limits`` (:meth:`Limits.from_config`).
@@ -115,6 +120,7 @@ class LLMBackend(ABC):
 
     name: ClassVar[str] = ""
     capabilities: ClassVar[Capabilities] = Capabilities()
+    mode: ClassVar[str] = "online"
 
     def __init__(self, config: dict[str, Any]) -> None:
         if not config.get("model"):
@@ -152,6 +158,16 @@ class LLMBackend(ABC):
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections or engines; the backend may be used again afterwards."""
+
+    def unstored_gate(self) -> Any | None:
+        """The endpoint-wide limit on requests sent and not yet stored by their callers (a
+        :mod:`benchmarks.llm.concurrency` gate of ``limits.concurrency`` slots, shared by every
+        lane, process and machine using the same endpoint + model + key name), which a caller's
+        backpressure (:class:`core.runs.reply_writer.Backpressure`) holds one slot of per request
+        until its reply is stored: what a killed worker re-buys is then at most the concurrency
+        for the whole run. None: the backend has no shared endpoint (vLLM offline: its engine is
+        the worker's own)."""
+        return None
 
 
 def takes_admit(backend: LLMBackend) -> bool:

@@ -13,8 +13,11 @@ Config keys (all but ``model`` optional)::
      "ramp_up_s": 0.2}                      # spread the first wave over 0.2 s (slow start; default 0:
                                             # worth it for long streams, not for small batches)
 
-Concurrency is a thread pool per ``complete_many``/``complete_iter`` call; the rate limiter
-is shared by every thread of the backend and, with Redis configured, by every worker process
+``concurrency`` is the endpoint's limit: at most that many requests in flight to this endpoint
++ model + key name across every lane, process and machine (:mod:`benchmarks.llm.concurrency`: a
+lease-based semaphore in Redis, per process on the embedded broker), taken before each HTTP
+request and given back by its reply; each ``complete_iter`` call keeps a thread pool of that
+width. The rate limiter is shared by every thread of the backend and, with Redis configured, by every worker process
 using the same limit key (:mod:`benchmarks.llm.ratelimit`). Retries (exponential backoff with jitter, honouring
 Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malformed replies.
 """
@@ -33,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.concurrency import build_gate
 from benchmarks.llm.ratelimit import build_rate_limiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
 from core.secrets import api_key_env_error, llm_config_errors
@@ -93,15 +97,25 @@ class OpenAICompatBackend(LLMBackend):
             requests_per_minute=self.limits.requests_per_minute,
             tokens_per_minute=self.limits.tokens_per_minute,
         )
+        # the endpoint's concurrency across every worker (Redis), else per process
+        self.gate = build_gate(key=self.endpoint_key(), limit=self.limits.concurrency)
         self._client: openai.OpenAI | None = None
         self._client_lock = threading.Lock()
 
+    def endpoint_key(self) -> str:
+        """The endpoint, the key's variable name and the model: who shares one ``concurrency``
+        (and, by default, one per-minute budget)."""
+        return f"openai|{self.base_url or 'default'}|{self.api_key_env}|{self.model}"
+
     def rate_limit_key(self) -> str:
         """Which budget this backend spends: ``rate_limit_key`` from the config, else the
-        endpoint, the key's variable name and the model (a provider's limits are per account
-        and model). Backends with the same key share requests/min and tokens/min."""
-        explicit = str(self.config.get("rate_limit_key") or "")
-        return explicit or f"openai|{self.base_url or 'default'}|{self.api_key_env}|{self.model}"
+        endpoint key (a provider's limits are per account and model). Backends with the same
+        key share requests/min and tokens/min."""
+        return str(self.config.get("rate_limit_key") or "") or self.endpoint_key()
+
+    def unstored_gate(self):
+        """Requests sent and not yet stored, endpoint-wide (see the base class)."""
+        return build_gate(key=f"{self.endpoint_key()}|unstored", limit=self.limits.concurrency)
 
     # -- client --------------------------------------------------------------------------
     def _api_key(self) -> str:
@@ -260,7 +274,7 @@ class OpenAICompatBackend(LLMBackend):
         while True:
             self.limiter.acquire(tokens=tokens)
             try:
-                return self._call(request)
+                return self._gated_call(request)
             except LLMError:
                 raise
             except Exception as exc:
@@ -282,6 +296,16 @@ class OpenAICompatBackend(LLMBackend):
                 )
                 time.sleep(delay)
                 attempt += 1
+
+    def _gated_call(self, request: LLMRequest) -> LLMResponse:
+        """One HTTP request holding one of the endpoint's ``concurrency`` slots (waiting for
+        one), given back when the reply (or the failure) arrives; never held across a retry's
+        back-off."""
+        slot = self.gate.acquire()
+        try:
+            return self._call(request)
+        finally:
+            self.gate.release(slot)
 
     def _safe(self, request: LLMRequest) -> LLMResponse | LLMError:
         try:

@@ -155,7 +155,7 @@ _clients: dict[str, Any] = {}
 _clients_lock = threading.Lock()
 
 
-def _redis_client(url: str):
+def redis_client(url: str):
     """One client (one connection pool) per URL per process."""
     import redis
 
@@ -204,7 +204,7 @@ class SharedRateLimiter:
     def _take(self, tokens: int) -> float:
         """Seconds to wait (0: paid now)."""
         if self._script is None:
-            self._script = _redis_client(self.redis_url).register_script(_TAKE_SCRIPT)
+            self._script = redis_client(self.redis_url).register_script(_TAKE_SCRIPT)
         args = [self.requests_per_minute, self.tokens_per_minute, int(tokens), self.period_s]
         return int(self._script(keys=self._keys, args=args)) / 1000.0
 

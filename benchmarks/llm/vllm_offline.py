@@ -211,6 +211,7 @@ _connect_worker_signals()
 class VLLMOfflineBackend(LLMBackend):
     name = "vllm"
     capabilities = Capabilities(structured_output=True, logprobs=True, batch=True, gpu_worker=True)
+    mode = "offline"
     BATCH = 1024  # requests per engine call in complete_iter (the engine schedules within it)
 
     def __init__(self, config: dict[str, Any]) -> None:

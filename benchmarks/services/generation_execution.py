@@ -26,7 +26,14 @@ from django.utils import timezone
 
 from benchmarks import generation as gen
 from benchmarks import scorers as sc
-from benchmarks.llm.base import LLMBackend, LLMError, LLMRequest, LLMResponse, LLMResult
+from benchmarks.llm.base import (
+    LLMBackend,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    LLMResult,
+    takes_admit,
+)
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.models import Generation, GenerationRun, Procedure
 from benchmarks.services.generation_runs import generation_run_counts, generation_run_selection
@@ -35,6 +42,7 @@ from benchmarks.tokens import count_steps_tokens
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
+from core.runs.reply_writer import Backpressure
 
 FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the run
 # each reply is stored as it arrives (one small transaction): a killed worker re-buys only the
@@ -169,8 +177,17 @@ def _store(*, run: GenerationRun, lease: Lease, replies: list[_Reply], cursor: i
 class _Chunk:
     """One chunk's replies on their way to the database, and what they say about the run."""
 
-    def __init__(self, *, run: GenerationRun, lease: Lease, procedures: list[Procedure]) -> None:
+    def __init__(
+        self,
+        *,
+        run: GenerationRun,
+        lease: Lease,
+        procedures: list[Procedure],
+        backend: LLMBackend,
+    ) -> None:
         self.run, self.lease, self.procedures = run, lease, procedures
+        # at most ``concurrency`` sent and not yet stored, across every lane and worker
+        self.slots = Backpressure(run.concurrency, backend.unstored_gate())
         self.scorers = sc.get_scorers(run.scorers or None)
         self.answered = [False] * len(procedures)
         self.frontier = 0  # procedures[:frontier] all have a reply
@@ -186,6 +203,8 @@ class _Chunk:
 
     def requests(self) -> Iterator[LLMRequest]:
         for procedure in self.procedures:
+            if not self.slots.take(self.should_stop):
+                return
             yield generation_request(run=self.run, procedure=procedure)
 
     def add(self, index: int, result: LLMResult) -> None:
@@ -206,6 +225,7 @@ class _Chunk:
             reply = _Reply(procedure, None, error=message[:500])
         self.answered[index] = True
         self.n_replies += 1
+        self.slots.returned()
         self.buffer.append(reply)
         if (
             len(self.buffer) >= FLUSH_EVERY
@@ -222,6 +242,7 @@ class _Chunk:
         cursor = self.procedures[self.frontier - 1].pk if self.frontier > start else None
         if self.buffer or cursor is not None:
             _store(run=self.run, lease=self.lease, replies=self.buffer, cursor=cursor)
+            self.slots.stored(len(self.buffer))
             self.live.write()
         self.buffer = []
         self.last_flush = time.monotonic()
@@ -253,14 +274,19 @@ class GenerationRunExecutor(RunExecutor):
         except (ValueError, LLMError) as exc:  # bad config: nothing can succeed
             run.error = f"backend: {exc}"
             return False
-        chunk = _Chunk(run=run, lease=lease, procedures=procedures)
+        chunk = _Chunk(run=run, lease=lease, procedures=procedures, backend=backend)
+        # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
+        hold = {"admit": chunk.slots.free} if takes_admit(backend) else {}
         try:
             for index, result in backend.complete_iter(
-                chunk.requests(), should_stop=chunk.should_stop
+                chunk.requests(), should_stop=chunk.should_stop, **hold
             ):
                 chunk.add(index, result)
         finally:
-            chunk.flush()  # what finished is kept, even when the backend crashed
+            try:
+                chunk.flush()  # what finished is kept, even when the backend crashed
+            finally:
+                chunk.slots.close()
         if chunk.stopped:
             return True  # cancelling or lost: the engine ends or leaves the run
         if chunk.refused_entirely:  # bad key, model or URL: every request will be refused

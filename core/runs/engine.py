@@ -32,11 +32,9 @@ from __future__ import annotations
 
 import enum
 import logging
-import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
@@ -44,13 +42,15 @@ from typing import Any
 
 from celery import current_app
 from django.apps import apps
-from django.db import connections, transaction
+from django.conf import settings
+from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from core.runs import lanes
+from core.runs import dispatch, lanes
+from core.runs.heartbeat import side_heartbeat
 from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, chunk_seconds, lease_seconds
 
 logger = logging.getLogger(__name__)
@@ -205,13 +205,17 @@ def enqueue_by_id(
 
 def launch(run: Run) -> Run:
     """Start a created (or resumed) run: its first chunk, or one per lane (the run's lanes made
-    afresh), is enqueued when the current transaction commits."""
+    afresh), is enqueued when the current transaction commits. A broker that cannot be reached
+    raises :class:`core.runs.dispatch.BrokerUnavailable` first (the caller's transaction rolls
+    back: nothing half-started)."""
+    dispatch.require_broker()
     n_lanes = executor_for(type(run)).lanes(run)
+    what = f"{run._meta.label} {run.pk}"
     if n_lanes > 1:
         numbers = lanes.reset(run, n_lanes)
-        transaction.on_commit(lambda: [enqueue(run, lane=k) for k in numbers])
+        dispatch.send_after_commit(lambda: [enqueue(run, lane=k) for k in numbers], what)
     else:
-        transaction.on_commit(lambda: enqueue(run))
+        dispatch.send_after_commit(lambda: enqueue(run), what)
     return run
 
 
@@ -272,11 +276,13 @@ def resume_orphans() -> list[str]:
     """Enqueue every started run (running or cancelling) that no live execution holds, e.g.
     after its worker was killed. A run whose heartbeat still looks fresh is looked at again
     when it would go stale: its worker may be the one that just died (a worker restarted within
-    the lease). Queued runs are left to the broker, which redelivers their message. Safe to
-    repeat: an execution that finds the lease held does nothing. Returns the runs resumed now."""
+    the lease). A run still queued that nobody took for ``RUN_QUEUED_RESEND_SECONDS`` (its
+    message lost: a broker down when it was to be sent, or restarted empty) is sent again.
+    Safe to repeat: an execution that finds the lease held does nothing. Returns the runs
+    resumed now."""
     now = timezone.now()
     stale = now - timedelta(seconds=lease_seconds())
-    resumed = []
+    resumed = _resend_queued(now)
     for model in run_models():
         started = model.objects.filter(status__in=(RunStatus.RUNNING, RunStatus.CANCELLING))
         for run in started:
@@ -290,6 +296,19 @@ def resume_orphans() -> list[str]:
                 enqueue(run)
                 resumed.append(f"{model._meta.label}:{run.pk}")
     return resumed
+
+
+def _resend_queued(now) -> list[str]:
+    waited = now - timedelta(seconds=float(getattr(settings, "RUN_QUEUED_RESEND_SECONDS", 120)))
+    sent = []
+    for model in run_models():
+        for run in model.objects.filter(status=RunStatus.QUEUED, updated_at__lt=waited):
+            model.objects.filter(pk=run.pk).update(updated_at=now)  # once a period
+            numbers = [row.lane for row in lanes.open_lanes(run) if not row.lease_owner]
+            for lane in numbers or [None]:
+                enqueue(run, lane=lane)
+            sent.append(f"{model._meta.label}:{run.pk}:queued")
+    return sent
 
 
 def _resume_lanes(run: Run, open_lanes: list, now) -> list[str]:
@@ -309,30 +328,6 @@ def _resume_lanes(run: Run, open_lanes: list, now) -> list[str]:
 
 
 # --- one execution --------------------------------------------------------------------------
-
-
-@contextmanager
-def _heartbeat(lease: Lease):
-    """Beat the lease every third of its length from a side thread while a chunk is worked, so
-    a chunk whose requests are all slow still shows its worker alive. The executor's own
-    ``lease.beat()`` calls are what notice cancel and loss."""
-    stop = threading.Event()
-    interval = max(1.0, lease_seconds() / 3)
-
-    def beat() -> None:
-        try:
-            while not stop.wait(interval):
-                lease.renew()
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=beat, name=f"run-heartbeat-{lease.run_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _acquire(model: type[Run], run_id: int, token: str) -> bool:
@@ -457,7 +452,7 @@ def execute(
     if run.status == RunStatus.CANCELLING:
         return _close(run, lease, executor, status=RunStatus.CANCELLED)
     try:
-        with _heartbeat(lease):
+        with side_heartbeat(lease):
             executor.prepare(run, lease)
             more = executor.work_chunk(run, lease)
     except Exception as exc:

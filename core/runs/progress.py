@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from core.runs import engine
+from core.runs import dispatch, engine
 from core.runs.engine import Lease
 
 # live counters are written at most this often (a progress page polls every 1.5 s or more), and
@@ -97,11 +97,14 @@ def wait(
     cancel: Callable[[Any], Any] | None = None,
 ):
     """Until ``run`` stops: worked in this process with ``inline`` (no worker needed), else
-    polled while the workers work it. Ctrl-C cancels it (``cancel(run)``, the run type's
+    polled while the workers work it (:class:`core.runs.dispatch.NoWorker` at once when no live
+    worker consumes the run's queue). Ctrl-C cancels it (``cancel(run)``, the run type's
     service) and re-raises."""
     try:
         if inline:
             return engine.execute_inline(run, on_chunk=on_progress)
+        if run.is_active:  # dispatch.NoWorker naming the queue, unless a worker consumes it
+            dispatch.require_worker(engine.executor_for(type(run)).queue(run))
         while True:
             run.refresh_from_db()
             if on_progress is not None:

@@ -10,6 +10,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.db import connection
 
@@ -20,6 +21,7 @@ FLUSH_EVERY = 256  # at most this many results per write
 # after the first reply, gather what else arrives within this long (one write for a burst), unless
 # the feed waits for a slot (then only what is there)
 GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
+GATE_POLL_S = 0.01  # a feed held back by the endpoint-wide gate asks it again this often
 LIVE_EVERY_S = 0.25  # the lease's beat, at most this often (live counters: core.runs.progress)
 
 
@@ -46,11 +48,17 @@ class Backpressure:
     any (a vLLM batch) is not held back: while the writer has nothing to store, waiting could
     not free a slot."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, gate: Any | None = None) -> None:
         self.width = max(1, width)
         self._cond = threading.Condition()
         self.sent = self.handed = self.written = 0
         self.waiting = False  # the feed waits for a slot: the writer writes without gathering
+        # the endpoint-wide limit (a backend's ``unstored_gate()``): one slot per request sent
+        # and not yet stored, across every lane, process and machine; None: this feed's own
+        self.gate = gate
+        self._tokens: list[str] = []  # the gate's slots this feed holds
+        self._ready: str | None = None  # a slot taken by free(), for the next take()
+        self._next_try = 0.0
 
     def take(self, should_stop) -> bool:
         """Wait for a slot; False when the feed should stop instead."""
@@ -62,13 +70,30 @@ class Backpressure:
                 self.waiting = True
                 self._cond.wait(0.05)
             self.waiting = False
+        if self.gate is not None:
+            token, self._ready = self._ready, None
+            token = token or self.gate.acquire(should_stop)
+            if token is None:
+                return False
+            with self._cond:
+                self._tokens.append(token)
+        with self._cond:
             self.sent += 1
-            return True
+        return True
 
     def free(self) -> bool:
         """Whether :meth:`take` would not wait (a backend's ``admit``: it keeps handing over
-        replies while a request waits for a slot)."""
+        replies while a request waits for a slot). With a gate, a free slot of it is taken
+        here (asked at most every :data:`GATE_POLL_S`) and used by the next :meth:`take`."""
         free = self.sent - self.written < self.width or self.handed == self.written
+        if free and self.gate is not None and self._ready is None:
+            now = time.monotonic()
+            if now < self._next_try:
+                free = False
+            else:
+                self._ready = self.gate.try_acquire()
+                free = self._ready is not None
+                self._next_try = 0.0 if free else now + GATE_POLL_S
         self.waiting = not free
         return free
 
@@ -80,7 +105,19 @@ class Backpressure:
     def stored(self, n: int) -> None:
         with self._cond:
             self.written += n
+            freed, self._tokens = self._tokens[:n], self._tokens[n:]
             self._cond.notify_all()
+        for token in freed:
+            self.gate.release(token)
+
+    def close(self) -> None:
+        """Give back every gate slot still held (the chunk's end: what was not stored is not
+        going to be)."""
+        with self._cond:
+            freed, self._tokens = self._tokens, []
+            ready, self._ready = self._ready, None
+        for token in [*freed, *([ready] if ready else [])]:
+            self.gate.release(token)
 
 
 class ReplyWriter(threading.Thread):

@@ -381,7 +381,8 @@ class JudgeRunExecutor(RunExecutor):
                 run=run, judge=judge, results=batch, progress=progress
             )
         order: list[ItemInput | None] = []
-        slots = Backpressure(unstored_max() or backend.limits.concurrency)
+        # at most ``concurrency`` sent and not yet stored across every lane and worker
+        slots = Backpressure(unstored_max() or backend.limits.concurrency, backend.unstored_gate())
         writer = ReplyWriter(
             name=f"judge-run-{run.pk}-writer",
             store=store,
@@ -408,6 +409,7 @@ class JudgeRunExecutor(RunExecutor):
                 order[index] = None
         finally:
             writer.close()
+            slots.close()
         if writer.error is not None:
             raise writer.error
         return writer.state is LeaseState.HELD

@@ -20,7 +20,7 @@ from django.core.files import File
 
 from benchmarks.llm.preflight import preflight_error
 from benchmarks.llm.registry import build_backend
-from core.runs import engine
+from core.runs import dispatch, engine
 from mining import inputs, readers
 from mining.budgets import BUDGET_KEYS, clean_budget
 from mining.heuristics import HeuristicsConfig
@@ -178,6 +178,7 @@ def batch_create(
     )
     if start:
         batch_launch_check(backends=batch.backends)
+        dispatch.require_broker()  # saved below outside a transaction: refuse before it
     if upload is not None:
         batch.source_file.save(filename, upload, save=False)
     batch.save()

@@ -84,10 +84,13 @@ def _state(doc: MiningDocument) -> DocState:
     )
 
 
-def _work_streaming(run, lease, pipeline, first, refill, window, intake, width) -> LeaseState:
+def _work_streaming(
+    run, lease, pipeline, first, refill, window, intake, width, gate=None
+) -> LeaseState:
     """The chunk with a writer thread storing each reply as it comes, at most ``width`` sent and
-    not yet stored (see the module's docstring); what the lease said last."""
-    slots = Backpressure(width)
+    not yet stored (endpoint-wide with the stages' one backend's ``gate``; see the module's
+    docstring); what the lease said last."""
+    slots = Backpressure(width, gate)
     live = LiveCounters(run, lease)  # counted from the documents and usage rows
 
     def store(results: list[tuple]) -> None:
@@ -123,6 +126,7 @@ def _work_streaming(run, lease, pipeline, first, refill, window, intake, width) 
         )
     finally:
         writer.close()
+        slots.close()
     if writer.error is not None:
         raise writer.error
     return writer.state
@@ -193,7 +197,10 @@ class MiningBatchExecutor(RunExecutor):
             _work_in_transaction(run, lease, pipeline, first, refill, window)
             return _pending(run).exists()
         width = unstored_max() or slots
-        state = _work_streaming(run, lease, pipeline, first, refill, window, intake, width)
+        # one backend for every stage: its endpoint-wide limit bounds what is unstored too
+        distinct = _distinct(backends)
+        gate = distinct[0].unstored_gate() if len(distinct) == 1 else None
+        state = _work_streaming(run, lease, pipeline, first, refill, window, intake, width, gate)
         if state is not LeaseState.HELD:
             return True  # cancelling, lost or due: the engine reads the lease
         return _pending(run).exists()

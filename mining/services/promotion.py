@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 
 from benchmarks.models import Dataset, Procedure, Topic
 from core.errors import validation_text
-from core.runs import engine
+from core.runs import dispatch, engine
 from core.runs.engine import KEEP_WORKING, Lease, RunExecutor
 from core.runs.models import RunStatus
 from mining import dedup
@@ -232,7 +232,8 @@ def batch_promote_request(
                 "threshold": threshold,
             },
         )
-        transaction.on_commit(lambda: enqueue_promotion(batch.pk))
+        dispatch.require_broker()  # a broker that cannot be reached: 503, nothing stored
+        dispatch.send_after_commit(lambda: enqueue_promotion(batch.pk), f"promotion {run.pk}")
     return promotion_as_dict(run)
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from benchmarks.llm import vllm_offline
+from core.runs import dispatch
 from judging.bench import outputs, pipeline
 from judging.bench.config import load_suite_config
 
@@ -73,11 +75,18 @@ class Command(BaseCommand):
                 outcome, results = pipeline.stage_run(config, run_opts)
         except (ValueError, FileNotFoundError, pipeline.BenchError) as exc:
             raise CommandError(str(exc)) from exc
+        except (dispatch.NoWorker, dispatch.BrokerUnavailable) as exc:
+            raise CommandError(
+                f"{exc} (the runs launched stay queued: run the command again to follow them)"
+            ) from None
         except KeyboardInterrupt:
             raise CommandError(
                 "interrupted: the run waited on was cancelled; run the command again to resume",
                 returncode=130,
             ) from None
+        finally:
+            # a vLLM engine this process loaded (--inline) is shut down, so the command exits
+            vllm_offline.shutdown_engine()
         if results and not outcome.launched:
             self.stdout.write("\n=== how2bench results ===\n" + outputs.results_table(results))
         if outcome.problems:

@@ -20,6 +20,7 @@ from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import validation_text
+from core.runs import dispatch
 from core.runs.progress import Progress, wait
 from mining import readers
 from mining.inputs import COLUMN_FIELDS
@@ -134,6 +135,8 @@ class Command(BaseCommand):
             batch = self._create(opts, options)
         except (ValidationError, readers.UnsupportedFormat, ValueError) as exc:
             raise CommandError(_message(exc)) from None
+        except dispatch.BrokerUnavailable as exc:
+            raise CommandError(str(exc)) from None
         if not opts["sync"] and not opts["wait"]:
             self.stdout.write(f"batch {batch.pk} queued: {batch.get_absolute_url()}")
             return
@@ -150,6 +153,8 @@ class Command(BaseCommand):
                 f"interrupted: batch {batch.pk} was cancelled; resume it in the console",
                 returncode=130,
             ) from None
+        except dispatch.NoWorker as exc:  # it stays queued for a worker that starts later
+            raise CommandError(f"batch {batch.pk} is queued, and {exc}") from None
         if batch.is_active:
             raise CommandError(
                 f"batch {batch.pk} is held by another execution (a worker took it over); "

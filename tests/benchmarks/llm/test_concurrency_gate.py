@@ -1,0 +1,115 @@
+"""The endpoint's concurrency (benchmarks.llm.concurrency): the Redis lease-based semaphore and
+the per-process one hold their limit across holders, hand a freed slot on, and a killed
+holder's slots come back within the lease; backends of one endpoint + model + key name share
+one limit, through real HTTP to the local server counting what it holds at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from django.conf import settings
+
+from benchmarks.llm.base import LLMRequest
+from benchmarks.llm.concurrency import LocalGate, SharedGate, build_gate
+from benchmarks.llm.registry import build_backend
+from tests.support.inflight import InFlight
+
+
+def _key() -> str:
+    return f"test-gate-{uuid.uuid4().hex}"
+
+
+def _url() -> str:
+    assert settings.RATE_LIMIT_REDIS_URL.startswith("redis://"), "these tests need Redis"
+    return settings.RATE_LIMIT_REDIS_URL
+
+
+def test_shared_gate_holds_its_limit_across_instances_and_hands_slots_on():
+    key = _key()
+    a = SharedGate(redis_url=_url(), key=key, limit=2)
+    b = SharedGate(redis_url=_url(), key=key, limit=2)  # another process would build its own
+    t1, t2 = a.try_acquire(), b.try_acquire()
+    assert t1 and t2 and a.held() == 2
+    assert a.try_acquire() is None and b.try_acquire() is None
+    got: list[str | None] = []
+    waiter = threading.Thread(target=lambda: got.append(b.acquire()))
+    waiter.start()
+    time.sleep(0.2)
+    assert not got  # still waiting
+    started = time.monotonic()
+    a.release(t1)
+    waiter.join(5)
+    assert got and got[0] and time.monotonic() - started < 1.0
+    assert a.held() == 2
+    # a caller with a smaller limit never holds more than its own
+    small = SharedGate(redis_url=_url(), key=key, limit=1)
+    assert small.try_acquire() is None
+    assert b.acquire(should_stop=lambda: True) is None  # gives up when told to stop
+    for token in (t2, got[0]):
+        a.release(token)
+    assert a.held() == 0
+
+
+def test_a_dead_holders_slots_come_back_within_the_lease(settings):
+    settings.LLM_CONCURRENCY_LEASE_SECONDS = 1
+    key = _key()
+    gate = SharedGate(redis_url=_url(), key=key, limit=1)
+    # a holder that dies: its slot is in Redis but nobody renews it (no renewer entry)
+    import benchmarks.llm.concurrency as conc
+
+    token = gate.try_acquire()
+    conc._renewer.remove(gate.redis_url, gate._holders, token)
+    assert gate.try_acquire() is None
+    started = time.monotonic()
+    second = gate.acquire()
+    assert second and 0.5 < time.monotonic() - started < 3.0
+    # a live holder's slot is renewed past the lease
+    time.sleep(2.0)
+    assert gate.try_acquire() is None and gate.held() == 1
+    gate.release(second)
+
+
+def test_local_gate_is_per_process_and_per_key():
+    key = _key()
+    a, b = LocalGate(key=key, limit=1), LocalGate(key=key, limit=1)
+    token = a.try_acquire()
+    assert token and b.try_acquire() is None
+    assert LocalGate(key=_key(), limit=1).try_acquire()  # another endpoint
+    a.release(token)
+    assert b.try_acquire()
+    assert isinstance(build_gate(key=key, limit=1, redis_url=""), LocalGate)
+    assert isinstance(build_gate(key=key, limit=1, redis_url=_url()), SharedGate)
+
+
+@pytest.mark.parametrize("redis_url", ["shared", ""])
+def test_two_backends_of_one_endpoint_share_its_concurrency(llm_server, settings, redis_url):
+    settings.RATE_LIMIT_REDIS_URL = _url() if redis_url else ""
+    counter = InFlight(reply=lambda req: "ok", latency_s=0.1)
+    llm_server.responder = counter
+    config = {
+        "backend": "openai",
+        "base_url": llm_server.base_url,
+        "model": f"m-{uuid.uuid4().hex[:6]}",
+        "concurrency": 3,
+        "max_retries": 0,
+    }
+    one, two = build_backend(config), build_backend(config)
+    other = build_backend({**config, "model": "another-model"})  # its own limit
+    results: list = []
+
+    def drive(backend, n):
+        results.extend(r for _, r in backend.complete_iter([LLMRequest(prompt="x")] * n))
+
+    threads = [threading.Thread(target=drive, args=(b, 12)) for b in (one, two)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(results) == 24 and all(r.text == "ok" for r in results)
+    assert counter.peak == 3  # each backend's pool is 3 wide: without the gate up to 6
+    counter.reset()
+    drive(other, 6)
+    assert counter.peak == 3
