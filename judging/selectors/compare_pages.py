@@ -10,7 +10,7 @@ from functools import partial
 from annotation.models import Study
 from benchmarks.models import Dataset
 from core.charts import bar_chart_svg, confusion_matrix_svg
-from core.formatting import DASH
+from core.formatting import DASH, fmt_interval
 from core.formatting import fmt_stat as _fmt_stat
 from judging import comparison as cmp
 from judging.models import Judge
@@ -191,7 +191,13 @@ def rankings_page_context(*, dataset: Dataset | None, chosen: Sequence[str]) -> 
     judges = judges if judges is not None else list(_all_judges())
     report = sel.generator_rankings(judges=judges, dataset=dataset)
     taus = [
-        {**t, "tau_text": fmt_stat(t["tau"]), "why": _why(t["tau"])} for t in report["kendall_tau"]
+        {
+            **t,
+            "tau_text": fmt_stat(t["tau"]),
+            "tau_ci": fmt_interval(t["tau"]) or "",
+            "why": _why(t["tau"]),
+        }
+        for t in report["kendall_tau"]
     ]
     # one plot per judge: How2Score with its 95% bootstrap CI per generator
     uncertainty = scores_pages.uncertainty_blocks(judges=judges, dataset=dataset)

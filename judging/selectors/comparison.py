@@ -25,6 +25,7 @@ from judging import comparison as cmp
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.selectors.judgments import how2score_report, score_records
+from judging.stats.ranking import ranking_tau_ci
 
 Verdicts = dict[Any, bool | None]
 
@@ -196,11 +197,16 @@ def judge_pair_comparison(*, judges: Sequence[Judge], study: Study | None = None
 
 
 def generator_rankings(
-    *, judges: Sequence[Judge], dataset: Dataset | None = None
+    *,
+    judges: Sequence[Judge],
+    dataset: Dataset | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Generators ranked by How2Score under each judge, and Kendall's τ-b between every two
     judges' How2Scores counted on the generations both scored (``n_items`` of them, over
-    ``n_common`` generators)."""
+    ``n_common`` generators), with its 95% bootstrap CI (:mod:`judging.stats.ranking`; none
+    when ``n_resamples`` is 0)."""
     scores: dict[str, dict[str, float]] = {}
     verdicts: dict[str, dict[int, bool | None]] = {}
     generator_of: dict[int, str] = {}
@@ -240,6 +246,13 @@ def generator_rankings(
         }
         for a, b in combinations(judges, 2)
     ]
+    for t in taus:  # the τ's percentile bootstrap CI, resampling generations per generator
+        if t["tau"]["value"] is not None and n_resamples > 0:
+            a, b = verdicts[t["judge_a"]], verdicts[t["judge_b"]]
+            ci = ranking_tau_ci(
+                a=a, b=b, generator_of=generator_of, n_resamples=n_resamples, seed=seed
+            )
+            t["tau"]["ci"] = ci.to_json()
     generators = sorted({g for s in scores.values() for g in s})
     return {
         "dataset": None if dataset is None else {"id": dataset.pk, "name": str(dataset)},
