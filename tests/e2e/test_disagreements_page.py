@@ -27,6 +27,7 @@ def test_validation_cell_opens_its_items(live_server, make_user, page, shots):
     page.get_by_role("button", name="Show").click()
     summary = page.locator("#disagreements-summary")
     expect(summary).to_contain_text("mean Jaccard 0.667")
+    summary.screenshot(path=str(shots / "validation-disagreements-summary.png"))
     summary.get_by_role("link", name="1 item: people say failure, judge says none").click()
 
     expect(page.get_by_role("heading", name="Disagreements, item by item")).to_be_visible()
