@@ -188,7 +188,7 @@ class WebhooksMixin:
         url = self.routes.get(delivery.target, delivery.target)
         sent = Delivery(delivery.target, dict(delivery.headers), delivery.body)
         try:
-            answer = httpx.post(url, content=sent.body, headers=sent.headers, timeout=10)
+            answer = httpx.post(url, content=sent.body, headers=sent.headers, timeout=30)
             sent.answer, sent.answer_text = answer.status_code, answer.text[:200]
         except httpx.HTTPError as exc:
             sent.answer_text = type(exc).__name__
