@@ -215,9 +215,20 @@ def rankings_page_context(*, dataset: Dataset | None, chosen: Sequence[str]) -> 
     }
 
 
+def _percent_ci(stat: dict | None) -> str:
+    """A share's interval in percent (``95% CI 70.0 – 90.0%``), "" without one."""
+    ci = (stat or {}).get("ci") or {}
+    if ci.get("low") is None:
+        return ""
+    return f"{ci['confidence']:.0%} CI {100 * ci['low']:.1f} – {100 * ci['high']:.1f}%"
+
+
 def _leaderboard_row(r: dict) -> dict:
     return {
         **r,
+        "agreement_ci": _percent_ci(r["agreement"]),
+        "kappa_ci": fmt_interval(r["kappa"]) or "",
+        "failure_ci": _percent_ci(r["failure_rate"]),
         "agreement_text": fmt_stat(r["agreement"], percent=True),
         "has_failure_text": fmt_stat(r["agreement_has_failure"], percent=True),
         "no_failure_text": fmt_stat(r["agreement_no_failure"], percent=True),

@@ -25,6 +25,7 @@ from judging import comparison as cmp
 from judging import prompting
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.selectors.judgments import how2score_report, score_records
+from judging.stats.leaderboard import add_leaderboard_intervals
 from judging.stats.ranking import ranking_tau_ci
 
 Verdicts = dict[Any, bool | None]
@@ -307,11 +308,16 @@ def _chunks(values: Sequence[int], size: int):
 
 
 def judge_leaderboard(
-    *, judges: Sequence[Judge] | None = None, study: Study | None = None
+    *,
+    judges: Sequence[Judge] | None = None,
+    study: Study | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """One row per judge (see :func:`judging.comparison.leaderboard_rows`); agreement with
     humans on ``study`` when given. Cost and time are summed over the judge's runs (time:
-    started → finished), rates over its judgments."""
+    started → finished), rates over its judgments. Agreement, κ and the failure rate carry a
+    95% bootstrap CI (:mod:`judging.stats.leaderboard`; none when ``n_resamples`` is 0)."""
     judges = list(judges) if judges is not None else list(Judge.objects.order_by("name"))
     keys = _judges_by_key(judges)
     totals = {
@@ -387,9 +393,12 @@ def judge_leaderboard(
         verdicts = verdicts_for_generations(judges=judges, generation_ids=item_generation.values())
         for j in judges:
             totals[j.pk].human = cmp.judge_vs_majority(majority=majority, verdicts=verdicts[j.pk])
+    rows = cmp.leaderboard_rows(totals.values())
+    add_leaderboard_intervals(rows, totals.values(), n_resamples=n_resamples, seed=seed)
     return {
         "study": None if study is None else {"id": study.pk, "name": study.name},
-        "rows": cmp.leaderboard_rows(totals.values()),
+        "rows": rows,
+        "bootstrap": {"n_resamples": n_resamples, "confidence": 0.95, "seed": seed},
     }
 
 
