@@ -174,6 +174,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  finished study '{SIMULATED_STUDY}' (3 SIMULATED annotators): {finished.description}"
         )
+        from demo.prompt_versions import JUDGE_V1, prompt_versions_demo_ensure
+
+        prompt_versions_demo_ensure(study=finished, published_judge=DEMO_JUDGE)
+        self.stdout.write(
+            "  two judge prompt versions (DEMO DATA, simulated verdicts) side by side at "
+            f"/judging/compare/validation/prompt-versions/?study={finished.pk}&judge={JUDGE_V1}"
+        )
         batch = demo_batch_ensure()
         self.stdout.write(
             f"  mining batch '{DEMO_BATCH}': {batch.status}, {batch.n_done}/{batch.n_total} "
