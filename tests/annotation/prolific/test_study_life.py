@@ -17,6 +17,7 @@ from annotation.selectors.prolific_study import draft_defaults, pilot_proposal
 from annotation.services import prolific_study as life
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.submission import annotation_submit
+from annotation.tasks import prolific_poll
 from tests.annotation.factories import full_label, make_study, working_participant
 
 pytestmark = pytest.mark.django_db
@@ -249,3 +250,18 @@ def test_admin_creates_from_the_page_and_publishing_needs_confirmation(
 def test_returned_page(study, client):
     r = client.get(reverse("annotation:returned", args=[study.slug]))
     assert r.status_code == 200 and "Your place in this study has ended" in page_text(r)
+
+
+def test_the_beat_task_polls_only_without_webhooks(study, admin, prolific_server, settings):
+    state = created(study, admin)
+    life.prolific_study_publish(study=study, user=admin)
+    sub = prolific_server.take_place(state.prolific_id, "PA")
+    held = participant_current_assignment(participant=working_participant(study, "PA", session=sub))
+    prolific_server.set_status(sub, "RETURNED")  # nobody subscribed: no delivery
+    settings.PROLIFIC_WEBHOOK_URL = "https://h2r.example/study/prolific/hook/"
+    assert prolific_poll() == 0 and Assignment.objects.get(pk=held.pk).state == "active"
+    settings.PROLIFIC_WEBHOOK_URL = ""
+    assert prolific_poll() == 1
+    assert Assignment.objects.get(pk=held.pk).state == "expired"
+    polled = ProlificCall.objects.filter(action__in=["study_get", "list"])
+    assert polled.count() == 2 and not polled.exclude(user=None).exists()
