@@ -62,3 +62,15 @@ def counts(**querysets) -> dict[str, int]:
         cursor.execute("SELECT " + ", ".join(parts), params)
         row = cursor.fetchone()
     return {name: int(value or 0) for name, value in zip(querysets, row, strict=True)}
+
+
+def count_of(queryset):
+    """The number of rows of ``queryset`` as an expression (a scalar ``COUNT`` subquery), to
+    annotate on the row a card names (its batch, run or study), so the row and every count come
+    back in the card's one query. ``queryset`` may use ``OuterRef``."""
+    from django.db.models import Func, IntegerField, Subquery, Value
+
+    counted = queryset.order_by().annotate(
+        _n=Func(Value(1), function="COUNT", output_field=IntegerField())
+    )
+    return Subquery(counted.values("_n")[:1], output_field=IntegerField())

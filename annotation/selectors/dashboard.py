@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Max
+from django.db.models import Case, Max, When
 from django.urls import reverse
 
 from annotation.models import Annotation, Participant, Study, StudyItem
@@ -45,17 +45,19 @@ def annotate_card(*, user) -> Card | None:
 
 
 def latest_labelled_study() -> Study | None:
-    """The study whose regular items got a label most recently (None when none has labels)."""
+    """The study whose figures the home page and the leaderboard open on: a finished (closed)
+    study before one still running, then the one labelled most recently (None when no study
+    has labels). One test label in a running study does not move the headline figure."""
     return (
         Study.objects.filter(items__kind=StudyItem.Kind.REGULAR, items__annotations__isnull=False)
         .annotate(last=Max("items__annotations__submitted_at"))
-        .order_by("-last", "-id")
+        .order_by(Case(When(status=Study.Status.CLOSED, then=0), default=1), "-last", "-id")
         .first()
     )
 
 
 def agree_card(*, user) -> Card | None:
-    """Krippendorff's α of the study labelled most recently (its cached report)."""
+    """Krippendorff's α of :func:`latest_labelled_study` (its cached report), named."""
     if not is_researcher(user):
         return None
     study = latest_labelled_study()
@@ -78,5 +80,6 @@ def agree_card(*, user) -> Card | None:
         card.empty_reason = (report.get("alpha") or {}).get("undefined") or "no value yet"
     else:
         card.figure = fmt_number(alpha, 3)
-    card.figure_label = f"Krippendorff's α, {study.name}"
+    state = "finished" if study.status == Study.Status.CLOSED else "still running"
+    card.figure_label = f"Krippendorff's α of study “{study.name}” (#{study.pk}, {state})"
     return card
