@@ -45,10 +45,18 @@ def _truth(generations: list[Generation], judge_name: str) -> list[bool]:
 
 
 @transaction.atomic
-def simulated_study_ensure(*, dataset: str, judge: str) -> Study:
+def simulated_study_ensure(
+    *,
+    dataset: str,
+    judge: str,
+    name: str = SIMULATED_STUDY,
+    description: str = SIMULATED_DESCRIPTION,
+    truth: dict[int, bool] | None = None,
+) -> Study:
     """Create the finished, simulated study over every generation of ``dataset`` (kept if it
-    exists)."""
-    study = Study.objects.filter(name=SIMULATED_STUDY).first()
+    exists). ``truth`` (``{generation id: has_failure}``): the verdicts to draw the labels
+    around, and the only generations the study takes, instead of the judge's."""
+    study = Study.objects.filter(name=name).first()
     if study is not None:
         return study
     generations = list(
@@ -56,15 +64,17 @@ def simulated_study_ensure(*, dataset: str, judge: str) -> Study:
         .select_related("procedure", "generator")
         .order_by("procedure__source_example_id", "generator__name")
     )
+    if truth is not None:
+        generations = [g for g in generations if g.pk in truth]
     drawn = draw_labels(
-        _truth(generations, judge),
+        _truth(generations, judge) if truth is None else [truth[g.pk] for g in generations],
         [(len(g.procedure.steps), len(g.predicted_steps)) for g in generations],
         n_annotators=N_ANNOTATORS,
     )
     study = study_create(
-        name=SIMULATED_STUDY,
+        name=name,
         generation_ids=[g.pk for g in generations],
-        description=SIMULATED_DESCRIPTION.format(seed=drawn.seed, alpha=drawn.alpha),
+        description=description.format(seed=drawn.seed, alpha=drawn.alpha),
         status=Study.Status.CLOSED,
         entry=Study.Entry.PROLIFIC,
         overlap=N_ANNOTATORS,

@@ -181,6 +181,15 @@ class Command(BaseCommand):
             "  two judge prompt versions (DEMO DATA, simulated verdicts) side by side at "
             f"/judging/compare/validation/prompt-versions/?study={finished.pk}&judge={JUDGE_V1}"
         )
+        from demo.replace import JUDGE as SIM_JUDGE
+        from demo.replace import replaceability_demo_ensure
+
+        replaced = replaceability_demo_ensure()
+        self.stdout.write(
+            f"  SIMULATED study '{replaced.name}': an alt-test at /judging/compare/validation/"
+            f"?study={replaced.pk}&judge={SIM_JUDGE} and a PPI-corrected ranking at "
+            "/judging/compare/rankings/ (demo data, simulated)"
+        )
         batch = demo_batch_ensure()
         self.stdout.write(
             f"  mining batch '{DEMO_BATCH}': {batch.status}, {batch.n_done}/{batch.n_total} "

@@ -1,0 +1,116 @@
+"""The demo's "can the judge replace the annotators?" data (issue 27): an alt-test result on the
+judge validation page and a PPI-corrected ranking on the rankings page need a study whose
+annotators labelled 30 items or more and a judge run much larger than the study. The paper's
+demo examples are 11 generations, so this is a SIMULATED benchmark, marked as demo data
+everywhere it shows: dataset ``how2bench-demo-simulated`` (goals and steps say "simulated"),
+three generators ``sim-gen-*`` with different true failure rates, an imported judge
+``demo-simulated-judge`` that misses some failures (so the study's labels move its How2Scores:
+the PPI++ correction), and a finished study of three SIMULATED annotators
+(:func:`demo.studies.simulated_study_ensure`) labelling 12 procedures × 3 generators.
+Seeded: the same numbers on every load.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from django.db import transaction
+
+from annotation.models import Study
+from benchmarks.models import Generation
+from benchmarks.services.imports import generations_import, procedures_import
+from demo.studies import simulated_study_ensure
+from judging.services.imports import judgments_import
+
+DATASET = "how2bench-demo-simulated"
+JUDGE = "demo-simulated-judge"
+STUDY = "Demo study (simulated): can the judge replace the annotators?"
+DESCRIPTION = (
+    "SIMULATED demo data for the alt-test and the PPI-corrected ranking: three simulated "
+    "annotators labelled 36 simulated generations (seed {seed}, Krippendorff's α {alpha:.3f}). "
+    "No person labelled these items and no model wrote them."
+)
+FAILURE_RATES = {"sim-gen-a": 0.15, "sim-gen-b": 0.3, "sim-gen-c": 0.5}
+N_PROCEDURES = 40
+N_LABELLED = 12  # procedures whose generations the study labels
+TOPICS = ("Art & Design", "Crime & Law")
+JUDGE_MISSES = 0.3  # share of true failures the simulated judge does not flag
+JUDGE_FALSE_ALARMS = 0.05
+SEED = 27
+
+
+def _sid(i: int) -> str:
+    return f"simulated-{i:03d}"
+
+
+def _lines(records) -> list[str]:
+    return [json.dumps(r) for r in records]
+
+
+@transaction.atomic
+def replaceability_demo_ensure() -> Study:
+    """Load the simulated benchmark, judge and study (kept if the study exists)."""
+    study = Study.objects.filter(name=STUDY).first()
+    if study is not None:
+        return study
+    rng = random.Random(SEED)
+    procedures_import(
+        dataset=DATASET,
+        lines=_lines(
+            {
+                "source_example_id": _sid(i),
+                "topic": TOPICS[i % len(TOPICS)],
+                "goal": f"Simulated procedure {i} (demo data: no real task).",
+                "resources": [],
+                "steps": [f"Simulated reference step {k} of procedure {i}." for k in (1, 2, 3)],
+            }
+            for i in range(N_PROCEDURES)
+        ),
+    )
+    truth: dict[tuple[str, int], bool] = {}
+    for generator, rate in FAILURE_RATES.items():
+        generations_import(
+            generator=generator,
+            dataset=DATASET,
+            lines=_lines(
+                {
+                    "source_example_id": _sid(i),
+                    "predicted_steps": [
+                        f"Simulated step {k} by {generator} for procedure {i}." for k in (1, 2, 3)
+                    ],
+                }
+                for i in range(N_PROCEDURES)
+            ),
+        )
+        records = []
+        for i in range(N_PROCEDURES):
+            truth[generator, i] = fails = rng.random() < rate
+            says = (rng.random() >= JUDGE_MISSES) if fails else (rng.random() < JUDGE_FALSE_ALARMS)
+            failures = (
+                [{"failure": "Simulated failure (demo data).", "L1_steps": [2], "L2_steps": [2]}]
+                if says
+                else []
+            )
+            records.append(
+                {
+                    "source_example_id": _sid(i),
+                    "reasoning": "Simulated verdict (demo data): no model was called.",
+                    "critical_failures": failures,
+                    "has_failure": says,
+                    "n_failures": len(failures),
+                    "parse_failed": False,
+                }
+            )
+        judgments_import(judge=JUDGE, generator=generator, dataset=DATASET, lines=_lines(records))
+    labelled = {}
+    rows = Generation.objects.filter(procedure__dataset__name=DATASET).values_list(
+        "pk", "generator__name", "procedure__source_example_id"
+    )
+    for pk, generator, sid in rows:
+        i = int(sid.rsplit("-", 1)[1])
+        if i < N_LABELLED:
+            labelled[pk] = truth[generator, i]
+    return simulated_study_ensure(
+        dataset=DATASET, judge=JUDGE, name=STUDY, description=DESCRIPTION, truth=labelled
+    )
