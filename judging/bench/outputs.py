@@ -15,6 +15,7 @@ from typing import Any
 
 from judging.aggregate import how2score
 from judging.bench.layout import iter_jsonl, write_json
+from judging.stats.bootstrap import bootstrap_proportion_ci
 
 SCHEMA_VERSION_GENERATION = "how2bench.generation.v1"
 SCHEMA_VERSION_JUDGMENT = "how2bench.judgment.v1"
@@ -36,6 +37,8 @@ LEADERBOARD_COLUMNS = [
     "n_examples",
 ]
 RESULT_COLUMNS = ["run_name", "generator_model", "prompt_style", "how2score", "n_examples"]
+# appended after the reference's columns: the How2Score's 95% percentile bootstrap CI (%)
+CI_COLUMNS = ["ci_low", "ci_high"]
 
 
 # --- records --------------------------------------------------------------------------------
@@ -255,6 +258,7 @@ def leaderboard_rows(root: Path, *, judge: str | None = None) -> list[dict[str, 
                 )
             except (TypeError, ValueError):
                 score = 0.0
+            n = int(summary.get("n_examples") or 0)
             rows.append(
                 {
                     "gen_run": run_dir.name,
@@ -262,16 +266,31 @@ def leaderboard_rows(root: Path, *, judge: str | None = None) -> list[dict[str, 
                     "judge_dir": jdir.name,
                     "judge_model": str(info.get("model") or ""),
                     "how2score": f"{max(0.0, min(100.0, score)):.1f}",
-                    "n_examples": int(summary.get("n_examples") or 0),
+                    "n_examples": n,
                     "n_parse_failed": int(summary.get("n_parse_failed") or 0),
+                    **how2score_ci(summary, n=n, score=score),
                 }
             )
     return rows
 
 
+def how2score_ci(summary: dict[str, Any], *, n: int, score: float) -> dict[str, str]:
+    """``ci_low``/``ci_high`` (percent, one decimal) of the How2Score: a 95% percentile
+    bootstrap over the scored examples (1,000 resamples, seed 0), from the summary's
+    ``n_with_failures`` (else the count its score implies); empty without scored examples."""
+    if n <= 0:
+        return {"ci_low": "", "ci_high": ""}
+    try:
+        failures = int(summary["n_with_failures"])
+    except (KeyError, TypeError, ValueError):
+        failures = round((1 - max(0.0, min(100.0, score)) / 100) * n)
+    ci = bootstrap_proportion_ci(n - max(0, min(n, failures)), n)
+    return {"ci_low": f"{100 * ci.low:.1f}", "ci_high": f"{100 * ci.high:.1f}"}
+
+
 def leaderboard_columns(rows: list[dict[str, Any]]) -> list[str]:
     extra = ["n_parse_failed"] if any(r["n_parse_failed"] for r in rows) else []
-    return LEADERBOARD_COLUMNS + extra
+    return LEADERBOARD_COLUMNS + extra + CI_COLUMNS
 
 
 def leaderboard_csv(rows: list[dict[str, Any]]) -> str:

@@ -99,7 +99,7 @@ class Command(BaseCommand):
         root = Path(opts["generations_root"])
         rows = outputs.leaderboard_rows(root, judge=opts["judge"])
         if opts["pretty"]:
-            numeric = {"how2score", "n_examples", "n_parse_failed"}
+            numeric = {"how2score", "n_examples", "n_parse_failed", "ci_low", "ci_high"}
             self.stdout.write(outputs.box_table(rows, outputs.leaderboard_columns(rows), numeric))
         text = outputs.leaderboard_csv(rows)
         if opts["output"]:

@@ -8,6 +8,8 @@ import csv
 import io
 import json
 
+import numpy as np
+
 from judging.bench import outputs
 
 
@@ -150,10 +152,15 @@ def test_leaderboard_rows_from_an_output_tree(tmp_path):
     (tmp_path / "no-judgments").mkdir()
     rows = outputs.leaderboard_rows(tmp_path)
     text = outputs.leaderboard_csv(rows)
+    # the reference's columns, in its order, then the How2Score's 95% bootstrap CI (%)
+    draws = np.random.default_rng(0).binomial(5, 3 / 5, size=1000) / 5
+    low, high = np.percentile(draws, [2.5, 97.5]) * 100
     assert text.splitlines() == [
-        "gen_run,generator_model,judge_dir,judge_model,how2score,n_examples,n_parse_failed",
-        "a-run_456,m-a,judge_abc,jm,100.0,3,2",  # clamped to 100
-        "b-run_123,m-b,judge_abc,jm,60.0,5,0",
+        "gen_run,generator_model,judge_dir,judge_model,how2score,n_examples,n_parse_failed,"
+        "ci_low,ci_high",
+        "a-run_456,m-a,judge_abc,jm,100.0,3,2,100.0,100.0",  # clamped to 100
+        f"b-run_123,m-b,judge_abc,jm,60.0,5,0,{low:.1f},{high:.1f}",
     ]
+    assert low < 60.0 < high
     assert outputs.leaderboard_rows(tmp_path, judge="other") == []
     assert len(outputs.leaderboard_rows(tmp_path, judge="abc")) == 2

@@ -12,6 +12,7 @@ import re
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 
@@ -283,9 +284,12 @@ evaluator:
     # --- leaderboard ----------------------------------------------------------------------
     csv_path = tmp_path / "leaderboard.csv"
     _bench("leaderboard", "--generations-root", str(tmp_path / "out"), "-o", str(csv_path))
+    # the reference's columns in its order, then the How2Score's 95% bootstrap CI (%)
+    draws = np.random.default_rng(0).binomial(5, 3 / 5, size=1000) / 5
+    low, high = np.percentile(draws, [2.5, 97.5]) * 100
     assert csv_path.read_text().splitlines() == [
-        "gen_run,generator_model,judge_dir,judge_model,how2score,n_examples",
-        f"{run_dir.name},gen-model,{judge_dir.name},org/judge-model,60.0,5",
+        "gen_run,generator_model,judge_dir,judge_model,how2score,n_examples,ci_low,ci_high",
+        f"{run_dir.name},gen-model,{judge_dir.name},org/judge-model,60.0,5,{low:.1f},{high:.1f}",
     ]
     pretty = _bench("leaderboard", "--generations-root", str(tmp_path / "out"), "--pretty")
     assert pretty.splitlines()[0].startswith("┌") and f"│ {run_dir.name} │" in pretty
