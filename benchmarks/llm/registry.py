@@ -20,6 +20,8 @@ from benchmarks.llm.base import LLMBackend
 
 BACKENDS: dict[str, str] = {
     "openai": "benchmarks.llm.openai_compat.OpenAICompatBackend",
+    "openai-batch": "benchmarks.llm.batch.OpenAIBatchBackend",  # or openai + "mode": "batch"
+    "vllm-batch": "benchmarks.llm.vllm_batch.VLLMBatchBackend",
     "vllm": "benchmarks.llm.vllm_offline.VLLMOfflineBackend",
     "replay": "benchmarks.llm.replay.ReplayBackend",
     "record": "benchmarks.llm.replay.RecordingBackend",
@@ -41,12 +43,17 @@ def backend_class(name: str) -> type[LLMBackend]:
     return cls
 
 
+def _name(config: dict[str, Any]) -> str:
+    name = config.get("backend") or "openai"
+    return "openai-batch" if name == "openai" and config.get("mode") == "batch" else name
+
+
 def build_backend(config: dict[str, Any]) -> LLMBackend:
-    return backend_class(config.get("backend") or "openai")(config)
+    return backend_class(_name(config))(config)
 
 
 def queue_for(config: dict[str, Any]) -> str | None:
     """The Celery queue for work with this backend: ``settings.CELERY_GPU_QUEUE`` ("gpu") when
     the backend runs in a GPU worker, else None (the default queue)."""
-    cls = backend_class(config.get("backend") or "openai")
+    cls = backend_class(_name(config))
     return settings.CELERY_GPU_QUEUE if cls.capabilities.gpu_worker else None

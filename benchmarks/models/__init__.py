@@ -1,5 +1,6 @@
 """The benchmark data model: one module per concern, all importable from ``benchmarks.models``."""
 
+from benchmarks.models.batches import ProviderBatch
 from benchmarks.models.catalog import Dataset, Generation, Generator, Procedure, Topic
 from benchmarks.models.generation_runs import GenerationRun
 from benchmarks.models.scoring_runs import ScoringRun
@@ -10,6 +11,7 @@ __all__ = [
     "GenerationRun",
     "Generator",
     "Procedure",
+    "ProviderBatch",
     "ScoringRun",
     "Topic",
 ]
