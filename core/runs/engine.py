@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -160,8 +161,20 @@ RUN_CHUNK_TASK = "core.run_chunk"  # the registered name of core.tasks.run_chunk
 
 @dataclass(frozen=True)
 class ChunkOutcome:
-    status: str  # more | done | failed | cancelled | busy | lost | inactive
+    status: str  # more | waiting | done | failed | cancelled | busy | lost | inactive
     retry_in_s: float = 0.0
+
+
+# what ``work_chunk`` returns when the run's work is out of the worker's hands (a provider's
+# batch, :mod:`benchmarks.services.batch_runs`): the lease is released and no chunk is chained;
+# Celery beat's batch poll enqueues the next one when a batch finishes
+WAITING = "waiting"
+
+
+def batch_poll_seconds() -> float:
+    """How often a provider's batches are looked at (env ``BATCH_POLL_SECONDS``, default 60):
+    Celery beat's poll, and a run worked in the command's process (``--inline``)."""
+    return float(os.environ.get("BATCH_POLL_SECONDS") or 60)
 
 
 # --- lookups ------------------------------------------------------------------------------
@@ -464,6 +477,9 @@ def execute(
         return ChunkOutcome("lost")
     if state is LeaseState.CANCELLING:
         return _close(run, lease, executor, status=RunStatus.CANCELLED)
+    if more == WAITING:
+        parked = _hand_over(run, lease, executor.counters(run), chain=False)
+        return ChunkOutcome(WAITING if parked.status == "more" else parked.status)
     if more:
         return _hand_over(run, lease, executor.counters(run), chain=chain)
     return _close(run, lease, executor, status=None)
@@ -478,6 +494,9 @@ def execute_inline(run: Run, *, on_chunk: Any = None) -> Run:
         run.refresh_from_db()
         if on_chunk is not None:
             on_chunk(run)
+        if outcome.status == WAITING:  # a provider's batch: look again after the poll interval
+            time.sleep(batch_poll_seconds())
+            continue
         if outcome.status != "more":
             return run
 
