@@ -18,6 +18,8 @@ from django.utils.html import format_html
 
 from benchmarks.models import Dataset, Generator, Topic
 from core.errors import validation_text
+from core.forms import GatedFormMixin
+from core.middleware import text_gate_exempt
 from core.polling import Poll, next_poll
 from core.roles import is_admin
 from core.runs.console import RunAdmin
@@ -82,12 +84,14 @@ class JudgeAdmin(admin.ModelAdmin):
         )
 
 
-class LaunchForm(forms.Form):
+class LaunchForm(GatedFormMixin, forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.exclude(backend=Judge.Backend.IMPORTED))
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), required=False)
     generators = forms.ModelMultipleChoiceField(queryset=Generator.objects.all(), required=False)
     topics = forms.ModelMultipleChoiceField(queryset=Topic.objects.all(), required=False)
-    generation_ids = forms.CharField(required=False, help_text="comma-separated generation ids")
+    generation_ids = forms.CharField(
+        required=False, max_length=100_000, help_text="comma-separated generation ids"
+    )
     study = forms.IntegerField(
         required=False, min_value=1, help_text="judge the items of this study (id)"
     )
@@ -188,7 +192,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
         own = [
             path(
                 "launch/",
-                self.admin_site.admin_view(self.launch_view),
+                # LaunchForm gates every posted value at its field (core.forms)
+                text_gate_exempt(self.admin_site.admin_view(self.launch_view)),
                 name="judging_judgerun_launch",
             ),
             path(
