@@ -27,6 +27,18 @@ class Judge(models.Model):
 
     name = models.CharField(max_length=128, unique=True)
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.OPENAI)
+    # the provider's Batch API instead of one request at a time (openai backend only):
+    # benchmarks.llm.batch; billed at batch_price_factor x the prices below
+    batch_mode = models.BooleanField(
+        default=False,
+        help_text="Send the run's requests as batch files (OpenAI Batch API): cheaper, up to 24 h",
+    )
+    batch_price_factor = models.DecimalField(
+        max_digits=5,
+        decimal_places=3,
+        default=Decimal("0.5"),
+        help_text="Batch price relative to the prices per million tokens (OpenAI: 0.5)",
+    )
     base_url = models.CharField(
         max_length=500, blank=True, help_text="e.g. https://api.openai.com/v1 or a vLLM server"
     )
@@ -183,6 +195,10 @@ class Judge(models.Model):
             "max_retries": self.max_retries,
             "structured_output": self.structured_output,
             "ramp_up_s": 0.2,  # a run is one long stream: spread the first wave
+            "mode": "batch"
+            if self.batch_mode and self.backend == self.Backend.OPENAI
+            else "online",
+            "batch_price_factor": str(self.batch_price_factor),
             **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm")},
         }
 

@@ -32,7 +32,9 @@ from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse, takes_admit
+from benchmarks.llm.batch import is_batch
 from benchmarks.llm.registry import build_backend, queue_for
+from benchmarks.services import batch_runs
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.lanes import MAX_LANES
 from core.runs.models import RunStatus
@@ -329,17 +331,26 @@ class JudgeRunExecutor(RunExecutor):
         """``settings.JUDGE_RUN_LANES`` (env ``H2R_JUDGE_LANES``, default 4), read when the run
         is launched or resumed; 1 on the embedded SQLite default (one machine, whose writes
         SQLite serializes anyway)."""
-        if connection.vendor == "sqlite":
-            return 1
+        if connection.vendor == "sqlite" or is_batch(run.judge.backend_config()):
+            return 1  # a provider's batch: one execution submits and stores
         return max(1, min(MAX_LANES, settings.JUDGE_RUN_LANES))
+
+    @property
+    def batch_adapter(self):
+        """Judge runs in batch mode (:mod:`judging.services.batch_mode`)."""
+        from judging.services.batch_mode import JudgeRunBatches
+
+        return JudgeRunBatches()
 
     def prepare(self, run: JudgeRun, lease: Lease) -> None:
         link_known(run, only=lane_items(lease))
 
-    def work_chunk(self, run: JudgeRun, lease: Lease) -> bool:
+    def work_chunk(self, run: JudgeRun, lease: Lease) -> bool | str:
         """Judge up to :data:`CHUNK_ITEMS` pending items, then ask again, in up to
         ``PARSE_RETRIES`` more passes, those whose reply failed to parse."""
         judge = run.judge
+        if is_batch(judge.backend_config()):  # the provider's Batch API
+            return batch_runs.work(run=run, adapter=self.batch_adapter, lease=lease)
         only = lane_items(lease)
         template = judge.prompt_text()
         progress = _Progress(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from benchmarks.llm.base import LLMRequest, LLMResponse
+from benchmarks.llm.batch import price_factor
 from benchmarks.llm.schema import bounded_schema
 from benchmarks.llm.vllm_options import SCHEMA_OPTIONS
 from judging import prompting
@@ -147,7 +148,13 @@ def judgment_from_response(
 
 
 def cost_of(*, judge: Judge, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    """At the judge's prices; in batch mode at the batch rate (``batch_price_factor`` × them,
+    :func:`benchmarks.llm.batch.price_factor`)."""
     return (
-        Decimal(prompt_tokens) * judge.price_input_per_mtok
-        + Decimal(completion_tokens) * judge.price_output_per_mtok
-    ) / MTOK
+        (
+            Decimal(prompt_tokens) * judge.price_input_per_mtok
+            + Decimal(completion_tokens) * judge.price_output_per_mtok
+        )
+        * price_factor(judge.backend_config())
+        / MTOK
+    )

@@ -1,0 +1,223 @@
+"""Runs in batch mode (a backend with ``mode = "batch"``, :mod:`benchmarks.llm.batch`): a run's
+pending requests go to the provider as batch files, Celery beat polls them, and each output
+file is stored once when its batch ends.
+
+A run type takes part through a :class:`BatchAdapter` (its executor's ``batch_adapter``): which
+items are pending and their requests, and how a result is stored (its usual store: a failed
+request counts an attempt and is sent again in a later batch while attempts are left, the run
+type's retry policy). The engine's chunk (:func:`work`):
+
+1. looks at the run's open batches (``ProviderBatch`` rows: the batch ids live beside the run,
+   so a restarted worker resumes them); each that ended (completed, expired, cancelled, failed)
+   has its output and error files downloaded and stored in one transaction with the row's
+   ``stored_at`` (a row locked and already stored is skipped: exactly once). A request the batch
+   never ran (expired, cancelled) stays pending, no attempt counted;
+2. sends the pending items not in an open batch as new batch files (at most the provider's
+   requests and bytes per file);
+3. answers :data:`core.runs.engine.WAITING` while batches are open: no chunk is chained, and
+   :func:`poll` (beat, every ``BATCH_POLL_SECONDS``) enqueues the run when one of them ended.
+
+A run that is no longer active (cancelled, failed) has its open batches cancelled at the
+provider by :func:`poll`, and what they finished before is still stored (it is paid for).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import Any
+
+from django.apps import apps
+from django.db import transaction
+from django.utils import timezone
+
+from benchmarks.llm.base import LLMRequest, LLMResult
+from benchmarks.llm.batch import BatchState, NotRun, OpenAIBatchBackend, is_batch
+from benchmarks.llm.registry import build_backend
+from benchmarks.models import ProviderBatch
+from core.runs import engine
+from core.runs.engine import KEEP_WORKING, Lease
+from core.runs.models import Run, RunStatus
+
+logger = logging.getLogger(__name__)
+
+
+class BatchAdapter(ABC):
+    """What one run type tells the batch driver."""
+
+    @abstractmethod
+    def backend_config(self, run: Run) -> dict[str, Any]:
+        """The run's backend config."""
+
+    @abstractmethod
+    def pending(self, run: Run, *, exclude: set[int]) -> Iterator[tuple[int, LLMRequest]]:
+        """(item id, request) of each item to send now, leaving out ``exclude`` (in a batch)."""
+
+    @abstractmethod
+    def store(self, run: Run, results: list[tuple[int, LLMResult]]) -> None:
+        """Store results by item id (inside the caller's transaction); items no longer
+        pending are left alone."""
+
+    def after_store(self, run: Run) -> None:  # noqa: B027 - optional
+        """After results were stored (e.g. link duplicates of what was judged)."""
+
+
+def uses_batch(config: dict[str, Any]) -> bool:
+    return is_batch(config)
+
+
+def _rows(run: Run):
+    return ProviderBatch.objects.filter(run_label=run._meta.label, run_id=run.pk)
+
+
+def _note(row: ProviderBatch, state: BatchState) -> None:
+    ProviderBatch.objects.filter(pk=row.pk).update(
+        status=state.status,
+        n_completed=state.counts.get("completed", 0),
+        n_failed=state.counts.get("failed", 0),
+        updated_at=timezone.now(),
+    )
+
+
+def store_batch(
+    *, run: Run, row: ProviderBatch, state: BatchState, backend: OpenAIBatchBackend, adapter
+) -> int:
+    """Store the results of one ended batch, exactly once; returns how many were stored."""
+    results = backend.results(state)  # downloaded before the transaction
+    with transaction.atomic():
+        locked = ProviderBatch.objects.select_for_update().get(pk=row.pk)
+        if locked.stored_at is not None:
+            return 0
+        mine = {int(key) for key in locked.item_keys}
+        ready: list[tuple[int, LLMResult]] = []
+        returned = 0
+        for custom_id, result in results.items():
+            if not custom_id.isdigit() or int(custom_id) not in mine:
+                continue
+            if isinstance(result, NotRun):
+                returned += 1
+                continue
+            ready.append((int(custom_id), result))
+        returned += len(mine) - len(ready) - returned  # no line at all: not run either
+        if ready:
+            adapter.store(run, ready)
+        locked.stored_at = timezone.now()
+        locked.status = state.status
+        locked.n_stored = len(ready)
+        locked.n_returned = returned
+        locked.save(update_fields=["stored_at", "status", "n_stored", "n_returned", "updated_at"])
+    adapter.after_store(run)
+    return len(ready)
+
+
+def _collect(run: Run, backend, adapter, lease: Lease | None) -> list[ProviderBatch]:
+    """Store every ended batch of the run; returns those still open."""
+    still_open: list[ProviderBatch] = []
+    for row in _rows(run).filter(stored_at__isnull=True).order_by("id"):
+        state = backend.retrieve(row.batch_id)
+        _note(row, state)
+        if state.terminal:
+            store_batch(run=run, row=row, state=state, backend=backend, adapter=adapter)
+        else:
+            still_open.append(row)
+        if lease is not None:
+            lease.beat()
+    return still_open
+
+
+def submit_pending(
+    *, run: Run, adapter: BatchAdapter, backend: OpenAIBatchBackend, lease: Lease | None = None
+) -> int:
+    """Send the run's pending items that no open batch carries, as batch files; one row per
+    batch, written as soon as the provider created it. Returns the requests sent."""
+    in_flight: set[int] = set()
+    for keys in _rows(run).filter(stored_at__isnull=True).values_list("item_keys", flat=True):
+        in_flight.update(int(k) for k in keys)
+    lines = (
+        backend.line(str(item), request)
+        for item, request in adapter.pending(run, exclude=in_flight)
+    )
+    sent = 0
+    for chunk in backend.files(lines):
+        if lease is not None and lease.beat() not in KEEP_WORKING:
+            break
+        keys = [int(_custom_id(line)) for line in chunk]
+        state = backend.submit(chunk, metadata={"run": f"{run._meta.label}:{run.pk}"})
+        ProviderBatch.objects.create(
+            run_label=run._meta.label,
+            run_id=run.pk,
+            batch_id=state.id,
+            status=state.status,
+            item_keys=keys,
+            n_requests=len(keys),
+        )
+        sent += len(keys)
+    return sent
+
+
+def _custom_id(line: str) -> str:
+    # lines are written by OpenAIBatchBackend.line: '{"custom_id": "<id>", ...'
+    return line.split('"custom_id": "', 1)[1].split('"', 1)[0]
+
+
+def work(*, run: Run, adapter: BatchAdapter, lease: Lease) -> bool | str:
+    """One chunk of a run in batch mode (the executor's ``work_chunk``): store what ended, send
+    what is pending; WAITING while batches are open, False once nothing is left."""
+    backend = build_backend(adapter.backend_config(run))
+    try:
+        _collect(run, backend, adapter, lease)
+        if lease.beat() not in KEEP_WORKING:
+            return True
+        submit_pending(run=run, adapter=adapter, backend=backend, lease=lease)
+    finally:
+        backend.close()
+    if _rows(run).filter(stored_at__isnull=True).exists():
+        return engine.WAITING
+    return False
+
+
+def poll() -> dict[str, int]:
+    """Celery beat's batch poll: for every run with open batches, cancel them at the provider
+    when the run is no longer active, store those that ended for a run no chunk will work, and
+    enqueue an active run one of whose batches ended. Returns counts for the log."""
+    counts = {"runs": 0, "ended": 0, "cancelled": 0, "enqueued": 0}
+    open_runs = (
+        ProviderBatch.objects.filter(stored_at__isnull=True)
+        .values_list("run_label", "run_id")
+        .distinct()
+    )
+    for label, run_id in list(open_runs):
+        model = apps.get_model(label)
+        run = model.objects.filter(pk=run_id).first()
+        adapter = getattr(engine.executor_for(model), "batch_adapter", None)
+        if run is None or adapter is None:
+            continue
+        counts["runs"] += 1
+        active = run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+        backend = build_backend(adapter.backend_config(run))
+        ended = False
+        try:
+            for row in _rows(run).filter(stored_at__isnull=True):
+                if not active and not row.cancel_sent:
+                    backend.cancel(row.batch_id)
+                    ProviderBatch.objects.filter(pk=row.pk).update(cancel_sent=True)
+                    counts["cancelled"] += 1
+                state = backend.retrieve(row.batch_id)
+                _note(row, state)
+                if state.terminal:
+                    ended = True
+                    counts["ended"] += 1
+                    if not active:
+                        store_batch(run=run, row=row, state=state, backend=backend, adapter=adapter)
+        finally:
+            backend.close()
+        if ended and active:
+            engine.enqueue(run)
+            counts["enqueued"] += 1
+    return counts
+
+
+def batches_of(run: Run) -> list[ProviderBatch]:
+    """The run's provider batches, oldest first (pages, API, tests)."""
+    return list(_rows(run).order_by("id"))
