@@ -76,3 +76,23 @@ class GatedFormMixin:
             return self.data.getlist(key)
         value = self.data.get(key)
         return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+class GatedModelForm(GatedFormMixin, forms.ModelForm):
+    """The console's (Django admin's) model forms: ``form = GatedModelForm`` on a ModelAdmin
+    makes its add and change pages speak for the gate (:func:`form_gates_itself`)."""
+
+
+def form_gates_itself(view) -> bool:
+    """Whether ``view`` reads every posted field through a gated form: marked
+    :func:`core.middleware.text_gate_exempt`, or a console add/change page whose ModelAdmin
+    form is a :class:`GatedFormMixin` (its inline rows and buttons are gated as other keys)."""
+    if getattr(view, "text_gate_exempt", False):
+        return True
+    model_admin = getattr(view, "model_admin", None)
+    return (
+        model_admin is not None
+        and getattr(view, "__name__", "") in ("add_view", "change_view")
+        and isinstance(model_admin.form, type)
+        and issubclass(model_admin.form, GatedFormMixin)
+    )

@@ -11,6 +11,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from core.forms import form_gates_itself
 from core.limits import human_bytes, upload_max_bytes
 from core.text import text_error
 
@@ -117,7 +118,7 @@ class TextGateMiddleware:
         return self.get_response(request)
 
     def process_view(self, request: HttpRequest, view, args, kwargs):
-        check_form = not getattr(view, "text_gate_exempt", False)
+        check_form = not form_gates_itself(view)
         own = getattr(view, "text_gate_fields", ())
         for name, value in _form_fields(request):
             if name.startswith("field ") and (

@@ -18,7 +18,7 @@ from django.utils.html import format_html
 
 from benchmarks.models import Dataset, Generator, Topic
 from core.errors import validation_text
-from core.forms import GatedFormMixin
+from core.forms import GatedFormMixin, GatedModelForm
 from core.middleware import text_gate_exempt
 from core.polling import Poll, next_poll
 from core.roles import is_admin
@@ -32,6 +32,7 @@ from judging.services import runs as services
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a control character is an error at its field (core.forms)
     list_display = (
         "name",
         "backend",

@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
+from core.forms import GatedModelForm
 
 
 def _steps_html(steps) -> str:
@@ -25,10 +26,12 @@ def _steps_html(steps) -> str:
 
 class _CreatedAtReadonly:
     readonly_fields: tuple[str, ...] = ("created_at",)
+    form = GatedModelForm  # a control character is an error at its field (core.forms)
 
 
 @admin.register(Topic)
 class TopicAdmin(admin.ModelAdmin):
+    form = GatedModelForm
     list_display = ("name", "slug", "position", "n_procedures")
     search_fields = ("name", "slug")
     ordering = ("position", "name")

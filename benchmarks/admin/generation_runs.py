@@ -22,6 +22,7 @@ from benchmarks.services.generation_runs import (
     generation_run_start,
     generation_run_validate,
 )
+from core.forms import GatedFormMixin
 from core.roles import is_admin
 from core.runs.models import RUN_STATE_FIELDS
 
@@ -53,7 +54,7 @@ STATE_FIELDS = (
 )
 
 
-class GenerationRunForm(forms.ModelForm):
+class GenerationRunForm(GatedFormMixin, forms.ModelForm):
     model = forms.CharField(required=False, help_text="Default: the generator's model.")
 
     class Meta:

@@ -21,6 +21,7 @@ from benchmarks.services.scoring_runs import (
     scoring_run_start,
     scoring_run_validate,
 )
+from core.forms import GatedFormMixin
 from core.roles import is_admin
 from core.runs.models import RUN_STATE_FIELDS
 
@@ -28,7 +29,7 @@ CONFIG_FIELDS = ("generator", "dataset", "pack", "options", "chunk_size")
 STATE_FIELDS = ("progress", *RUN_STATE_FIELDS, "summary_pretty", "errors_pretty")
 
 
-class ScoringRunForm(forms.ModelForm):
+class ScoringRunForm(GatedFormMixin, forms.ModelForm):
     pack = forms.ChoiceField(choices=())
 
     class Meta:
