@@ -62,6 +62,11 @@ def _configure_broker(sender=None, **_kwargs) -> None:
             "task": "core.runs_resume_orphans",
             "schedule": _seconds("RUN_ORPHAN_SCAN_SECONDS", 60),
         },
+        # provider batches of runs in batch mode (benchmarks.services.batch_runs.poll)
+        "poll-provider-batches": {
+            "task": "benchmarks.batches_poll",
+            "schedule": _seconds("BATCH_POLL_SECONDS", 60),
+        },
         # Prolific submission and study statuses, polled when no webhook URL is set
         "poll-prolific": {
             "task": "annotation.prolific_poll",
