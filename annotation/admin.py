@@ -4,6 +4,7 @@ a paid study's pay terms, rounds and the log of calls to Prolific (read-only).""
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db import models
 
 from annotation.admin_codebook import CodebookVersionAdmin  # noqa: F401 (registers it)
 from annotation.models import (
@@ -57,10 +58,26 @@ class StudyItemFormSet(forms.BaseInlineFormSet):
                 form.instance.expected_label = checked.expected_label
 
 
+class EmptyWhenNullJSONField(forms.JSONField):
+    """A JSON box that is empty, not ``null``, when there is no value (an empty box is
+    ``None`` again when saved)."""
+
+    def prepare_value(self, value):
+        return "" if value is None else super().prepare_value(value)
+
+
 class StudyItemInline(admin.TabularInline):
     model = StudyItem
     formset = StudyItemFormSet
     extra = 0
+    # compact boxes: the item table fits the window (it was 2,750 px wide)
+    formfield_overrides = {
+        models.JSONField: {
+            "form_class": EmptyWhenNullJSONField,
+            "widget": forms.Textarea(attrs={"rows": 1, "cols": 14}),
+        },
+        models.TextField: {"widget": forms.Textarea(attrs={"rows": 1, "cols": 18})},
+    }
     raw_id_fields = ["generation", "generation_b"]
     fields = [
         "generation",
@@ -95,6 +112,9 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug", "prolific_study_id"]
     readonly_fields = ["created_at", "created_by"]
     inlines = [StudyItemInline]
+
+    class Media:
+        css = {"all": ["css/admin_tables.css"]}  # the item table scrolls, the page does not
 
     def save_model(self, request, obj, form, change):
         if not change:
