@@ -32,7 +32,12 @@ def _section_or_page(request, section: str, section_id: str, context: dict) -> H
 @researcher_required
 def validation_alt_test(request: HttpRequest) -> HttpResponse:
     study, judge = _get(request, Study, "study"), _get(request, Judge, "judge", by="name")
-    context = {"study": study, "judge": judge, "title": "The alternative annotator test"}
+    context = {
+        "study": study,
+        "judge": judge,
+        "title": "The alternative annotator test",
+        "epsilon": alt_test_pages.DEFAULT_EPSILON,
+    }
     context.update(alt_test_pages.choices())
     if study is not None and judge is not None:
         context.update(

@@ -135,6 +135,8 @@ def test_alt_test_api_and_page(critical, client, make_user):
     assert "<html" not in section and "P3 (5)" in section and "ε = 0.1" in section
     omega = f"{study_alt_test(study=critical['study'], judge=critical['judge'])['sections'][0]['winning_rate']:.2f}"
     assert f"winning rate ω <b>{omega}</b>" in section
+    zero = client.get(page + "alt-test/", {**params, "epsilon": "0"}, HTTP_HX_REQUEST="true")
+    assert 'name="epsilon" min="-1" max="1" step="0.01" value="0.0"' in zero.content.decode()
     full = client.get(page + "alt-test/", {**params, "epsilon": "abc"}).content.decode()
     assert "<html" in full and "epsilon: expected a number" in full
     for word in ("undefined", "None", "NaN", "null"):
@@ -159,6 +161,8 @@ def test_planner_api_and_page(client, make_user):
         HTTP_HX_REQUEST="true",
     ).content.decode()  # fmt: skip
     assert 'id="alt-test-plan-table"' in html and "ω at ε 0.1" in html
+    kept = client.get("/judging/compare/validation/alt-test/plan/", {"judge_noise": "0"})
+    assert 'name="judge_noise" min="0" max="1" step="0.05" value="0.0"' in kept.content.decode()
     bad = client.get("/judging/compare/validation/alt-test/plan/", {"categories": "x"})
     assert bad.status_code == 200 and "categories: expected a whole number" in bad.content.decode()
 
