@@ -51,6 +51,7 @@ def _judge_runs_in_one_lane(settings):
     run), as most tests count; the tests of lanes (tests/judging/test_run_lanes.py) set
     ``JUDGE_RUN_LANES`` themselves, and real workers in a test run whatever the test launched."""
     settings.JUDGE_RUN_LANES = 1
+    settings.RUN_LANES = 1  # generation and scoring runs, mining batches: the same
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ from benchmarks.models import Generation, GenerationRun, Procedure
 from benchmarks.services.generation_runs import generation_run_counts, generation_run_selection
 from benchmarks.services.scores import generation_scores_summary
 from benchmarks.tokens import count_steps_tokens
+from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
@@ -155,9 +156,16 @@ def _store(*, run: GenerationRun, lease: Lease, replies: list[_Reply], cursor: i
         # linked to this run (Generation.run): its tokens and cost are counted from them
         Generation.objects.bulk_create([r.generation for r in new], ignore_conflicts=True)
         updates: dict[str, Any] = {"updated_at": timezone.now()}
-        if locked.lease_owner == lease.token:
-            if cursor is not None:
+        if lease.lane is not None:  # a lane keeps its own cursor; the run row the failures
+            holds = cursor is None or lanes.advance(
+                GenerationRun, run.pk, lease.lane, lease.token, cursor
+            )
+            holds = holds and lease.held().exists()
+        else:
+            holds = locked.lease_owner == lease.token
+            if holds and cursor is not None:
                 updates["cursor"] = cursor
+        if holds:
             failed = [
                 {
                     "source_example_id": r.procedure.source_example_id,
@@ -261,18 +269,24 @@ class GenerationRunExecutor(RunExecutor):
         except ValueError:  # an unknown backend: the chunk fails the run naming it
             return None
 
+    def lanes(self, run: GenerationRun) -> int:
+        """:func:`core.runs.lanes.default_lanes`: lane *k* of *n* generates the procedures whose
+        id is *k* mod *n*, walking them with its own cursor; 1 for a backend held by a GPU
+        worker (one engine, one task at a time)."""
+        return 1 if self.queue(run) else lanes.default_lanes()
+
     def work_chunk(self, run: GenerationRun, lease: Lease) -> bool:
         run.error = ""  # set below when this chunk stops the run; outcome() reports it
         procedures = list(
-            self._unvisited(run).defer("source_text").order_by("pk")[: run.chunk_size]
+            self._unvisited(run, lease).defer("source_text").order_by("pk")[: run.chunk_size]
         )
         if not procedures:
-            self._summarize(run, lease)
             return False
         try:
             backend = _backend_for(run)
         except (ValueError, LLMError) as exc:  # bad config: nothing can succeed
             run.error = f"backend: {exc}"
+            lease.held().update(error=run.error)  # the outcome of a run's last lane reads it
             return False
         chunk = _Chunk(run=run, lease=lease, procedures=procedures, backend=backend)
         # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
@@ -291,19 +305,27 @@ class GenerationRunExecutor(RunExecutor):
             return True  # cancelling or lost: the engine ends or leaves the run
         if chunk.refused_entirely:  # bad key, model or URL: every request will be refused
             run.error = f"the backend refused every request of a chunk: {chunk.refusals[0]}"
+            lease.held().update(error=run.error)
             return False
-        if self._unvisited(run).exists():
-            return True
-        self._summarize(run, lease)
-        return False
+        return self._unvisited(run, lease).exists()
 
     def counters(self, run: GenerationRun) -> dict[str, Any]:
         cursor = GenerationRun.objects.filter(pk=run.pk).values_list("cursor", flat=True).first()
-        return generation_run_counts(run=run, cursor=cursor or 0)
+        counts = generation_run_counts(run=run, cursor=cursor or 0)
+        walked = lanes.visited(run)  # worked in lanes: each lane's failures up to its cursor
+        if walked is not None:
+            missing = generation_run_selection(run=run).exclude(
+                generations__generator_id=run.generator_id
+            )
+            counts["n_failed"] = lanes.annotate_lane(missing, run).filter(walked).count()
+        return counts
 
     def outcome(self, run: GenerationRun) -> tuple[str, str]:
+        """The run's end (its last lane's): the scorer summary over the selection's
+        generations, then done, or failed naming what is missing."""
         if run.error:  # set by work_chunk when it stopped the run
             return RunStatus.FAILED, run.error
+        self._summarize(run)
         counts = self.counters(run)
         missing = counts["n_total"] - counts["n_done"]
         if missing > 0:
@@ -321,19 +343,21 @@ class GenerationRunExecutor(RunExecutor):
         )
 
     @staticmethod
-    def _unvisited(run: GenerationRun):
-        return (
-            generation_run_selection(run=run)
-            .filter(pk__gt=run.cursor)
-            .exclude(generations__generator_id=run.generator_id)
-        )
+    def _unvisited(run: GenerationRun, lease: Lease):
+        """The procedures of the lease's lane after its cursor without a generation."""
+        selection = generation_run_selection(run=run)
+        position = run.cursor
+        if lease.lane is not None:
+            selection = lanes.in_lane(selection, lane=lease.lane, n_lanes=lease.n_lanes)
+            position = lanes.cursor(GenerationRun, run.pk, lease.lane)
+        return selection.filter(pk__gt=position).exclude(generations__generator_id=run.generator_id)
 
     @staticmethod
-    def _summarize(run: GenerationRun, lease: Lease) -> None:
+    def _summarize(run: GenerationRun) -> None:
         """The end of the selection: the scorer summary over its generations."""
         summary = generation_scores_summary(
             generator=run.generator,
             procedures=generation_run_selection(run=run),
             scorer_names=run.scorers or None,
         )
-        GenerationRun.objects.filter(pk=run.pk, lease_owner=lease.token).update(scores=summary)
+        GenerationRun.objects.filter(pk=run.pk).update(scores=summary)

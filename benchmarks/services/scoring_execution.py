@@ -19,6 +19,7 @@ from django.db.models import Q, QuerySet
 from benchmarks.formats.packs import pack_record
 from benchmarks.models import Generation, ScoringRun
 from benchmarks.packs.registry import PackScorer, RecordError, get_pack
+from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
@@ -75,19 +76,25 @@ def score_generation(pack: PackScorer, generation: Generation, options: dict[str
 
 
 class ScoringRunExecutor(RunExecutor):
+    def lanes(self, run: ScoringRun) -> int:
+        """:func:`core.runs.lanes.default_lanes`: lane *k* of *n* scores the generations whose
+        id is *k* mod *n*, walking them with its own cursor."""
+        return lanes.default_lanes()
+
     def work_chunk(self, run: ScoringRun, lease: Lease) -> bool:
         pack = get_pack(run.pack)
         live = LiveCounters(run, lease, self.counters)  # counted from the scored rows
+        mine = lanes.in_lane(scoring_selection(run=run), lane=lease.lane, n_lanes=lease.n_lanes)
+        if lease.lane is not None:
+            run.cursor = lanes.cursor(ScoringRun, run.pk, lease.lane)
         while True:
             batch = list(
-                scoring_selection(run=run)
-                .filter(pk__gt=run.cursor)
+                mine.filter(pk__gt=run.cursor)
                 .filter(_not_by_run(run))
                 .select_related("procedure")
                 .order_by("pk")[: run.chunk_size]
             )
             if not batch:
-                self._summarize(run, pack, lease)
                 return False
             entries: dict[int, dict] = {}
             errors: list[dict[str, str]] = []
@@ -101,9 +108,10 @@ class ScoringRunExecutor(RunExecutor):
                         )
             except (ValueError, TypeError) as exc:  # a bad option value: every record alike
                 run.error = f"the pack rejected the run's options: {exc}"
+                lease.held().update(error=run.error)  # the outcome of a run's last lane reads it
                 return False
             with transaction.atomic():
-                if not ScoringRun.objects.filter(pk=run.pk, lease_owner=lease.token).exists():
+                if not lease.held().exists():
                     return True  # lost: the engine leaves the run
                 # merged into the rows as they are now (locked): another pack's run may have
                 # written its own key since the batch was read
@@ -116,10 +124,13 @@ class ScoringRunExecutor(RunExecutor):
                     row.pack_scores = {**(row.pack_scores or {}), run.pack: entries[row.pk]}
                 Generation.objects.bulk_update(rows, ["pack_scores"])
                 run.cursor = batch[-1].pk
-                kept = (errors + list(run.errors))[: ScoringRun.MAX_ERRORS_KEPT]
-                ScoringRun.objects.filter(pk=run.pk, lease_owner=lease.token).update(
-                    cursor=run.cursor, errors=kept
-                )
+                locked = ScoringRun.objects.select_for_update().only("errors").get(pk=run.pk)
+                kept = (errors + list(locked.errors))[: ScoringRun.MAX_ERRORS_KEPT]
+                if lease.lane is not None:  # a lane keeps its own cursor
+                    lanes.advance(ScoringRun, run.pk, lease.lane, lease.token, run.cursor)
+                    lease.held().update(errors=kept)
+                else:
+                    lease.held().update(cursor=run.cursor, errors=kept)
                 run.errors = kept
             live.write()
             if lease.beat() is not LeaseState.HELD:
@@ -129,8 +140,10 @@ class ScoringRunExecutor(RunExecutor):
         return scoring_run_counts(run=run)
 
     def outcome(self, run: ScoringRun) -> tuple[str, str]:
+        """The run's end (its last lane's): the pack's summary, then done or failed."""
         if run.error:
             return RunStatus.FAILED, run.error
+        self._summarize(run, get_pack(run.pack))
         counts = self.counters(run)
         if counts["n_total"] and counts["n_done"] == 0:
             return RunStatus.FAILED, "no generation could be scored (see the recent failures)"
@@ -141,7 +154,7 @@ class ScoringRunExecutor(RunExecutor):
         ScoringRun.objects.filter(pk=run.pk).update(cursor=0, **scoring_run_counts(run=run))
 
     @staticmethod
-    def _summarize(run: ScoringRun, pack: PackScorer, lease: Lease) -> None:
+    def _summarize(run: ScoringRun, pack: PackScorer) -> None:
         rows = [
             entry["metrics"]
             for entry in scoring_selection(run=run)
@@ -150,4 +163,4 @@ class ScoringRunExecutor(RunExecutor):
             if entry and "metrics" in entry
         ]
         summary = pack.summary(rows)
-        ScoringRun.objects.filter(pk=run.pk, lease_owner=lease.token).update(summary=summary)
+        ScoringRun.objects.filter(pk=run.pk).update(summary=summary)

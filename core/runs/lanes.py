@@ -25,7 +25,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Mod
 from django.utils import timezone
 
 from core.runs.models import ACTIVE_STATUSES, Run, RunLane, RunStatus, lease_seconds
@@ -190,3 +190,55 @@ def finish(
 def open_lanes(run: Run) -> list[RunLane]:
     """The run's lanes with work left (the orphan scan requeues those nobody holds)."""
     return list(_rows(type(run), run.pk).filter(done=False).order_by("lane"))
+
+
+# --- run types that walk their work in order (a cursor per lane) ------------------------------
+
+
+def in_lane(queryset, *, lane: int | None, n_lanes: int, field: str = "pk"):
+    """The rows of ``queryset`` that belong to lane ``lane`` of ``n_lanes``: ``field`` mod
+    ``n_lanes`` (all of them for a run not worked in lanes)."""
+    if lane is None or n_lanes <= 1:
+        return queryset
+    return queryset.annotate(_lane=Mod(field, n_lanes)).filter(_lane=lane)
+
+
+def cursor(model: type[Run], run_id: int, lane: int) -> int:
+    """Where lane ``lane`` of the run stands in its ordered work (0: at the start)."""
+    value = _rows(model, run_id).filter(lane=lane).values_list("cursor", flat=True).first()
+    return int(value or 0)
+
+
+def advance(model: type[Run], run_id: int, lane: int, token: str, value: int) -> bool:
+    """Move the lane's cursor to ``value`` while ``token`` holds the lane."""
+    return bool(_rows(model, run_id).filter(lane=lane, lease_owner=token).update(cursor=value))
+
+
+def visited(run: Run, field: str = "pk") -> Q | None:
+    """Rows each lane has walked past (``field`` up to its lane's cursor), to filter a queryset
+    annotated by :func:`annotate_lane`; None when the run has no lanes."""
+    rows = list(_rows(type(run), run.pk).values_list("lane", "n_lanes", "cursor"))
+    if not rows:
+        return None
+    walked = Q(pk__in=[])
+    for lane, _n, position in rows:
+        walked |= Q(_lane=lane, **{f"{field}__lte": position})
+    return walked
+
+
+def annotate_lane(queryset, run: Run, field: str = "pk"):
+    """``queryset`` with each row's lane (``_lane``) for :func:`visited`."""
+    n = _rows(type(run), run.pk).values_list("n_lanes", flat=True).first() or 1
+    return queryset.annotate(_lane=Mod(field, n))
+
+
+def default_lanes() -> int:
+    """How many lanes generation runs, scoring runs and mining batches are worked in:
+    ``settings.RUN_LANES`` (env ``H2R_RUN_LANES``, default 4), at most :data:`MAX_LANES`; 1 on
+    the embedded SQLite default (one machine, whose writes SQLite serializes anyway)."""
+    from django.conf import settings
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        return 1
+    return max(1, min(MAX_LANES, int(getattr(settings, "RUN_LANES", 4))))

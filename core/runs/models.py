@@ -159,6 +159,9 @@ class RunLane(models.Model):
     lease_owner = models.CharField(max_length=64, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     done = models.BooleanField(default=False, help_text="no work left in this lane")
+    cursor = models.PositiveBigIntegerField(
+        default=0, help_text="the lane's position in its run's ordered work (run types that walk)"
+    )
 
     class Meta:
         app_label = "core"

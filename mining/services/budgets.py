@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from mining.budgets import BUDGET_STAGE, budgets_of, plan_chunk
@@ -78,8 +79,10 @@ class Intake:
     what is stored. Thread-safe: the chunk takes documents on its feeding thread while the
     writer thread reports what it stored."""
 
-    def __init__(self, batch: MiningBatch) -> None:
+    def __init__(self, batch: MiningBatch, lane: Callable[[QuerySet], QuerySet] | None = None):
         self.batch = batch
+        # a batch worked in lanes (no budgets then): only this lane's documents
+        self.lane = lane or (lambda queryset: queryset)
         self.budgets = budgets_of(batch.options or {})
         self.last_pk = 0
         self.topic_of: dict[Any, str] = {}  # taken and not yet stored as finished
@@ -90,8 +93,10 @@ class Intake:
 
     def take(self, size: int) -> list[MiningDocument]:
         """At most ``size`` more pending documents (none once there are no more)."""
-        pending = MiningDocument.objects.filter(
-            batch=self.batch, outcome=Outcome.PENDING, pk__gt=self.last_pk
+        pending = self.lane(
+            MiningDocument.objects.filter(
+                batch=self.batch, outcome=Outcome.PENDING, pk__gt=self.last_pk
+            )
         )
         if not self.budgets.active:
             docs = list(pending.order_by("pk").only(*CHUNK_FIELDS)[:size])

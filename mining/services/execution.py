@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -26,10 +27,12 @@ from django.utils import timezone
 
 from benchmarks.llm.base import LLMBackend
 from benchmarks.llm.registry import build_backend, queue_for
+from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
 from core.runs.reply_writer import Backpressure, ReplyWriter, unstored_max
+from mining.budgets import budgets_of
 from mining.documents import DocState, StageUsage
 from mining.heuristics import HeuristicsConfig
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
@@ -39,6 +42,7 @@ from mining.services.budgets import Intake
 from mining.services.ingest import batch_ingest
 
 DEFAULT_CHUNK_SIZE = 128
+INGEST_WAIT_S = 0.5  # a lane other than the first looks this often whether the upload is read
 # after the first reply, gather what else arrives within this long into one write; once the feed
 # waits for a slot, only what comes within SETTLE_S (fewer, larger writes for a few ms)
 GATHER_S = 0.1
@@ -151,6 +155,11 @@ def _pending(batch: MiningBatch) -> QuerySet[MiningDocument]:
     return MiningDocument.objects.filter(batch=batch, outcome=Outcome.PENDING)
 
 
+def _mine(batch: MiningBatch, lease: Lease) -> QuerySet[MiningDocument]:
+    """The pending documents of the lease's lane."""
+    return lanes.in_lane(_pending(batch), lane=lease.lane, n_lanes=lease.n_lanes)
+
+
 class MiningBatchExecutor(RunExecutor):
     """A mining batch for the run engine (see the module's docstring)."""
 
@@ -161,9 +170,25 @@ class MiningBatchExecutor(RunExecutor):
                 return queue
         return None
 
+    def lanes(self, run: MiningBatch) -> int:
+        """:func:`core.runs.lanes.default_lanes`: lane *k* of *n* takes the pending documents
+        whose id is *k* mod *n*. One lane for a batch with per-topic budgets (an execution
+        counts its topics' budgets alone) or a stage on a GPU worker."""
+        if self.queue(run) or budgets_of(run.options or {}).active:
+            return 1
+        return lanes.default_lanes()
+
     def prepare(self, run: MiningBatch, lease: Lease) -> None:
-        if not run.ingested:
+        """The first lane reads the upload; the others wait for it (their lease beaten)."""
+        if run.ingested:
+            return
+        if not lease.lane:
             batch_ingest(batch=run, beat=lease.beat)
+            return
+        while not MiningBatch.objects.filter(pk=run.pk, ingested=True).exists():
+            if lease.beat() is not LeaseState.HELD:
+                return
+            time.sleep(INGEST_WAIT_S)
 
     def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
         backends = stage_backends(run)
@@ -179,7 +204,9 @@ class MiningBatchExecutor(RunExecutor):
         slots = sum(b.limits.concurrency for b in _distinct(backends))
         # at least twice the request slots: half open is when the chunk takes more
         window = max(int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE), 2 * slots)
-        intake = Intake(run)  # per-topic budgets applied
+        intake = Intake(  # per-topic budgets applied; a lane's documents only
+            run, lambda docs: lanes.in_lane(docs, lane=lease.lane, n_lanes=lease.n_lanes)
+        )
         first = [_state(d) for d in intake.take(window)]
         if not first:
             return False
@@ -195,7 +222,7 @@ class MiningBatchExecutor(RunExecutor):
 
         if connection.in_atomic_block:
             _work_in_transaction(run, lease, pipeline, first, refill, window)
-            return _pending(run).exists()
+            return _mine(run, lease).exists()
         width = unstored_max() or slots
         # one backend for every stage: its endpoint-wide limit bounds what is unstored too
         distinct = _distinct(backends)
@@ -203,7 +230,7 @@ class MiningBatchExecutor(RunExecutor):
         state = _work_streaming(run, lease, pipeline, first, refill, window, intake, width, gate)
         if state is not LeaseState.HELD:
             return True  # cancelling, lost or due: the engine reads the lease
-        return _pending(run).exists()
+        return _mine(run, lease).exists()
 
     def counters(self, run: MiningBatch) -> dict[str, Any]:
         docs = MiningDocument.objects.filter(batch=run).aggregate(

@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.runs.engine import Lease
+from core.runs.models import RunLane
 from mining.costs import cost_usd
 from mining.documents import DocState, StageUsage
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
@@ -92,9 +93,7 @@ def store(batch: MiningBatch, lease: Lease, results: list[tuple]) -> bool:
     if connection.vendor == "postgresql":
         return _store_in_one_statement(batch, lease, latest, usage)
     with transaction.atomic():
-        held = MiningBatch.objects.filter(pk=batch.pk, lease_owner=lease.token).update(
-            heartbeat_at=timezone.now()
-        )
+        held = lease.held().update(heartbeat_at=timezone.now())  # the batch's, or its lane's
         if not held:
             return False
         _update_documents(latest)
@@ -113,11 +112,19 @@ def _doc_columns() -> list[str]:
 def _store_in_one_statement(batch, lease, latest, usage) -> bool:
     run, doc, use = (_qn(m._meta.db_table) for m in (MiningBatch, MiningDocument, MiningStageUsage))
     now = timezone.now()
-    params: list[Any] = [now, batch.pk, lease.token]
-    sql = [
-        f"WITH held AS (UPDATE {run} SET {_qn('heartbeat_at')} = %s "
-        f"WHERE {_qn('id')} = %s AND {_qn('lease_owner')} = %s RETURNING {_qn('id')})"
-    ]
+    if lease.lane is None:
+        params: list[Any] = [now, batch.pk, lease.token]
+        sql = [
+            f"WITH held AS (UPDATE {run} SET {_qn('heartbeat_at')} = %s "
+            f"WHERE {_qn('id')} = %s AND {_qn('lease_owner')} = %s RETURNING {_qn('id')})"
+        ]
+    else:  # a batch worked in lanes: this execution's lane is what it holds
+        params = [now, MiningBatch._meta.label, batch.pk, lease.lane, lease.token]
+        sql = [
+            f"WITH held AS (UPDATE {_qn(RunLane._meta.db_table)} SET {_qn('heartbeat_at')} = %s "
+            f"WHERE {_qn('run_label')} = %s AND {_qn('run_id')} = %s AND {_qn('lane')} = %s "
+            f"AND {_qn('lease_owner')} = %s RETURNING {_qn('run_id')})"
+        ]
     if latest:
         types = ("varchar", "varchar", "int", "text", "jsonb", "text", "jsonb", "jsonb")
         row_sql = "(%s::bigint, " + ", ".join(f"%s::{t}" for t in types) + ")"

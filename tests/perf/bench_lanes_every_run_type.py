@@ -1,0 +1,282 @@
+"""One and two real Celery workers on one run of each type (judge, generation, scoring runs,
+mining batches) against the local OpenAI-compatible server, which counts the requests it holds
+at once: the peak in flight (≤ the backend's ``concurrency``, the endpoint's limit across
+workers), the wall time, duplicates and requests asked twice, and the chunks each worker took.
+
+Two settings (``--mode``):
+
+- ``latency``: the cap binds (``--concurrency 4``, replies after ``--latency`` 0.1 s): two
+  workers each work part of the run and it is not slower than on one;
+- ``cpu``: a high cap (64), replies at once, each worker pinned to its own core
+  (``os.sched_setaffinity`` on the worker and its pool processes, like ``taskset``): two
+  workers against one (target ≥ 1.6×; on a machine whose two cores are shared by other work,
+  the load is printed beside it).
+
+Run: ``.venv/bin/python tests/perf/bench_lanes_every_run_type.py [--mode latency|cpu|both]
+[--types judge,generation,scoring,mining] [--n 400]``. A scratch database ``bench_h2r_lanes``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2review")
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+os.environ["TEST_DATABASE_NAME"] = "bench_h2r_lanes"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+
+PACKS = ROOT / "demo" / "fixtures" / "packs"
+
+
+def pin(worker, core: int) -> None:
+    """The worker and its pool processes on one core (what ``taskset -c`` does)."""
+    import psutil
+
+    proc = psutil.Process(worker.proc.pid)
+    for p in [proc, *proc.children(recursive=True)]:
+        os.sched_setaffinity(p.pid, {core})
+
+
+# --- one run of each type: (launch, finished?, exactly-once check) ------------------------
+
+
+def judge_case(server, n, concurrency, tag):
+    from judging.models import JudgeRun, JudgeRunItem, Judgment
+    from judging.services import judges as judge_services
+    from judging.services import runs as services
+    from tests.judging.factories import make_data
+
+    data = make_data(n=n, dataset=tag, generators=(f"{tag}-gen",))
+    judge = judge_services.judge_create(
+        name=f"lanes-{tag}", backend="openai", base_url=server.base_url, model="m",
+        concurrency=concurrency, timeout_s=30,
+    )  # fmt: skip
+
+    def launch():
+        return services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+
+    def duplicates(run):
+        items = JudgeRunItem.objects.filter(run=run, judgment__isnull=False)
+        return (
+            items.count()
+            - items.values("judgment").distinct().count()
+            + (Judgment.objects.filter(judge=judge).count() - n)
+        )
+
+    return launch, JudgeRun, duplicates, n
+
+
+def generation_case(server, n, concurrency, tag):
+    from benchmarks.models import Dataset, Generation, GenerationRun, Generator, Procedure
+    from benchmarks.services.generation_runs import generation_run_create
+
+    dataset = Dataset.objects.create(name=tag, version="v1")
+    Procedure.objects.bulk_create(
+        Procedure(dataset=dataset, source_example_id=f"{tag}-{i}", goal=f"Goal {i}",
+                  steps=["a.", "b."])
+        for i in range(n)
+    )  # fmt: skip
+    generator = Generator.objects.create(name=tag)
+
+    def launch():
+        return generation_run_create(
+            generator=generator, dataset=dataset, model="m", base_url=server.base_url,
+            chunk_size=50, concurrency=concurrency, backend_options={"timeout_s": 30},
+        )  # fmt: skip
+
+    def duplicates(run):
+        per = Counter(
+            Generation.objects.filter(generator=generator).values_list("procedure", flat=True)
+        )
+        return sum(c - 1 for c in per.values()) + (n - len(per))
+
+    return launch, GenerationRun, duplicates, n
+
+
+def scoring_case(server, n, concurrency, tag):
+    from django.core.management import call_command
+
+    from benchmarks.models import Dataset, Generation, Generator, ScoringRun
+    from benchmarks.services.scoring_runs import scoring_run_create
+
+    call_command(
+        "import_pack", "longproc-countdown", str(PACKS / "longproc-countdown.jsonl"),
+        "--dataset", tag, "--generator", tag, stdout=io.StringIO(),
+    )  # fmt: skip
+    dataset, generator = Dataset.objects.get(name=tag), Generator.objects.get(name=tag)
+    originals = list(Generation.objects.filter(generator=generator).select_related("procedure"))
+    for k in range(1, max(1, n // len(originals))):
+        for g in originals:
+            p = g.procedure
+            p.pk, p.source_example_id = None, f"{p.source_example_id}-{k}"
+            p.save()
+            g.pk, g.procedure = None, p
+            g.save()
+    total = Generation.objects.filter(generator=generator).count()
+
+    def launch():
+        return scoring_run_create(
+            generator=generator, dataset=dataset, pack="longproc-countdown", chunk_size=50
+        )
+
+    def duplicates(run):
+        scored = Generation.objects.filter(
+            generator=generator, pack_scores__has_key="longproc-countdown"
+        ).count()
+        return total - scored
+
+    return launch, ScoringRun, duplicates, 0  # a scoring run calls no model
+
+
+def mining_case(server, n, concurrency, tag):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from mining.models import MiningBatch, MiningDocument
+    from mining.services import batches as mining
+    from tests.mining.factories import doc
+
+    backends = {
+        "default": {"backend": "openai", "base_url": server.base_url, "model": "m",
+                    "concurrency": concurrency, "timeout_s": 30}
+    }  # fmt: skip
+    docs = n // 5  # five LLM stages a document
+
+    def launch():
+        upload = SimpleUploadedFile(
+            f"{tag}.jsonl", "".join(json.dumps(doc(i)) + "\n" for i in range(docs)).encode()
+        )
+        return mining.batch_create(
+            name=tag, upload=upload, backends=backends, options={"chunk_size": 32}
+        )
+
+    def duplicates(run):
+        return MiningDocument.objects.filter(batch=run, outcome="pending").count()
+
+    return launch, MiningBatch, duplicates, None  # requests: counted per stage, not per doc
+
+
+CASES = {
+    "judge": judge_case,
+    "generation": generation_case,
+    "scoring": scoring_case,
+    "mining": mining_case,
+}
+
+
+def one_setting(*, kind, workers, n, latency, concurrency, pinned):
+    from django.conf import settings
+
+    from tests.judging.support import judge_responder
+    from tests.mining.script import MiningScript
+    from tests.support.inflight import InFlight
+    from tests.support.llm_server import LLMTestServer
+    from tests.support.worker import start_worker
+
+    settings.JUDGE_RUN_LANES = settings.RUN_LANES = 4
+    settings.MEDIA_ROOT = Path(tempfile.mkdtemp())
+    tag = f"{kind}-w{workers}-c{concurrency}-{int(time.time() * 1000) % 10**8}"
+    if kind == "generation":
+        from tests.benchmarks.generation.conftest import steps_responder as reply
+    elif kind == "mining":
+        reply = MiningScript()
+    else:
+        reply = judge_responder
+    counter = InFlight(reply=reply, latency_s=latency)
+    env = {"H2R_JUDGE_CHUNK_ITEMS": "100", "RUN_CHUNK_SECONDS": "20"}
+    with (
+        LLMTestServer(responder=counter) as server,
+        tempfile.TemporaryDirectory() as tmp,
+        ExitStack() as stack,
+    ):
+        launch, model, duplicates, asked = CASES[kind](server, n, concurrency, tag)
+        started = []
+        for k in range(workers):
+            (Path(tmp) / str(k)).mkdir()
+            queue = started[0].queue if started else None
+            w = start_worker(Path(tmp) / str(k), concurrency=1, extra_env=env, queue=queue)
+            stack.callback(w.stop)
+            if pinned:
+                pin(w, k % (os.cpu_count() or 1))
+            started.append(w)
+        load = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        run = launch()
+        while model.objects.filter(pk=run.pk, status__in=("queued", "running")).exists():
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - t0
+        run.refresh_from_db()
+        requests = len(server.requests)
+        prompts = Counter(
+            r.prompt_text + json.dumps(r.body.get("response_format")) for r in server.requests
+        )
+        return {
+            "status": run.status,
+            "elapsed": elapsed,
+            "peak": counter.peak,
+            "requests": requests,
+            "asked_twice": sum(c - 1 for c in prompts.values()),
+            "rebought": (requests - asked) if asked else sum(c - 1 for c in prompts.values()),
+            "duplicates": duplicates(run),
+            "chunks": [w.log().count("succeeded in") for w in started],
+            "load": load,
+        }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="both", choices=("latency", "cpu", "both"))
+    parser.add_argument("--types", default="judge,generation,scoring,mining")
+    parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--latency", type=float, default=0.1)
+    args = parser.parse_args()
+    modes = ("latency", "cpu") if args.mode == "both" else (args.mode,)
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    bad = 0
+    try:
+        for mode in modes:
+            concurrency, latency = (4, args.latency) if mode == "latency" else (64, 0.0)
+            for kind in args.types.split(","):
+                rows = {}
+                for workers in (1, 2):
+                    r = one_setting(
+                        kind=kind, workers=workers, n=args.n, latency=latency,
+                        concurrency=concurrency, pinned=mode == "cpu",
+                    )  # fmt: skip
+                    rows[workers] = r
+                    print(
+                        f"[{mode}] {kind}: {workers} worker(s), concurrency {concurrency}: "
+                        f"{r['status']} in {r['elapsed']:.2f}s, peak in flight {r['peak']}, "
+                        f"requests {r['requests']}, asked twice {r['asked_twice']}, "
+                        f"duplicates {r['duplicates']}, chunks per worker {r['chunks']}, "
+                        f"load {r['load']:.1f}",
+                        flush=True,
+                    )
+                    bad += int(r["status"] != "done" or r["duplicates"] or r["asked_twice"])
+                    bad += int(mode == "latency" and r["peak"] > concurrency)
+                speed = rows[1]["elapsed"] / rows[2]["elapsed"]
+                print(f"[{mode}] {kind}: two workers / one = {speed:.2f}x", flush=True)
+        return int(bad > 0)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
