@@ -8,6 +8,8 @@
 - ``ANNOTATION_SWEEP_SECONDS`` (5): each web process looks for idle assignments to return to the
   pool at most this often (when a participant needs a new item).
 - ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
+- ``PROLIFIC_WEBHOOK_URL``: the public https URL Prolific delivers webhooks to (empty: poll);
+  ``PROLIFIC_WORKSPACE_ID``: the workspace whose webhook secret and subscriptions the app keeps.
 - ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` (30) per ``ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES``
   (60): at most this many new Prolific participants of a study from one client address in the
   window (0: no limit); more are refused (429) and shown to the researcher.
@@ -52,3 +54,11 @@ def new_participants_per_ip() -> int:
 
 def new_participants_window_minutes() -> int:
     return int(_get("ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES", 60))
+
+
+def prolific_webhook_url() -> str:
+    return str(_get("PROLIFIC_WEBHOOK_URL", "") or "").strip()
+
+
+def prolific_workspace_id() -> str:
+    return str(_get("PROLIFIC_WORKSPACE_ID", "") or "").strip()

@@ -25,12 +25,14 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation import conf
 from annotation.models import ProlificCall, ProlificDelivery
 from annotation.prolific import signature
 from annotation.prolific.client import ProlificClient, ProlificError
@@ -41,18 +43,13 @@ from core.roles import is_admin
 log = logging.getLogger(__name__)
 
 EVENT_TYPES = ("submission.status.change", "study.status.change")
-SECRET_ENV = "PROLIFIC_WEBHOOK_SECRET"
 _CACHE_KEY = "annotation:prolific:webhook-secret"
 _CACHE_SECONDS = 3600
 MAX_BODY = 64 * 1024
 
 
-def webhook_url() -> str:
-    return str(getattr(settings, "PROLIFIC_WEBHOOK_URL", "") or "").strip()
-
-
-def workspace_id() -> str:
-    return str(getattr(settings, "PROLIFIC_WORKSPACE_ID", "") or "").strip()
+webhook_url = conf.prolific_webhook_url
+workspace_id = conf.prolific_workspace_id
 
 
 def _checked_config() -> tuple[str, str]:
@@ -85,7 +82,8 @@ def _log(user, action, target, summary, call, client):
 
 def webhook_secret(*, refresh: bool = False, client=None) -> str:
     """The secret that signs deliveries ("" when none is known and none can be read)."""
-    pinned = os.environ.get(SECRET_ENV, "")
+    # The workspace's webhook secret, pinned by the operator; empty: read from Prolific.
+    pinned = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
     if pinned:
         return pinned
     if not refresh:
@@ -256,7 +254,7 @@ def delivery_receive(*, headers, body: bytes, now: float | None = None) -> Recei
         "tolerance": float(getattr(settings, "PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300)),
     }
     reason = signature.refusal(secret=secret, **check)
-    if reason == "bad signature" and not os.environ.get(SECRET_ENV):
+    if reason == "bad signature" and not os.environ.get("PROLIFIC_WEBHOOK_SECRET"):
         fresh = webhook_secret(refresh=True)  # the secret may have been replaced
         if fresh and fresh != secret:
             reason = signature.refusal(secret=fresh, **check)
@@ -288,9 +286,8 @@ def delivery_receive(*, headers, body: bytes, now: float | None = None) -> Recei
 
 
 def _enqueue(delivery_id: int) -> None:
-    from annotation.tasks import prolific_delivery_apply
-
-    prolific_delivery_apply.delay(delivery_id)
+    """Send the applying task by its name (``annotation.tasks`` imports this module)."""
+    current_app.tasks["annotation.prolific_delivery_apply"].apply_async(args=[delivery_id])
 
 
 def delivery_apply(*, delivery_id: int) -> str:

@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import conf
 from annotation.models import ProlificCall, ProlificStudy, Study
 from annotation.prolific import rules
 from annotation.prolific.client import ProlificClient, ProlificError
@@ -324,9 +325,7 @@ def prolific_study_sync(*, study: Study, user=None, client=None) -> dict:
 
 def prolific_poll_all() -> int:
     """The beat task: without a webhook URL, sync every live study created from the app."""
-    from annotation.services.prolific_hooks import webhook_url
-
-    if webhook_url():
+    if conf.prolific_webhook_url():
         return 0
     n = 0
     for state in live_studies():
