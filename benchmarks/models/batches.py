@@ -24,6 +24,9 @@ class ProviderBatch(models.Model):
     stored_at = models.DateTimeField(null=True, blank=True)  # results stored (exactly once)
     n_stored = models.PositiveIntegerField(default=0)
     n_returned = models.PositiveIntegerField(default=0)  # not run (expired, cancelled): pending
+    # items whose request failed inside the batch (run types without attempts per item skip them
+    # until the run is resumed: benchmarks.services.batch_runs.failed_keys)
+    failed_keys = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

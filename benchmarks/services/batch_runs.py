@@ -32,7 +32,7 @@ from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks.llm.base import LLMRequest, LLMResult
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
 from benchmarks.llm.batch import BatchState, NotRun, OpenAIBatchBackend, is_batch
 from benchmarks.llm.registry import build_backend
 from benchmarks.models import ProviderBatch
@@ -106,7 +106,17 @@ def store_batch(
         locked.status = state.status
         locked.n_stored = len(ready)
         locked.n_returned = returned
-        locked.save(update_fields=["stored_at", "status", "n_stored", "n_returned", "updated_at"])
+        locked.failed_keys = [key for key, result in ready if isinstance(result, LLMError)]
+        locked.save(
+            update_fields=[
+                "stored_at",
+                "status",
+                "n_stored",
+                "n_returned",
+                "failed_keys",
+                "updated_at",
+            ]
+        )
     adapter.after_store(run)
     return len(ready)
 
@@ -216,6 +226,20 @@ def poll() -> dict[str, int]:
             engine.enqueue(run)
             counts["enqueued"] += 1
     return counts
+
+
+def failed_keys(run: Run) -> set[int]:
+    """Items whose request failed inside one of the run's batches since it was last resumed
+    (for run types that do not count attempts per item: they are not sent again until then)."""
+    keys: set[int] = set()
+    for row in _rows(run).exclude(failed_keys=[]).values_list("failed_keys", flat=True):
+        keys.update(int(k) for k in row)
+    return keys
+
+
+def forget_failures(run: Run) -> None:
+    """On resume: what failed inside a batch is sent again."""
+    _rows(run).update(failed_keys=[])
 
 
 def batches_of(run: Run) -> list[ProviderBatch]:

@@ -34,8 +34,10 @@ from benchmarks.llm.base import (
     LLMResult,
     takes_admit,
 )
+from benchmarks.llm.batch import is_batch
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.models import Generation, GenerationRun, Procedure
+from benchmarks.services import batch_runs
 from benchmarks.services.generation_runs import generation_run_counts, generation_run_selection
 from benchmarks.services.scores import generation_scores_summary
 from benchmarks.tokens import count_steps_tokens
@@ -273,10 +275,21 @@ class GenerationRunExecutor(RunExecutor):
         """:func:`core.runs.lanes.default_lanes`: lane *k* of *n* generates the procedures whose
         id is *k* mod *n*, walking them with its own cursor; 1 for a backend held by a GPU
         worker (one engine, one task at a time)."""
+        if is_batch(generation_run_backend_config(run=run)):
+            return 1  # a provider's batch: one execution submits and stores
         return 1 if self.queue(run) else lanes.default_lanes()
 
-    def work_chunk(self, run: GenerationRun, lease: Lease) -> bool:
+    @property
+    def batch_adapter(self):
+        """Generation runs in batch mode (:mod:`benchmarks.services.generation_batches`)."""
+        from benchmarks.services.generation_batches import GenerationRunBatches
+
+        return GenerationRunBatches()
+
+    def work_chunk(self, run: GenerationRun, lease: Lease) -> bool | str:
         run.error = ""  # set below when this chunk stops the run; outcome() reports it
+        if is_batch(generation_run_backend_config(run=run)):  # the provider's Batch API
+            return batch_runs.work(run=run, adapter=self.batch_adapter, lease=lease)
         procedures = list(
             self._unvisited(run, lease).defer("source_text").order_by("pk")[: run.chunk_size]
         )
@@ -338,6 +351,7 @@ class GenerationRunExecutor(RunExecutor):
 
     def on_resume(self, run: GenerationRun) -> None:
         """A new attempt walks the selection from the start: what failed is asked again."""
+        batch_runs.forget_failures(run)
         GenerationRun.objects.filter(pk=run.pk).update(
             cursor=0, errors=[], **generation_run_counts(run=run, cursor=0)
         )

@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet, Sum
 
 from benchmarks import generation as gen
 from benchmarks import scorers as sc
+from benchmarks.llm.batch import price_factor
 from benchmarks.llm.preflight import preflight_error
 from benchmarks.models import Dataset, Generation, GenerationRun, Generator, Procedure, Topic
 from core.runs import engine
@@ -67,6 +68,7 @@ def generation_run_counts(*, run: GenerationRun, cursor: int) -> dict[str, Any]:
             Decimal(prompt_tokens) * run.input_price_per_mtok
             + Decimal(completion_tokens) * run.output_price_per_mtok
         )
+        * price_factor(run.backend_options or {})  # the batch rate in batch mode
         / MTOK,
     }
 
