@@ -4,6 +4,7 @@ published datasets (tests/judging/data/alt_test, see its README), and hand-compu
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from judging.stats.alt_test import alt_test, benjamini_yekutieli, one_sided_p_value
@@ -160,3 +161,28 @@ def test_one_sided_p_value_matches_the_t_distribution():
     """differences [0, 0, 1, 1] − 0.1 … mean 0.5, sd 0.57735, t = (0.5 − 0.1)/(0.57735/2)
     = 1.3856 on 3 df: P(T ≤ 1.3856) = 0.8700."""
     assert one_sided_p_value([0, 0, 1, 1], 0.1) == pytest.approx(0.87002, abs=1e-4)
+
+
+def _by_step_up(p_values, q):
+    """The step-up rule as the reference states it: sort; H_m = Σ 1/i; reject the k smallest
+    for the largest k with p_(k) ≤ k/m · q/H_m (an undefined p sorts last, never passes)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i] is None, p_values[i] or 0.0))
+    harmonic = sum(1 / i for i in range(1, m + 1))
+    k = max(
+        (r + 1 for r, i in enumerate(order)
+         if p_values[i] is not None and p_values[i] <= (r + 1) / m * q / harmonic),
+        default=0,
+    )  # fmt: skip
+    return [i in set(order[:k]) for i in range(m)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_statsmodels_fdr_by_equals_the_reference_rule(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 12))
+    p = [float(x) for x in rng.choice([1e-5, 1e-3, 0.004, 0.01, 0.03, 0.2, 0.9], size=m)]
+    if seed % 3 == 0:
+        p[0] = None
+    for q in (0.05, 0.1):
+        assert benjamini_yekutieli(p, q) == _by_step_up(p, q)
