@@ -117,6 +117,8 @@ class BatchTestServer:
         req = RecordedRequest("POST", line["url"], {}, line["body"], time.time())
         self.ran[json.dumps(line["body"], sort_keys=True)] += 1
         text = self.responder(req)
+        if isinstance(text, dict):  # the llm_server responders' form: {"text": ..., ...}
+            text = text["text"]
         body = {
             "id": self._id("chatcmpl"),
             "object": "chat.completion",
