@@ -11,6 +11,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from benchmarks.llm.batch_rate import price_factor
+
 # USD per million tokens (input, output), standard (non-batch) API prices.
 LIST_PRICES: dict[str, tuple[str, str]] = {
     "gpt-4.1": ("2.00", "8.00"),
@@ -43,4 +45,5 @@ def cost_usd(config: dict[str, Any] | None, prompt_tokens: int, completion_token
     if prices is None:
         return Decimal(0)
     p_in, p_out = prices
-    return (p_in * prompt_tokens + p_out * completion_tokens) / MILLION
+    # a stage on a provider's Batch API is billed at the batch rate (OpenAI: half)
+    return (p_in * prompt_tokens + p_out * completion_tokens) * price_factor(config or {}) / MILLION

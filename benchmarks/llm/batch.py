@@ -25,32 +25,18 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from benchmarks.llm.base import Capabilities, LLMError, LLMRequest, LLMResponse, LLMResult
+from benchmarks.llm.batch_rate import is_batch, price_factor  # noqa: F401 - re-exported
 from benchmarks.llm.openai_compat import OpenAICompatBackend
 
 DEFAULT_MAX_REQUESTS = 50_000
 DEFAULT_MAX_BYTES = 200 * 1000 * 1000
-DEFAULT_PRICE_FACTOR = Decimal("0.5")
 # a batch in one of these states changes no more: its output and error files are final
 TERMINAL = frozenset({"completed", "expired", "cancelled", "failed"})
 # error codes of requests the batch never ran: back to pending, no attempt counted
 NOT_RUN = frozenset({"batch_expired", "batch_cancelled"})
-
-
-def is_batch(config: dict[str, Any]) -> bool:
-    """Whether a backend config asks for the provider's Batch API."""
-    return config.get("mode") == "batch" or config.get("backend") == "openai-batch"
-
-
-def price_factor(config: dict[str, Any]) -> Decimal:
-    """What a request costs in batch mode relative to the online price (1 when not batch)."""
-    if not is_batch(config):
-        return Decimal(1)
-    value = config.get("batch_price_factor")
-    return DEFAULT_PRICE_FACTOR if value in (None, "") else Decimal(str(value))
 
 
 @dataclass(frozen=True)
