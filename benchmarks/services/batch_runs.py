@@ -50,12 +50,20 @@ class BatchAdapter(ABC):
     def backend_config(self, run: Run) -> dict[str, Any]:
         """The run's backend config."""
 
+    # whether storing needs the run's lease (a run type whose store checks it): then what an
+    # inactive run's batches finished is stored when the run is resumed, not by the poll
+    needs_lease = False
+
     @abstractmethod
-    def pending(self, run: Run, *, exclude: set[int]) -> Iterator[tuple[int, LLMRequest]]:
+    def pending(
+        self, run: Run, *, exclude: set[int], lease: Lease | None = None
+    ) -> Iterator[tuple[int, LLMRequest]]:
         """(item id, request) of each item to send now, leaving out ``exclude`` (in a batch)."""
 
     @abstractmethod
-    def store(self, run: Run, results: list[tuple[int, LLMResult]]) -> None:
+    def store(
+        self, run: Run, results: list[tuple[int, LLMResult]], lease: Lease | None = None
+    ) -> None:
         """Store results by item id (inside the caller's transaction); items no longer
         pending are left alone."""
 
@@ -81,7 +89,13 @@ def _note(row: ProviderBatch, state: BatchState) -> None:
 
 
 def store_batch(
-    *, run: Run, row: ProviderBatch, state: BatchState, backend: OpenAIBatchBackend, adapter
+    *,
+    run: Run,
+    row: ProviderBatch,
+    state: BatchState,
+    backend: OpenAIBatchBackend,
+    adapter,
+    lease: Lease | None = None,
 ) -> int:
     """Store the results of one ended batch, exactly once; returns how many were stored."""
     results = backend.results(state)  # downloaded before the transaction
@@ -101,7 +115,7 @@ def store_batch(
             ready.append((int(custom_id), result))
         returned += len(mine) - len(ready) - returned  # no line at all: not run either
         if ready:
-            adapter.store(run, ready)
+            adapter.store(run, ready, lease)
         locked.stored_at = timezone.now()
         locked.status = state.status
         locked.n_stored = len(ready)
@@ -128,7 +142,9 @@ def _collect(run: Run, backend, adapter, lease: Lease | None) -> list[ProviderBa
         state = backend.retrieve(row.batch_id)
         _note(row, state)
         if state.terminal:
-            store_batch(run=run, row=row, state=state, backend=backend, adapter=adapter)
+            store_batch(
+                run=run, row=row, state=state, backend=backend, adapter=adapter, lease=lease
+            )
         else:
             still_open.append(row)
         if lease is not None:
@@ -146,7 +162,7 @@ def submit_pending(
         in_flight.update(int(k) for k in keys)
     lines = (
         backend.line(str(item), request)
-        for item, request in adapter.pending(run, exclude=in_flight)
+        for item, request in adapter.pending(run, exclude=in_flight, lease=lease)
     )
     sent = 0
     for chunk in backend.files(lines):
@@ -218,7 +234,7 @@ def poll() -> dict[str, int]:
                 if state.terminal:
                     ended = True
                     counts["ended"] += 1
-                    if not active:
+                    if not active and not adapter.needs_lease:
                         store_batch(run=run, row=row, state=state, backend=backend, adapter=adapter)
         finally:
             backend.close()

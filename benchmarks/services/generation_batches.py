@@ -33,7 +33,9 @@ class GenerationRunBatches(BatchAdapter):
     def _missing(self, run: GenerationRun):
         return generation_run_selection(run=run).exclude(generations__generator_id=run.generator_id)
 
-    def pending(self, run: GenerationRun, *, exclude: set[int]) -> Iterator[tuple[int, LLMRequest]]:
+    def pending(
+        self, run: GenerationRun, *, exclude: set[int], lease=None
+    ) -> Iterator[tuple[int, LLMRequest]]:
         skip = exclude | batch_runs.failed_keys(run)
         last = 0
         while True:
@@ -47,7 +49,7 @@ class GenerationRunBatches(BatchAdapter):
                 if procedure.pk not in skip:
                     yield procedure.pk, generation_request(run=run, procedure=procedure)
 
-    def store(self, run: GenerationRun, results: list[tuple[int, LLMResult]]) -> None:
+    def store(self, run: GenerationRun, results: list[tuple[int, LLMResult]], lease=None) -> None:
         by_id = dict(results)
         procedures = {p.pk: p for p in self._missing(run).filter(pk__in=list(by_id))}
         scorers = sc.get_scorers(run.scorers or None)

@@ -46,7 +46,9 @@ class JudgeRunBatches(BatchAdapter):
             .order_by("id")
         )
 
-    def pending(self, run: JudgeRun, *, exclude: set[int]) -> Iterator[tuple[int, LLMRequest]]:
+    def pending(
+        self, run: JudgeRun, *, exclude: set[int], lease=None
+    ) -> Iterator[tuple[int, LLMRequest]]:
         link_known(run)
         seen: set[str] = set()
         last = 0
@@ -60,7 +62,7 @@ class JudgeRunBatches(BatchAdapter):
             for inp in self._inputs(run, fresh):
                 yield inp.item_id, judge_request(judge=run.judge, prompt=inp.prompt)
 
-    def store(self, run: JudgeRun, results: list[tuple[int, LLMResult]]) -> None:
+    def store(self, run: JudgeRun, results: list[tuple[int, LLMResult]], lease=None) -> None:
         by_id = dict(results)
         items = self._pending(run).filter(id__in=list(by_id))
         batch = [(inp, by_id[inp.item_id]) for inp in self._inputs(run, items)]

@@ -26,7 +26,9 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from benchmarks.llm.base import LLMBackend
+from benchmarks.llm.batch_rate import is_batch
 from benchmarks.llm.registry import build_backend, queue_for
+from benchmarks.services import batch_runs
 from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
@@ -86,6 +88,14 @@ def _state(doc: MiningDocument) -> DocState:
         stage_reached=doc.stage_reached if resumed else "",
         last_passed_stage=doc.last_passed_stage,
     )
+
+
+doc_state = _state  # public: the batch mode's store resumes documents the same way
+
+
+def uses_batch(run: MiningBatch) -> bool:
+    """Whether the batch's LLM stages go through a provider's Batch API (benchmarks.llm.batch)."""
+    return any(is_batch(c) for c in (run.backends or {}).values())
 
 
 def _work_streaming(
@@ -174,7 +184,7 @@ class MiningBatchExecutor(RunExecutor):
         """:func:`core.runs.lanes.default_lanes`: lane *k* of *n* takes the pending documents
         whose id is *k* mod *n*. One lane for a batch with per-topic budgets (an execution
         counts its topics' budgets alone) or a stage on a GPU worker."""
-        if self.queue(run) or budgets_of(run.options or {}).active:
+        if self.queue(run) or budgets_of(run.options or {}).active or uses_batch(run):
             return 1
         return lanes.default_lanes()
 
@@ -190,7 +200,16 @@ class MiningBatchExecutor(RunExecutor):
                 return
             time.sleep(INGEST_WAIT_S)
 
-    def work_chunk(self, run: MiningBatch, lease: Lease) -> bool:
+    @property
+    def batch_adapter(self):
+        """Mining batches in batch mode (:mod:`mining.services.batch_mode`)."""
+        from mining.services.batch_mode import MiningBatches
+
+        return MiningBatches()
+
+    def work_chunk(self, run: MiningBatch, lease: Lease) -> bool | str:
+        if uses_batch(run):  # the provider's Batch API, one round of stages per batch
+            return batch_runs.work(run=run, adapter=self.batch_adapter, lease=lease)
         backends = stage_backends(run)
         try:
             return self._work(run, lease, backends)

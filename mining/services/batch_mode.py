@@ -1,0 +1,93 @@
+"""Mining batches in batch mode (every LLM stage on one batch-mode config, e.g.
+``{"backend": "openai", "mode": "batch", "model": "gpt-4.1"}``): the mining side of
+:mod:`benchmarks.services.batch_runs`. Each round sends one request per pending document, for
+the stage it waits at (a document's stages follow one another, so a document is in at most one
+batch); a reply moves the document on, through the stages that need no model, to its next LLM
+stage (sent in the next round) or its end, stored by the batch's one store
+(:func:`mining.services.progress.store`, which needs the batch's lease: what the batches of a
+cancelled mining batch finished is stored when it is resumed). Stage costs are at the batch
+rate (:func:`mining.costs.cost_usd`). Per-topic budgets need the online path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from benchmarks.llm.base import LLMRequest, LLMResult
+from benchmarks.services.batch_runs import BatchAdapter
+from mining.budgets import budgets_of
+from mining.heuristics import HeuristicsConfig
+from mining.models import MiningBatch, MiningDocument
+from mining.pipeline import Pipeline
+from mining.services import progress
+from mining.services.execution import config_identity, doc_state
+
+PAGE = 500
+
+
+def batch_config(run: MiningBatch) -> dict:
+    """The one config of the batch's LLM stages; a ``ValueError`` saying why batch mode cannot
+    work this batch."""
+    configs = {config_identity(c): c for c in (run.backends or {}).values()}
+    if len(configs) != 1:
+        raise ValueError("batch mode: every LLM stage must use the same backend config")
+    if budgets_of(run.options or {}).active:
+        raise ValueError("batch mode: per-topic budgets need the online path")
+    return next(iter(configs.values()))
+
+
+class MiningBatches(BatchAdapter):
+    needs_lease = True
+
+    def backend_config(self, run: MiningBatch) -> dict:
+        return batch_config(run)
+
+    def _pipeline(self, run: MiningBatch) -> Pipeline:
+        opts = run.options
+        return Pipeline(
+            stages=list(run.stages),
+            backends=run.backends or {},
+            heuristics=HeuristicsConfig(min_steps=opts["min_steps"], max_steps=opts["max_steps"]),
+            max_tokens=opts.get("max_tokens"),
+        )
+
+    def pending(
+        self, run: MiningBatch, *, exclude: set[int], lease=None
+    ) -> Iterator[tuple[int, LLMRequest]]:
+        pipeline = self._pipeline(run)
+        pending = MiningDocument.objects.filter(batch=run, outcome=MiningDocument.Outcome.PENDING)
+        last = 0
+        while True:
+            page = list(pending.filter(pk__gt=last).exclude(pk__in=exclude).order_by("pk")[:PAGE])
+            if not page:
+                return
+            last = page[-1].pk
+            finished = []  # documents the stages without a model take to their end
+            for doc in page:
+                state = doc_state(doc)
+                stage = pipeline.advance(state)
+                if stage is None:
+                    finished.append(progress.snapshot(state, None, None))
+                else:
+                    yield doc.pk, pipeline.request(stage, state)
+            if finished and lease is not None:
+                progress.store(run, lease, finished)
+
+    def store(self, run: MiningBatch, results: list[tuple[int, LLMResult]], lease=None) -> None:
+        if lease is None:
+            raise ValueError("a mining batch's replies are stored under its lease")
+        pipeline = self._pipeline(run)
+        by_id = dict(results)
+        docs = MiningDocument.objects.filter(
+            batch=run, outcome=MiningDocument.Outcome.PENDING, pk__in=list(by_id)
+        )
+        snapshots = []
+        for doc in docs:
+            state = doc_state(doc)
+            stage = pipeline.advance(state)
+            if stage is None:
+                continue
+            usage = pipeline.reply(stage, state, by_id[doc.pk])
+            pipeline.advance(state)  # on to its next LLM stage, or its end
+            snapshots.append(progress.snapshot(state, stage, usage))
+        if snapshots and not progress.store(run, lease, snapshots):
+            raise RuntimeError("the mining batch's lease was lost while storing a batch")
