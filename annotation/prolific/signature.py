@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"
@@ -34,6 +35,8 @@ def refusal(
     try:
         sent = float(timestamp)
     except ValueError:
+        return "the timestamp is not a UNIX time"
+    if not math.isfinite(sent):
         return "the timestamp is not a UNIX time"
     if abs(now - sent) > tolerance:
         return f"stale: sent {int(now - sent)} s ago (more than {int(tolerance)} s)"

@@ -232,10 +232,9 @@ def _refused(status: int, reason: str, headers, payload: dict | None = None) -> 
 def _event_time(headers, fallback: float) -> datetime:
     raw = headers.get(signature.EVENT_TIME_HEADER) or ""
     try:
-        stamp = float(raw)
-    except ValueError:
-        stamp = fallback
-    return datetime.fromtimestamp(stamp, tz=UTC)
+        return datetime.fromtimestamp(float(raw), tz=UTC)
+    except (ValueError, OverflowError, OSError):  # missing, not a number, out of range
+        return datetime.fromtimestamp(fallback, tz=UTC)
 
 
 def delivery_receive(*, headers, body: bytes, now: float | None = None) -> Received:

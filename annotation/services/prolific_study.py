@@ -62,8 +62,12 @@ def draft_checked(draft: Draft) -> Draft:
         problem = typed_text_error(value, name, limit) or ("" if value.strip() else "required")
         if problem:
             errors[name] = problem
-    if not draft.reward or draft.reward <= 0:
-        errors["reward"] = "The reward must be more than 0."
+    if (
+        not draft.reward.is_finite()
+        or not 0 < draft.reward < 10000
+        or draft.reward != round(draft.reward, 2)
+    ):
+        errors["reward"] = "The reward is an amount in cents, above 0 and below 10,000."
     if not 1 <= draft.minutes <= 600:
         errors["minutes"] = "The estimated time is 1 to 600 minutes."
     if not 1 <= draft.places <= 10000:
@@ -247,7 +251,7 @@ def pilot_confirm(
     errors = {}
     if not 1 <= minutes <= 600:
         errors["minutes"] = "The estimated time is 1 to 600 minutes."
-    if reward is None or not reward.is_finite() or reward <= 0 or reward != round(reward, 2):
+    if not reward.is_finite() or not 0 < reward < 10000 or reward != round(reward, 2):
         errors["reward"] = "The reward is an amount in cents, more than 0."
     if not 1 <= places <= 10000:
         errors["places"] = "Add 1 to 10,000 places."

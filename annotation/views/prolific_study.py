@@ -127,6 +127,8 @@ def publish(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     try:
         pilot = _int(request.POST.get("pilot_places") or "0", "pilot_places")
+        if not 0 <= pilot <= 10000:
+            raise ValidationError({"pilot_places": "Pilot places are 0 to 10,000."})
         state = sel.prolific_state(study)
         if state is None:
             raise ValidationError({"prolific": "Create the Prolific study first."})
@@ -182,6 +184,8 @@ def places(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     try:
         n = _int(request.POST.get("places", ""), "places")
+        if not 1 <= n <= 10000:
+            raise ValidationError({"places": "Add 1 to 10,000 places."})
         if request.POST.get("confirm") != "1":
             return _confirm(
                 request,
@@ -210,6 +214,12 @@ def pilot(request: HttpRequest, pk: int) -> HttpResponse:
         minutes = _int(data.get("minutes", ""), "minutes")
         reward = _amount(data.get("reward", ""), "reward")
         n = _int(data.get("places", ""), "places")
+        if not (1 <= minutes <= 600 and 1 <= n <= 10000 and Decimal(0) < reward < 10000):
+            raise ValidationError(
+                {
+                    "pilot": "Minutes 1 to 600, places 1 to 10,000, a reward above 0 and below 10,000."
+                }
+            )
         if data.get("confirm") != "1":
             return _confirm(
                 request,

@@ -83,6 +83,8 @@ def test_bad_input_and_researchers_are_refused_before_any_call(
         created(study, researcher)
     for change, field in [
         ({"reward": Decimal("0")}, "reward"),
+        ({"reward": Decimal("1e400")}, "reward"),
+        ({"reward": Decimal("1.005")}, "reward"),
         ({"places": 0}, "places"),
         ({"minutes": 0}, "minutes"),
         ({"devices": ["fridge"]}, "devices"),
@@ -265,3 +267,25 @@ def test_the_beat_task_polls_only_without_webhooks(study, admin, prolific_server
     assert Assignment.objects.get(pk=held.pk).state == "expired"
     polled = ProlificCall.objects.filter(action__in=["study_get", "list"])
     assert polled.count() == 2 and not polled.exclude(user=None).exists()
+
+
+def test_bad_form_input_is_a_message_never_a_5xx(study, admin, client, prolific_server):
+    created(study, admin)
+    life.prolific_study_publish(study=study, user=admin, pilot_places=1)
+    client.force_login(admin)
+    posts = {
+        "prolific_create": [{"reward": "x"}, {"reward": "1", "minutes": "1", "places": "1"}],
+        "prolific_publish": [{"pilot_places": "-1"}, {"pilot_places": "1e3"}],
+        "prolific_transition": [{"action": "EXPLODE"}, {}],
+        "prolific_places": [{"places": "-3"}, {"places": "9" * 30}, {"places": ""}],
+        "prolific_pilot": [
+            {"minutes": "0", "reward": "1", "places": "1"},
+            {"minutes": "5", "reward": "NaN", "places": "1"},
+            {"minutes": "5", "reward": "1e400", "places": "1"},
+        ],
+    }
+    for name, forms in posts.items():
+        for form in forms:
+            r = client.post(reverse(f"annotation:{name}", args=[study.pk]), form)
+            assert r.status_code == 302, (name, form, r.status_code)  # back with a message
+    assert ProlificStudy.objects.get().total_places == 1

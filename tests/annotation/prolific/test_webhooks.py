@@ -277,3 +277,28 @@ def test_the_webhooks_page_subscribes_and_lists(configured, admin, client):
     assert (
         client.post(reverse("annotation:prolific_hooks"), {"remove": "no such!"}).status_code == 302
     )
+
+
+def test_odd_requests_get_a_4xx_never_a_5xx(
+    subscribed, pair, client, django_capture_on_commit_callbacks
+):
+    url = reverse("annotation:prolific_hook")
+    assert client.get(url).status_code == 405
+    secret = secret_of(subscribed)
+    with django_capture_on_commit_callbacks(execute=True):
+        for stamp in ("nan", "inf", "-1e309"):
+            assert (
+                post(client, sub_event("PA", "RETURNED"), secret=secret, stamp=stamp).status_code
+                == 401
+            )
+        odd_time = post(client, sub_event("PB", "APPROVED"), secret=secret, event_time="1e300")
+        not_a_dict = post(client, ["a", "list"], secret=secret)
+        odd_status = post(client, sub_event("PB", "EXPLODED"), secret=secret)
+    assert odd_time.status_code == 202  # an unusable X-Timestamp: the signed time is used
+    assert not_a_dict.status_code == 400
+    assert odd_status.status_code == 202
+    assert (
+        "not a submission status followed here"
+        in ProlificDelivery.objects.get(status="EXPLODED").outcome
+    )
+    assert Assignment.objects.get(pk=pair[2]["PA"].pk).state == "active"
