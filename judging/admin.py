@@ -28,6 +28,7 @@ from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment, Leaderbo
 from judging.selectors import judgments as selectors
 from judging.services import estimates
 from judging.services import runs as services
+from judging.services.sampling import MAX_SAMPLES
 
 
 @admin.register(Judge)
@@ -95,6 +96,20 @@ class LaunchForm(GatedFormMixin, forms.Form):
     )
     study = forms.IntegerField(
         required=False, min_value=1, help_text="judge the items of this study (id)"
+    )
+    samples = forms.IntegerField(
+        required=False,
+        initial=1,
+        min_value=1,
+        max_value=MAX_SAMPLES,
+        help_text="k > 1: also ask k seeded samples per item, for calibration (k more requests)",
+    )
+    sample_seed = forms.IntegerField(
+        required=False,
+        initial=0,
+        min_value=0,
+        max_value=2**31 - 1 - MAX_SAMPLES,
+        help_text="the first seed",
     )
 
     def clean_generation_ids(self) -> list[int]:
@@ -245,6 +260,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
                             selection=form.selection(),
                             user=request.user,
                             estimated_cost=_estimated_cost(request.POST.get("estimate"), judge),
+                            n_samples=form.cleaned_data["samples"] or 1,
+                            sample_seed=form.cleaned_data["sample_seed"] or 0,
                         )
                         messages.success(request, f"Run {run.pk} launched: {run.n_total} item(s).")
                         return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))

@@ -239,3 +239,22 @@ def test_probes_without_samples_say_what_is_missing(scenario, client, make_user)
         {"study": scenario["study"].pk, "judge": judge.name, "bins": 0},
     ):
         assert client.get("/api/validation/probes/", bad).status_code == 400
+
+
+def test_console_launch_form_takes_samples(llm_server, make_user, roles, client, enqueued):
+    from django.urls import reverse
+
+    study, _ = labelled_study()
+    judge = make_judge(name="sampled", base_url=llm_server.base_url, preset=PRICED)
+    client.force_login(make_user("root", role="admin", staff=True))
+    url = reverse("admin:judging_judgerun_launch")
+    form = client.get(url).content.decode()
+    assert 'name="samples"' in form and 'name="sample_seed"' in form
+    fields = {"judge": judge.pk, "study": study.pk, "confirm": "1"}
+    refused = client.post(url, {**fields, "samples": 99})
+    assert refused.status_code == 200 and not JudgeRun.objects.exists()
+    assert "less than or equal to 20" in refused.content.decode()
+    launched = client.post(url, {**fields, "samples": 3, "sample_seed": 7})
+    assert launched.status_code == 302
+    run = JudgeRun.objects.get()
+    assert (run.n_samples, run.sample_seeds, enqueued) == (3, [7, 8, 9], [run.pk])
