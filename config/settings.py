@@ -178,6 +178,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Outside production WhiteNoise serves the apps' static files without collectstatic, with DEBUG
+# off too (make demo runs with DEBUG=0, so it shows the project's error pages).
+WHITENOISE_USE_FINDERS = not PRODUCTION
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -242,8 +245,6 @@ RUN_QUEUED_RESEND_SECONDS = env_int("RUN_QUEUED_RESEND_SECONDS", 120)
 # workers on one run do twice the work. 1: one execution at a time. At most 16. Read when a run
 # is launched or resumed; always 1 on the embedded SQLite default.
 JUDGE_RUN_LANES = env_int("H2R_JUDGE_LANES", 4)
-# The same for generation runs, scoring runs and mining batches (core.runs.lanes.default_lanes).
-RUN_LANES = env_int("H2R_RUN_LANES", 4)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
@@ -273,7 +274,12 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "how2review API",
-    "DESCRIPTION": "Read-only access to datasets, procedures, generators and generations.",
+    "DESCRIPTION": (
+        "The how2review JSON API for researchers and admins. Researchers read datasets, "
+        "generations, judgments, studies, reports and exports, and manage studies; admins also "
+        "launch, cancel and resume runs (judge runs, generation runs, mining batches). Sign in "
+        "with the session of the web pages or a token (POST /api/auth/token/)."
+    ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["core.permissions.IsResearcherOrAdmin"],

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -24,6 +25,13 @@ def home(request: HttpRequest) -> HttpResponse:
             "studies_card": next((c for c in cards if c.key == "studies"), None),
         },
     )
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``, which browsers ask for on pages without a ``<link rel=icon>`` (the
+    console's): the static icon."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
 def healthz(request: HttpRequest) -> HttpResponse:

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -116,6 +117,14 @@ def test_run_demo_serves_the_page_and_runs_a_worker(demo_env, monkeypatch):
         assert _get(demo.url + "healthz") == (200, "ok")
         status, page = _get(demo.url)
         assert status == 200 and "how2review" in page
+        # DEBUG off: an unknown address gets the project's 404 page, not Django's debug page,
+        # and the static files and the icon are still served
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            _get(demo.url + "no-such-page/")
+        body = missing.value.read().decode()
+        assert missing.value.code == 404 and "Page not found" in body and "URLconf" not in body
+        assert _get(demo.url + "static/css/app.css")[0] == 200
+        assert _get(demo.url + "favicon.ico")[1].startswith("<svg")
         assert all((var / "broker" / d).is_dir() for d in ("queue", "processed", "control"))
 
         # The worker consumes from the embedded filesystem broker: send it a built-in task.

@@ -168,6 +168,9 @@ class Command(BaseCommand):
         base = Path(settings.BASE_DIR)
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        # the demo shows what a user sees: the project's 404/403/500 pages, not Django's debug
+        # pages (static files are still served: WhiteNoise finds them outside production)
+        env.setdefault("DEBUG", "0")
         env["PYTHONUNBUFFERED"] = "1"
         bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         web_argv = [sys.executable, str(base / "manage.py"), "runserver", "--noreload", bind]
