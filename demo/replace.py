@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import F
 
-from annotation.models import Study
+from annotation.models import Annotation, Assignment, Participant, Study
 from benchmarks.models import Generation
 from benchmarks.services.imports import generations_import, procedures_import
 from demo.studies import simulated_study_ensure
@@ -111,6 +113,24 @@ def replaceability_demo_ensure() -> Study:
         i = int(sid.rsplit("-", 1)[1])
         if i < N_LABELLED:
             labelled[pk] = truth[generator, i]
-    return simulated_study_ensure(
+    study = simulated_study_ensure(
         dataset=DATASET, judge=JUDGE, name=STUDY, description=DESCRIPTION, truth=labelled
+    )
+    _older(study)
+    return study
+
+
+def _older(study: Study, days: int = 2) -> None:
+    """Move the simulated study's labels ``days`` back, so the paper's simulated study stays
+    the one labelled most recently (the home page's Agree figure and the leaderboard open on
+    it, :func:`annotation.selectors.dashboard.latest_labelled_study`)."""
+    shift = timedelta(days=days)
+    Annotation.objects.filter(item__study=study).update(submitted_at=F("submitted_at") - shift)
+    Assignment.objects.filter(item__study=study).update(
+        served_at=F("served_at") - shift,
+        last_seen_at=F("last_seen_at") - shift,
+        submitted_at=F("submitted_at") - shift,
+    )
+    Participant.objects.filter(study=study).update(
+        consented_at=F("consented_at") - shift, finished_at=F("finished_at") - shift
     )

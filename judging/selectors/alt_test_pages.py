@@ -137,3 +137,24 @@ def choices() -> dict[str, Any]:
         "studies": Study.objects.order_by("-created_at")[:PICK_LIMIT],
         "judges": Judge.objects.order_by("name")[:PICK_LIMIT],
     }
+
+
+EXPORT_FIELDS = ("study_id", "judge", "section", "scoring", "epsilon", "q", "annotator",
+                 "n_items", "p_value", "rejected", "advantage_probability", "winning_rate",
+                 "passed", "left_out")  # fmt: skip
+
+
+def export_rows(report: dict[str, Any]):
+    """One row per annotator and section (the tested ones, then those left out, with why)."""
+    for s in report["sections"]:
+        base = {"study_id": report["study"]["id"], "judge": report["judge"]["name"],
+                "section": s["key"], "scoring": s["scoring"], "epsilon": s["epsilon"],
+                "q": s["q"], "winning_rate": s["winning_rate"], "passed": s["passed"]}  # fmt: skip
+        for a in s["annotators"]:
+            yield {**base, "annotator": a["annotator"], "n_items": a["n_items"],
+                   "p_value": a["p_value"], "rejected": a["rejected"],
+                   "advantage_probability": a["advantage_probability"], "left_out": ""}  # fmt: skip
+        for a in s["skipped"]["annotators"]:
+            yield {**base, "annotator": a["annotator"], "n_items": a["n_items"],
+                   "p_value": None, "rejected": None, "advantage_probability": None,
+                   "left_out": a["reason"]}  # fmt: skip

@@ -79,3 +79,36 @@ def ppi_context(*, study: Study | None, judge: Judge | None, dataset=None) -> di
         ],
     )
     return context
+
+
+EXPORT_FIELDS = ("study_id", "judge", "generator", "topic", "how2score", "ci_low", "ci_high",
+                 "failure_rate", "judge_only_how2score", "judge_only_ci_low",
+                 "judge_only_ci_high", "human_only_how2score", "human_only_ci_low",
+                 "human_only_ci_high", "n_labelled", "n_unlabelled", "note")  # fmt: skip
+
+
+def _export_row(report: dict, generator: str, topic: str, r: dict) -> dict[str, Any]:
+    def bound(ci, k):
+        return None if ci is None else ci[k]
+
+    return {
+        "study_id": report["study"]["id"], "judge": report["judge"]["name"],
+        "generator": generator, "topic": topic, "how2score": r["how2score"],
+        "ci_low": bound(r["ci"], 0), "ci_high": bound(r["ci"], 1),
+        "failure_rate": r["failure_rate"], "judge_only_how2score": r["judge_only_how2score"],
+        "judge_only_ci_low": bound(r["judge_only_ci"], 0),
+        "judge_only_ci_high": bound(r["judge_only_ci"], 1),
+        "human_only_how2score": r["human_only_how2score"],
+        "human_only_ci_low": bound(r["human_only_ci"], 0),
+        "human_only_ci_high": bound(r["human_only_ci"], 1),
+        "n_labelled": r["n_labelled"], "n_unlabelled": r["n_unlabelled"],
+        "note": r.get("undefined") or r.get("lambda_note") or "",
+    }  # fmt: skip
+
+
+def export_rows(report: dict[str, Any]):
+    """One row per generator (``topic`` empty), then one per generator and topic."""
+    for r in report["generators"]:
+        yield _export_row(report, r["generator"], "", r)
+        for t in r["topics"]:
+            yield _export_row(report, r["generator"], t["topic"], t)

@@ -1,6 +1,7 @@
 """The alt-test and PPI sections (researchers and admins). Each renders its section alone when
-htmx asks (the validation and rankings pages load them in place) and as a page of its own
-otherwise (no script needed). Thin: contexts from :mod:`judging.selectors.alt_test_pages` and
+htmx asks (the validation and rankings pages load them in place), as a page of its own
+otherwise (no script needed), and as a CSV or JSONL download with ``?export=csv|jsonl``.
+Thin: contexts from :mod:`judging.selectors.alt_test_pages` and
 :mod:`judging.selectors.ppi_pages`."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Study
 from benchmarks.models import Dataset
 from core.access import researcher_required
+from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
 from judging.models import Judge
 from judging.selectors import alt_test_pages, ppi_pages
 
@@ -20,6 +22,14 @@ def _get(request: HttpRequest, model, name: str, *, by: str = "pk"):
     if not raw or (by == "pk" and not raw.isdigit()):
         return None
     return get_object_or_404(model, **{by: int(raw) if by == "pk" else raw})
+
+
+def _export(request: HttpRequest, rows, *, fields, name: str) -> HttpResponse | None:
+    """The rows as a download when ``?export=csv|jsonl`` asks (None otherwise)."""
+    fmt = request.GET.get("export", "")
+    if fmt not in EXPORT_FORMATS:
+        return None
+    return streaming_download(export_lines(rows, fields=fields, fmt=fmt), filename=f"{name}.{fmt}")
 
 
 def _section_or_page(request, section: str, section_id: str, context: dict) -> HttpResponse:
@@ -37,12 +47,17 @@ def validation_alt_test(request: HttpRequest) -> HttpResponse:
         "judge": judge,
         "title": "The alternative annotator test",
         "epsilon": alt_test_pages.DEFAULT_EPSILON,
+        **alt_test_pages.choices(),
     }
-    context.update(alt_test_pages.choices())
     if study is not None and judge is not None:
         context.update(
             alt_test_pages.alt_test_context(study=study, judge=judge, params=request.GET)
         )
+        rows = alt_test_pages.export_rows(context["alt"])
+        name = f"alt-test-study{study.pk}"
+        download = _export(request, rows, fields=alt_test_pages.EXPORT_FIELDS, name=name)
+        if download is not None:
+            return download
     return _section_or_page(request, "judging/compare/_alt_test_result.html", "alt-test", context)
 
 
@@ -61,6 +76,12 @@ def rankings_ppi(request: HttpRequest) -> HttpResponse:
     context.update(
         ppi_pages.ppi_context(study=study, judge=judge, dataset=_get(request, Dataset, "dataset"))
     )
+    if context["ppi"]:
+        rows = ppi_pages.export_rows(context["ppi"])
+        name = f"how2score-ppi-study{context['ppi']['study']['id']}"
+        download = _export(request, rows, fields=ppi_pages.EXPORT_FIELDS, name=name)
+        if download is not None:
+            return download
     return _section_or_page(
         request, "judging/compare/_how2score_ppi_result.html", "how2score-ppi", context
     )

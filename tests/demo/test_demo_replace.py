@@ -24,6 +24,11 @@ def test_demo_alt_test_and_ppi_ranking(settings, tmp_path, client, make_user):
     study = Study.objects.get(name=STUDY)
     judge = Judge.objects.get(name=JUDGE)
     assert "SIMULATED" in study.description
+    # the paper's simulated study stays the home page's headline study
+    from annotation.selectors.dashboard import latest_labelled_study
+    from demo.studies import SIMULATED_STUDY
+
+    assert latest_labelled_study().name == SIMULATED_STUDY
     (section,) = study_alt_test(study=study, judge=judge)["sections"]
     assert section["winning_rate"] is not None  # every annotator labelled 36 items ≥ 30
     assert [a["n_items"] for a in section["annotators"]] == [36, 36, 36]

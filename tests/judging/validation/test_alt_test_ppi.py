@@ -4,6 +4,8 @@ equals the pure functions (judging.stats.alt_test, ppi_py) on the labels the tes
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import ppi_py
 import pytest
@@ -135,6 +137,11 @@ def test_alt_test_api_and_page(critical, client, make_user):
     assert "<html" not in section and "P3 (5)" in section and "ε = 0.1" in section
     omega = f"{study_alt_test(study=critical['study'], judge=critical['judge'])['sections'][0]['winning_rate']:.2f}"
     assert f"winning rate ω <b>{omega}</b>" in section
+    export = client.get(page + "alt-test/", {**params, "export": "csv"})
+    assert export["Content-Type"].startswith("text/csv")
+    lines = b"".join(export.streaming_content).decode().splitlines()
+    assert lines[0].startswith("study_id,judge,section,scoring,epsilon")
+    assert len(lines) == 1 + 3 + 1 and lines[-1].endswith("fewer than 30 items")
     zero = client.get(page + "alt-test/", {**params, "epsilon": "0"}, HTTP_HX_REQUEST="true")
     assert 'name="epsilon" min="-1" max="1" step="0.01" value="0.0"' in zero.content.decode()
     full = client.get(page + "alt-test/", {**params, "epsilon": "abc"}).content.decode()
@@ -208,3 +215,10 @@ def test_ppi_rankings_equal_ppi_py(ppi_data, client, make_user):
     assert f"{100 * report['generators'][0]['how2score']:.1f}" in section
     for word in ("undefined", "None", "NaN", "null"):
         assert word not in section
+    export = client.get(
+        "/judging/compare/rankings/ppi/",
+        {"study": ppi_data["study"].pk, "judge": "ppi-judge", "export": "jsonl"},
+    )
+    rows = [json.loads(x) for x in b"".join(export.streaming_content).decode().splitlines()]
+    assert [r["topic"] for r in rows].count("") == 2 and len(rows) == 2 + 4
+    assert rows[0]["how2score"] == pytest.approx(report["generators"][0]["how2score"])
