@@ -28,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, F, Max, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse, takes_admit
@@ -434,10 +434,11 @@ class JudgeRunExecutor(RunExecutor):
         if not n_failed:
             return RunStatus.DONE, ""
         sample = failed.exclude(error="").values_list("error", flat=True).first() or ""
+        tried = failed.aggregate(most=Max("attempts"))["most"] or 1  # what was done, not the cap
         return (
             RunStatus.FAILED,
-            f"{n_failed} item(s) could not be judged (up to {MAX_ITEM_ATTEMPTS} attempts each, one "
-            f"when retrying cannot help); first error: {sample}",
+            f"{n_failed} item(s) could not be judged after {tried} attempt(s) (at most "
+            f"{MAX_ITEM_ATTEMPTS}; one when retrying cannot help); first error: {sample}",
         )
 
     def on_resume(self, run: JudgeRun) -> None:
