@@ -32,8 +32,9 @@
     });
     return out;
   }
-  function keepLocally() {
-    try { localStorage.setItem(storeKey, JSON.stringify({ at: Date.now(), fields: snapshot() })); } catch (err) { /* storage full or off */ }
+  function keepLocally(submitted) {
+    var kept = { at: Date.now(), fields: snapshot(), submitted: !!submitted };
+    try { localStorage.setItem(storeKey, JSON.stringify(kept)); } catch (err) { /* storage full or off */ }
   }
   function forgetLocally() { try { localStorage.removeItem(storeKey); } catch (err) { /* off */ } }
   function changed() {
@@ -192,6 +193,7 @@
 
   // --- submit ---------------------------------------------------------------------------------
   form.addEventListener("submit", function () {
+    keepLocally(true);  // kept until the server has it (a submit that never arrives is restored)
     accrue();
     $("#active-ms").value = String(pendingActive);
     pendingActive = 0;
@@ -230,6 +232,10 @@
       saved = JSON.parse(localStorage.getItem(storeKey) || "null");
     } catch (err) { saved = null; }
     if (!saved || !saved.fields) return;
+    if (saved.submitted && document.getElementById("submit-errors")) {
+      forgetLocally();  // the server has the submit and shows it back (refused): it is newer
+      return;
+    }
     var byName = {};
     saved.fields.forEach(function (kv) { (byName[kv[0]] = byName[kv[0]] || []).push(kv[1]); });
     if (list) {

@@ -289,6 +289,8 @@ def test_demo_annotator_can_enter_the_demo_study(var_dir, client):
         f"/study/s/{study.slug}/", {"PROLIFIC_PID": "demo1", "STUDY_ID": "demo", "SESSION_ID": "s1"}
     )
     assert response.status_code == 302
+    assert not Participant.objects.filter(prolific_pid="demo1").exists()  # created on consent
+    client.post(f"/study/s/{study.slug}/consent/", {"consent": "agree"})
     assert Participant.objects.filter(study=study, prolific_pid="demo1").exists()
 
 

@@ -219,6 +219,8 @@ def test_entry_takeover_and_squatting(settings):
     enter = reverse("annotation:enter", args=[study.slug])
     first = Client()
     first.get(enter, {"PROLIFIC_PID": "VICTIM", "STUDY_ID": "S1", "SESSION_ID": "A"})
+    consent = reverse("annotation:consent", args=[study.slug])
+    first.post(consent, {"consent": "agree"})  # the participant is created by the consent
     attacker = Client()
     r = attacker.get(enter, {"PROLIFIC_PID": "VICTIM", "STUDY_ID": "S1", "SESSION_ID": "B"})
     item = attacker.get(reverse("annotation:item", args=[study.slug]))
@@ -232,11 +234,14 @@ def test_entry_takeover_and_squatting(settings):
     )
     statuses = Counter()
     for i in range(100):
-        resp = Client().get(
+        squatter = Client()
+        resp = squatter.get(
             enter,
             {"PROLIFIC_PID": f"SQ{i}", "STUDY_ID": "S1", "SESSION_ID": f"s{i}"},
             REMOTE_ADDR="10.6.6.6",
         )
+        if resp.status_code == 302:  # following the link creates nothing; consenting does
+            resp = squatter.post(consent, {"consent": "agree"}, REMOTE_ADDR="10.6.6.6")
         statuses[resp.status_code] += 1
     created = Participant.objects.filter(prolific_pid__startswith="SQ").count()
     record(
