@@ -30,6 +30,8 @@ class JudgeSerializer(serializers.ModelSerializer):
             "tokens_per_minute",
             "price_input_per_mtok",
             "price_output_per_mtok",
+            "batch_mode",
+            "batch_price_factor",
             "judge_id",
             "created_at",
         )
