@@ -245,7 +245,7 @@ def _enter(
     if existing is None:
         existing = Participant.objects.filter(study=study, **lookup).first()
     if existing is not None:
-        if existing.stage not in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED):
+        if existing.stage not in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED, Stage.RETURNED):
             _check_open(study)
         return existing
     _check_open(study)
@@ -289,7 +289,7 @@ def _prolific_params(study: Study, params: dict[str, str]) -> dict[str, str]:
 
 def _refuse_session_conflict(participant: Participant, session_id: str, client_ip) -> None:
     """The same PID with another SESSION_ID: never resumed while the first is in progress."""
-    if participant.stage in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED):
+    if participant.stage in (Stage.DONE, Stage.SCREENED_OUT, Stage.DECLINED, Stage.RETURNED):
         return  # nothing left to take over: the final page only
     EntryEvent.objects.create(
         study_id=participant.study_id,

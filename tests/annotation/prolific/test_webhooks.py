@@ -302,3 +302,15 @@ def test_odd_requests_get_a_4xx_never_a_5xx(
         in ProlificDelivery.objects.get(status="EXPLODED").outcome
     )
     assert Assignment.objects.get(pk=pair[2]["PA"].pk).state == "active"
+
+
+def test_a_returned_participant_coming_back_sees_that_their_place_ended(
+    subscribed, pair, client, django_capture_on_commit_callbacks
+):
+    study, _, _ = pair
+    with django_capture_on_commit_callbacks(execute=True):
+        post(client, sub_event("PA", "RETURNED"), secret=secret_of(subscribed))
+    for session in ("SUBPA", "ANOTHER"):  # the same link, or a new attempt
+        entry = reverse("annotation:enter", args=[study.slug])
+        r = client.get(entry, {"PROLIFIC_PID": "PA", "STUDY_ID": "PS1", "SESSION_ID": session})
+        assert r.status_code == 302 and r["Location"].endswith(f"/s/{study.slug}/returned/")
