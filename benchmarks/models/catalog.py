@@ -8,7 +8,6 @@ from django.urls import reverse
 
 from benchmarks.checkpoints import checkpoint_validator
 
-
 # the longest description typed for a dataset or generator (docs/reference/limits.md)
 DESCRIPTION_MAX = 10_000
 
