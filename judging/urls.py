@@ -36,7 +36,17 @@ pages = [
     ),
     path("validation/alt-test/", alt_test_views.validation_alt_test, name="validation_alt_test"),
     path("validation/alt-test/plan/", alt_test_views.alt_test_plan, name="alt_test_plan"),
+    path(
+        "validation/alt-test/export.<str:fmt>",
+        alt_test_views.validation_alt_test_export,
+        name="validation_alt_test_export",
+    ),
     path("rankings/ppi/", alt_test_views.rankings_ppi, name="rankings_ppi"),
+    path(
+        "rankings/ppi/export.<str:fmt>",
+        alt_test_views.rankings_ppi_export,
+        name="rankings_ppi_export",
+    ),
     path("disagreements/", disagreements_views.disagreements, name="disagreements"),
     path("metric-validation/", metric_validation_views.metric_validation, name="metric_validation"),
 ]

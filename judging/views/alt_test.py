@@ -1,12 +1,12 @@
 """The alt-test and PPI sections (researchers and admins). Each renders its section alone when
 htmx asks (the validation and rankings pages load them in place), as a page of its own
-otherwise (no script needed), and as a CSV or JSONL download with ``?export=csv|jsonl``.
+otherwise (no script needed), and as a CSV or JSONL download (``…/export.csv``).
 Thin: contexts from :mod:`judging.selectors.alt_test_pages` and
 :mod:`judging.selectors.ppi_pages`."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Study
@@ -24,11 +24,9 @@ def _get(request: HttpRequest, model, name: str, *, by: str = "pk"):
     return get_object_or_404(model, **{by: int(raw) if by == "pk" else raw})
 
 
-def _export(request: HttpRequest, rows, *, fields, name: str) -> HttpResponse | None:
-    """The rows as a download when ``?export=csv|jsonl`` asks (None otherwise)."""
-    fmt = request.GET.get("export", "")
+def _download(rows, *, fields, name: str, fmt: str) -> HttpResponse:
     if fmt not in EXPORT_FORMATS:
-        return None
+        raise Http404(f"no export format {fmt!r}")
     return streaming_download(export_lines(rows, fields=fields, fmt=fmt), filename=f"{name}.{fmt}")
 
 
@@ -53,11 +51,6 @@ def validation_alt_test(request: HttpRequest) -> HttpResponse:
         context.update(
             alt_test_pages.alt_test_context(study=study, judge=judge, params=request.GET)
         )
-        rows = alt_test_pages.export_rows(context["alt"])
-        name = f"alt-test-study{study.pk}"
-        download = _export(request, rows, fields=alt_test_pages.EXPORT_FIELDS, name=name)
-        if download is not None:
-            return download
     return _section_or_page(request, "judging/compare/_alt_test_result.html", "alt-test", context)
 
 
@@ -76,12 +69,34 @@ def rankings_ppi(request: HttpRequest) -> HttpResponse:
     context.update(
         ppi_pages.ppi_context(study=study, judge=judge, dataset=_get(request, Dataset, "dataset"))
     )
-    if context["ppi"]:
-        rows = ppi_pages.export_rows(context["ppi"])
-        name = f"how2score-ppi-study{context['ppi']['study']['id']}"
-        download = _export(request, rows, fields=ppi_pages.EXPORT_FIELDS, name=name)
-        if download is not None:
-            return download
     return _section_or_page(
         request, "judging/compare/_how2score_ppi_result.html", "how2score-ppi", context
     )
+
+
+@researcher_required
+def validation_alt_test_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    """The alt-test as CSV or JSONL: one row per annotator and section."""
+    study, judge = _get(request, Study, "study"), _get(request, Judge, "judge", by="name")
+    if study is None or judge is None:
+        raise Http404("choose a study and a judge")
+    report = alt_test_pages.alt_test_context(study=study, judge=judge, params=request.GET)["alt"]
+    rows = alt_test_pages.export_rows(report)
+    fields = alt_test_pages.EXPORT_FIELDS
+    return _download(rows, fields=fields, name=f"alt-test-study{study.pk}", fmt=fmt)
+
+
+@researcher_required
+def rankings_ppi_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    """The PPI++ How2Scores as CSV or JSONL: one row per generator and per generator and topic."""
+    study, judge = _get(request, Study, "study"), _get(request, Judge, "judge", by="name")
+    if study is None or judge is None:
+        raise Http404("choose a study and a judge")
+    context = ppi_pages.ppi_context(
+        study=study, judge=judge, dataset=_get(request, Dataset, "dataset")
+    )
+    if not context["ppi"]:
+        raise Http404(context["ppi_error"] or "nothing to export")
+    rows = ppi_pages.export_rows(context["ppi"])
+    name = f"how2score-ppi-study{study.pk}"
+    return _download(rows, fields=ppi_pages.EXPORT_FIELDS, name=name, fmt=fmt)

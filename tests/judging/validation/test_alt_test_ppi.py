@@ -137,7 +137,9 @@ def test_alt_test_api_and_page(critical, client, make_user):
     assert "<html" not in section and "P3 (5)" in section and "ε = 0.1" in section
     omega = f"{study_alt_test(study=critical['study'], judge=critical['judge'])['sections'][0]['winning_rate']:.2f}"
     assert f"winning rate ω <b>{omega}</b>" in section
-    export = client.get(page + "alt-test/", {**params, "export": "csv"})
+    assert client.get(page + "alt-test/export.xml", params).status_code == 404
+    assert client.get(page + "alt-test/export.csv", {"study": params["study"]}).status_code == 404
+    export = client.get(page + "alt-test/export.csv", params)
     assert export["Content-Type"].startswith("text/csv")
     lines = b"".join(export.streaming_content).decode().splitlines()
     assert lines[0].startswith("study_id,judge,section,scoring,epsilon")
@@ -216,8 +218,8 @@ def test_ppi_rankings_equal_ppi_py(ppi_data, client, make_user):
     for word in ("undefined", "None", "NaN", "null"):
         assert word not in section
     export = client.get(
-        "/judging/compare/rankings/ppi/",
-        {"study": ppi_data["study"].pk, "judge": "ppi-judge", "export": "jsonl"},
+        "/judging/compare/rankings/ppi/export.jsonl",
+        {"study": ppi_data["study"].pk, "judge": "ppi-judge"},
     )
     rows = [json.loads(x) for x in b"".join(export.streaming_content).decode().splitlines()]
     assert [r["topic"] for r in rows].count("") == 2 and len(rows) == 2 + 4
