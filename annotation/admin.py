@@ -22,6 +22,7 @@ from annotation.models import (
 )
 from annotation.services.assignment import study_sample_ranks_refresh
 from annotation.services.form_items import study_form_item_checked
+from core.admin_a11y import label_row_fields
 
 
 class StudyItemFormSet(forms.BaseInlineFormSet):
@@ -29,6 +30,10 @@ class StudyItemFormSet(forms.BaseInlineFormSet):
     form type (:func:`annotation.services.form_items.study_form_item_checked`): a pairwise
     item's second generation of the same procedure, the context, a known item's
     ``expected_label``; a critical-failure study's rows take no second generation."""
+
+    def add_fields(self, form, index):
+        super().add_fields(form, index)
+        label_row_fields(form, index)  # each box named after its column, for screen readers
 
     def clean(self):
         super().clean()
@@ -112,9 +117,6 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug", "prolific_study_id"]
     readonly_fields = ["created_at", "created_by"]
     inlines = [StudyItemInline]
-
-    class Media:
-        css = {"all": ["css/admin_tables.css"]}  # the item table scrolls, the page does not
 
     def save_model(self, request, obj, form, change):
         if not change:
