@@ -103,7 +103,7 @@ def wait(
     try:
         if inline:
             return engine.execute_inline(run, on_chunk=on_progress)
-        if run.is_active:  # dispatch.NoWorker naming the queue, unless a worker consumes it
+        if run.status == run.Status.QUEUED:  # dispatch.NoWorker unless a worker consumes it
             dispatch.require_worker(engine.executor_for(type(run)).queue(run))
         while True:
             run.refresh_from_db()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -138,3 +139,44 @@ def test_queued_work_whose_message_was_lost_is_picked_up_when_the_broker_is_back
     assert "queued" in worker.log()  # sent again by the orphan scan at the worker's start
     run.refresh_from_db()
     assert (run.n_done, run.n_total) == (6, 6)
+
+
+def test_a_command_that_needs_a_worker_says_so_when_none_runs(llm_server, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    generations = tmp_path / "generations.jsonl"
+    record = {
+        "source_example_id": "ex-1",
+        "topic": "Food & Dining",
+        "goal": "Bake soda bread.",
+        "steps": ["Mix.", "Bake."],
+        "resources": [],
+        "predicted_steps": ["Mix.", "Bake."],
+    }
+    generations.write_text(json.dumps(record) + "\n")
+    config = tmp_path / "judge.yaml"
+    config.write_text(
+        f"out_root: {tmp_path / 'out'}\npaths:\n  generations: {generations}\n"
+        f"evaluator:\n  backend: openai\n  base_url: {llm_server.base_url}\n  model: j\n"
+    )
+    with pytest.raises(CommandError) as refused:
+        call_command("bench", "judge", "--config", str(config))
+    message = str(refused.value)
+    assert "no worker is working the queue 'default'" in message
+    assert "make worker" in message and "--inline" in message
+    assert JudgeRun.objects.get().status == "queued"  # left for a worker that starts later
+
+
+def test_the_embedded_broker_makes_its_folders_on_first_use(settings, tmp_path):
+    from core.runs import dispatch
+
+    folders = {k: str(tmp_path / "broker" / k) for k in ("queue", "processed", "control")}
+    settings.CELERY_BROKER_URL = "filesystem://"
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": folders["queue"],
+        "data_folder_out": folders["queue"],
+        "processed_folder": folders["processed"],
+        "control_folder": folders["control"],
+    }
+    dispatch.require_broker()
+    assert all(Path(f).is_dir() for f in folders.values())
