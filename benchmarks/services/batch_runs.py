@@ -31,6 +31,7 @@ from typing import Any
 from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
 from benchmarks.llm.batch import BatchState, NotRun, OpenAIBatchBackend, is_batch
@@ -187,9 +188,17 @@ def _custom_id(line: str) -> str:
     return line.split('"custom_id": "', 1)[1].split('"', 1)[0]
 
 
-def work(*, run: Run, adapter: BatchAdapter, lease: Lease) -> bool | str:
+def adapter_for(model: type[Run]) -> BatchAdapter | None:
+    """The run type's adapter: its executor's ``batch_adapter_path`` (a dotted path, since the
+    adapter's module imports the executor's), None for a run type without batch mode."""
+    path = getattr(engine.executor_for(model), "batch_adapter_path", None)
+    return import_string(path)() if path else None
+
+
+def work(*, run: Run, lease: Lease) -> bool | str:
     """One chunk of a run in batch mode (the executor's ``work_chunk``): store what ended, send
     what is pending; WAITING while batches are open, False once nothing is left."""
+    adapter = adapter_for(type(run))
     backend = build_backend(adapter.backend_config(run))
     try:
         _collect(run, backend, adapter, lease)
@@ -216,7 +225,7 @@ def poll() -> dict[str, int]:
     for label, run_id in list(open_runs):
         model = apps.get_model(label)
         run = model.objects.filter(pk=run_id).first()
-        adapter = getattr(engine.executor_for(model), "batch_adapter", None)
+        adapter = adapter_for(model)
         if run is None or adapter is None:
             continue
         counts["runs"] += 1

@@ -279,17 +279,13 @@ class GenerationRunExecutor(RunExecutor):
             return 1  # a provider's batch: one execution submits and stores
         return 1 if self.queue(run) else lanes.default_lanes()
 
-    @property
-    def batch_adapter(self):
-        """Generation runs in batch mode (:mod:`benchmarks.services.generation_batches`)."""
-        from benchmarks.services.generation_batches import GenerationRunBatches
-
-        return GenerationRunBatches()
+    # generation runs in batch mode (by path: that module imports this one)
+    batch_adapter_path = "benchmarks.services.generation_batches.GenerationRunBatches"
 
     def work_chunk(self, run: GenerationRun, lease: Lease) -> bool | str:
         run.error = ""  # set below when this chunk stops the run; outcome() reports it
         if is_batch(generation_run_backend_config(run=run)):  # the provider's Batch API
-            return batch_runs.work(run=run, adapter=self.batch_adapter, lease=lease)
+            return batch_runs.work(run=run, lease=lease)
         procedures = list(
             self._unvisited(run, lease).defer("source_text").order_by("pk")[: run.chunk_size]
         )

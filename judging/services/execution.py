@@ -335,12 +335,8 @@ class JudgeRunExecutor(RunExecutor):
             return 1  # a provider's batch: one execution submits and stores
         return max(1, min(MAX_LANES, settings.JUDGE_RUN_LANES))
 
-    @property
-    def batch_adapter(self):
-        """Judge runs in batch mode (:mod:`judging.services.batch_mode`)."""
-        from judging.services.batch_mode import JudgeRunBatches
-
-        return JudgeRunBatches()
+    # judge runs in batch mode (by path: that module imports this one)
+    batch_adapter_path = "judging.services.batch_mode.JudgeRunBatches"
 
     def prepare(self, run: JudgeRun, lease: Lease) -> None:
         link_known(run, only=lane_items(lease))
@@ -350,7 +346,7 @@ class JudgeRunExecutor(RunExecutor):
         ``PARSE_RETRIES`` more passes, those whose reply failed to parse."""
         judge = run.judge
         if is_batch(judge.backend_config()):  # the provider's Batch API
-            return batch_runs.work(run=run, adapter=self.batch_adapter, lease=lease)
+            return batch_runs.work(run=run, lease=lease)
         only = lane_items(lease)
         template = judge.prompt_text()
         progress = _Progress(

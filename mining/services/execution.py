@@ -200,16 +200,12 @@ class MiningBatchExecutor(RunExecutor):
                 return
             time.sleep(INGEST_WAIT_S)
 
-    @property
-    def batch_adapter(self):
-        """Mining batches in batch mode (:mod:`mining.services.batch_mode`)."""
-        from mining.services.batch_mode import MiningBatches
-
-        return MiningBatches()
+    # mining batches in batch mode (by path: that module imports this one)
+    batch_adapter_path = "mining.services.batch_mode.MiningBatches"
 
     def work_chunk(self, run: MiningBatch, lease: Lease) -> bool | str:
         if uses_batch(run):  # the provider's Batch API, one round of stages per batch
-            return batch_runs.work(run=run, adapter=self.batch_adapter, lease=lease)
+            return batch_runs.work(run=run, lease=lease)
         backends = stage_backends(run)
         try:
             return self._work(run, lease, backends)

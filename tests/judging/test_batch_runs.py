@@ -143,7 +143,7 @@ def test_storing_one_output_file_twice_stores_it_once(server, sent):
 
     backend = build_backend(run.judge.backend_config())
     state = backend.retrieve(row.batch_id)
-    adapter = engine.executor_for(JudgeRun).batch_adapter
+    adapter = batch_runs.adapter_for(JudgeRun)
     assert (
         batch_runs.store_batch(run=run, row=row, state=state, backend=backend, adapter=adapter) == 3
     )
