@@ -8,8 +8,8 @@ Subscribing). Every call is logged (:class:`~annotation.models.ProlificCall`, no
 
 The secret is never stored in the database: ``PROLIFIC_WEBHOOK_SECRET`` when the operator sets
 it, else the value Prolific gives (created or listed with the API token), kept in the cache for
-an hour and read again from Prolific when missing or when a signature does not hold with it
-(a secret replaced meanwhile).
+an hour and read again from Prolific (a logged call, at most once a minute) when missing or
+when a signature does not hold with it (a secret replaced meanwhile).
 
 Receiving: the signature is checked over the raw body before anything is parsed
 (:mod:`annotation.prolific.signature`); a refused delivery is kept with its reason and changes
@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 EVENT_TYPES = ("submission.status.change", "study.status.change")
 _CACHE_KEY = "annotation:prolific:webhook-secret"
 _CACHE_SECONDS = 3600
+_READ_EVERY = 60
 MAX_BODY = 64 * 1024
 
 
@@ -86,22 +87,29 @@ def webhook_secret(*, refresh: bool = False, client=None) -> str:
     pinned = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
     if pinned:
         return pinned
-    if not refresh:
-        cached = cache.get(_CACHE_KEY)
-        if cached:
-            return cached
+    cached = cache.get(_CACHE_KEY)
+    if cached and not refresh:
+        return cached
     workspace = workspace_id()
-    if not workspace:
-        return ""
+    # at most one read a minute: badly signed requests cannot make the app call Prolific
+    if not workspace or not cache.add(_CACHE_KEY + ":read", 1, _READ_EVERY):
+        return cached or ""
     try:
-        found = (client or ProlificClient()).list_secrets(workspace)
+        found = _log(
+            None,
+            ProlificCall.Action.HOOK_SECRET,
+            workspace,
+            "GET /hooks/secrets/ (to check a delivery's signature)",
+            lambda c: c.list_secrets(workspace),
+            client,
+        )
     except ProlificError as exc:
         log.warning("Prolific webhook secret could not be read: %s", exc)
         return ""
     value = next((s.get("value", "") for s in found if s.get("value")), "")
     if value:
         cache.set(_CACHE_KEY, value, _CACHE_SECONDS)
-    return value
+    return value or cached or ""
 
 
 def _secret_ensure(*, user, workspace: str, client) -> None:

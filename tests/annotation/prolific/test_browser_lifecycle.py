@@ -34,6 +34,7 @@ from tests.support.worker import running_worker, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 PUBLIC = "https://h2r.example/study/prolific/hook/"
+SECRET_KEYS = ["annotation:prolific:webhook-secret", "annotation:prolific:webhook-secret:read"]
 PASSWORD = "pw-Test-12345"
 
 
@@ -75,7 +76,7 @@ def test_from_creation_to_payment_with_a_returned_place_reassigned(
 ):
     settings.PROLIFIC_WEBHOOK_URL = PUBLIC
     settings.PROLIFIC_WORKSPACE_ID = "WS1"
-    cache.delete("annotation:prolific:webhook-secret")
+    cache.delete_many(SECRET_KEYS)
     prolific_server.routes[PUBLIC] = f"{live_server.url}/study/prolific/hook/"
     study = make_study(
         n_items=2, overlap=1, items_per_participant=1, attention_rate=0, min_seconds_per_item=0

@@ -23,6 +23,7 @@ from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PUBLIC = "https://h2r.example/study/prolific/hook/"
+SECRET_KEYS = ["annotation:prolific:webhook-secret", "annotation:prolific:webhook-secret:read"]
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def live(settings, prolific_server, live_server, monkeypatch, admin):
     settings.PROLIFIC_WEBHOOK_URL = PUBLIC
     settings.PROLIFIC_WORKSPACE_ID = "WS1"
     monkeypatch.setattr(app.conf, "task_always_eager", True)
-    cache.delete("annotation:prolific:webhook-secret")
+    cache.delete_many(SECRET_KEYS)
     prolific_server.routes[PUBLIC] = f"{live_server.url}/study/prolific/hook/"
     hooks.subscriptions_create(user=admin)
     study = make_study(n_items=2, overlap=1, items_per_participant=1, prolific_study_id="X")
@@ -42,7 +43,7 @@ def live(settings, prolific_server, live_server, monkeypatch, admin):
     }
     ProlificStudy.objects.create(study=study, prolific_id="X", status="ACTIVE", total_places=2)
     yield prolific_server, study
-    cache.delete("annotation:prolific:webhook-secret")
+    cache.delete_many(SECRET_KEYS)
 
 
 def enter(server, study, pid):

@@ -32,6 +32,7 @@ from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db
 PUBLIC = "https://h2r.example/study/prolific/hook/"
+SECRET_KEYS = ["annotation:prolific:webhook-secret", "annotation:prolific:webhook-secret:read"]
 
 
 @pytest.fixture
@@ -40,9 +41,9 @@ def configured(settings, prolific_server, monkeypatch):
     settings.PROLIFIC_WORKSPACE_ID = "WS1"
     monkeypatch.delenv("PROLIFIC_WEBHOOK_SECRET", raising=False)
     monkeypatch.setattr(app.conf, "task_always_eager", True)
-    cache.delete("annotation:prolific:webhook-secret")
+    cache.delete_many(SECRET_KEYS)
     yield prolific_server
-    cache.delete("annotation:prolific:webhook-secret")
+    cache.delete_many(SECRET_KEYS)
 
 
 @pytest.fixture
@@ -258,14 +259,20 @@ def test_study_status_changes_update_the_study(
 def test_the_secret_is_read_from_prolific_when_not_cached_and_again_when_replaced(
     subscribed, pair, client, django_capture_on_commit_callbacks
 ):
-    cache.delete("annotation:prolific:webhook-secret")
+    cache.delete_many(SECRET_KEYS)
     secret = secret_of(subscribed)
     with django_capture_on_commit_callbacks(execute=True):
         assert post(client, sub_event("PB", "AWAITING REVIEW"), secret=secret).status_code == 202
+    reads = ProlificCall.objects.filter(action="hook_secret", user=None)
+    assert reads.count() == 1  # read once, logged (no user: the receiving endpoint)
     subscribed.hook_secrets["WS1"]["value"] = "a-new-secret"  # replaced on Prolific
     with django_capture_on_commit_callbacks(execute=True):
+        early = post(client, sub_event("PB", "APPROVED"), secret="a-new-secret")
+    assert early.status_code == 401 and reads.count() == 1  # at most one read a minute
+    cache.delete("annotation:prolific:webhook-secret:read")  # a minute later
+    with django_capture_on_commit_callbacks(execute=True):
         assert post(client, sub_event("PB", "APPROVED"), secret="a-new-secret").status_code == 202
-    assert hooks.webhook_secret() == "a-new-secret"
+    assert hooks.webhook_secret() == "a-new-secret" and reads.count() == 2
     assert ProlificSubmission.objects.get().status == "APPROVED"
 
 
