@@ -71,9 +71,7 @@ def test_undefined_with_one_generator():
 
 
 @pytest.mark.django_db
-def test_rankings_report_page_and_api_carry_the_tau_ci(
-    generators_scenario, client, make_user
-):
+def test_rankings_report_page_and_api_carry_the_tau_ci(generators_scenario, client, make_user):
     from judging.selectors import comparison as sel
 
     x, y = generators_scenario["judges"]
