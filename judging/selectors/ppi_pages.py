@@ -1,14 +1,16 @@
 """What the PPI section of the rankings page shows: :func:`judging.selectors.ppi_rankings.
-ppi_rankings` formatted once, with the study and judge pickers (defaults: the newest
-critical-failure study with labels, the first judge)."""
+ppi_rankings` formatted once, with the study and judge pickers (defaults: the judge whose runs
+scored the most generations, the critical-failure study that labelled the most of them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import Annotation, Study
+from django.db.models import Count
+
+from annotation.models import Study, StudyItem
 from core.errors import FieldRefusal
-from judging.models import Judge
+from judging.models import Judge, JudgeRunItem
 from judging.selectors.ppi_rankings import ppi_rankings
 
 PICK_LIMIT = 100
@@ -40,16 +42,49 @@ def _cells(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _busiest_judge(items=None) -> Judge | None:
+    """The judge whose runs scored the most generations (of ``items``' generations if given)."""
+    rows = JudgeRunItem.objects.filter(judgment__isnull=False)
+    if items is not None:
+        rows = rows.filter(generation_id__in=items.values("generation_id"))
+    top = (
+        rows.values("judgment__judge_key")
+        .annotate(n=Count("id"))
+        .order_by("-n", "judgment__judge_key")
+        .first()
+    )
+    if top is None:
+        return None
+    return Judge.objects.filter(judge_id=top["judgment__judge_key"]).order_by("name").first()
+
+
+def _study_for(judge: Judge) -> Study | None:
+    """The critical-failure study with labels on the most generations this judge scored."""
+    top = (
+        StudyItem.objects.filter(
+            study__form_type="critical_failure",
+            kind=StudyItem.Kind.REGULAR,
+            annotations__isnull=False,
+            generation__judge_run_items__judgment__judge_key=judge.judge_id,
+        )
+        .values("study_id")
+        .annotate(n=Count("id", distinct=True))
+        .order_by("-n", "-study_id")
+        .first()
+    )
+    return None if top is None else Study.objects.get(pk=top["study_id"])
+
+
 def ppi_context(*, study: Study | None, judge: Judge | None, dataset=None) -> dict[str, Any]:
     studies = list(
         Study.objects.filter(form_type="critical_failure").order_by("-created_at")[:PICK_LIMIT]
     )
     judges = list(Judge.objects.order_by("name")[:PICK_LIMIT])
-    if study is None:
-        labelled = set(Annotation.objects.values_list("item__study_id", flat=True).distinct())
-        study = next((s for s in studies if s.pk in labelled), None)
-    if judge is None and judges:
-        judge = judges[0]
+    if judge is None:  # the judge that scored most (of the chosen study, if one is)
+        items = None if study is None else StudyItem.objects.filter(study=study)
+        judge = _busiest_judge(items) or (judges[0] if judges else None)
+    if study is None and judge is not None:
+        study = _study_for(judge)
     context: dict[str, Any] = {
         "ppi_studies": studies,
         "ppi_judges": judges,

@@ -48,6 +48,9 @@ def test_demo_alt_test_and_ppi_ranking(settings, tmp_path, client, make_user):
         "/judging/compare/rankings/ppi/", {"study": study.pk, "judge": JUDGE}
     ).content.decode()
     assert f"corrected with the labels of study {STUDY}" in ranking and "sim-gen-a" in ranking
+    # the rankings page's PPI section opens on it: the judge that scored most, its study
+    default = client.get("/judging/compare/rankings/ppi/").content.decode()
+    assert f"{JUDGE}, corrected with the labels of study {STUDY}" in default
     assert DATASET == "how2bench-demo-simulated"
     # loading again keeps everything
     call_command("load_demo", stdout=io.StringIO())

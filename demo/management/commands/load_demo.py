@@ -188,7 +188,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  SIMULATED study '{replaced.name}': an alt-test at /judging/compare/validation/"
             f"?study={replaced.pk}&judge={SIM_JUDGE} and a PPI-corrected ranking at "
-            "/judging/compare/rankings/ (demo data, simulated)"
+            f"/judging/compare/rankings/ppi/?study={replaced.pk}&judge={SIM_JUDGE} (demo data)"
         )
         batch = demo_batch_ensure()
         self.stdout.write(
