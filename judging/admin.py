@@ -45,6 +45,7 @@ class JudgeAdmin(admin.ModelAdmin):
         "short_judge_id",
     )
     list_filter = ("backend",)
+    list_select_related = ("prompt_version",)
     search_fields = ("name", "model")
     readonly_fields = ("judge_id", "created_at")
     actions = ("launch_run",)
