@@ -162,6 +162,8 @@
     var now = Date.now(), elapsed = (now - startedAt) / 1000, left = (opensAt - now) / 1000;
     var open = left <= 0;  // shown rounded up, as the server rounds: never 0:00 while closed
     $("#timer-text").textContent = open ? "Time elapsed: " + fmt(elapsed) : fmt(Math.ceil(left)) + " until submission becomes open";
+    // screen readers hear the countdown once, when submission opens (not every second)
+    if (open && submitBtn.disabled) $("#timer-status").textContent = "Submission is open.";
     submitBtn.disabled = !open;
     submitBtn.classList.toggle("is-waiting", !open);
   }
