@@ -22,7 +22,7 @@ from annotation.models import (
 )
 from annotation.services.assignment import study_sample_ranks_refresh
 from annotation.services.form_items import study_form_item_checked
-from core.admin_a11y import label_row_fields
+from core.admin_a11y import EmptyWhenNullJSONField, label_row_fields
 
 
 class StudyItemFormSet(forms.BaseInlineFormSet):
@@ -63,14 +63,6 @@ class StudyItemFormSet(forms.BaseInlineFormSet):
                 form.instance.expected_label = checked.expected_label
 
 
-class EmptyWhenNullJSONField(forms.JSONField):
-    """A JSON box that is empty, not ``null``, when there is no value (an empty box is
-    ``None`` again when saved)."""
-
-    def prepare_value(self, value):
-        return "" if value is None else super().prepare_value(value)
-
-
 class StudyItemInline(admin.TabularInline):
     model = StudyItem
     formset = StudyItemFormSet
@@ -78,7 +70,7 @@ class StudyItemInline(admin.TabularInline):
     # compact boxes: the item table fits the window (it was 2,750 px wide)
     formfield_overrides = {
         models.JSONField: {
-            "form_class": EmptyWhenNullJSONField,
+            "form_class": EmptyWhenNullJSONField,  # empty, not "null"
             "widget": forms.Textarea(attrs={"rows": 1, "cols": 14}),
         },
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 1, "cols": 18})},

@@ -18,5 +18,9 @@ class CoreConfig(AppConfig):
         from core.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, dispatch_uid="how2review.ensure_roles")
+        # the console's JSON boxes are empty, not "null", when there is no value
+        from core.admin_a11y import json_boxes_empty_when_null
+
+        json_boxes_empty_when_null()
         # manage.py check and server start: every prepared statement compiles as the ORM does.
         checks.register(check_prepared_statements, CHECK_TAG)
