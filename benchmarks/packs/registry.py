@@ -58,6 +58,9 @@ class PackScorer:
     # The pack's named options ([FLAG] choices) with their documented defaults; ``score`` takes
     # them as keyword arguments (``score(record)`` uses the defaults).
     options: Mapping[str, Any] = field(default_factory=dict)
+    # True for packs that run generated code (benchmarks.packs.sandbox): their scoring runs go
+    # to the ``sandbox`` Celery queue (settings.CELERY_SANDBOX_QUEUE).
+    sandboxed: bool = False
 
     def score_with(self, record: Mapping[str, Any], options: Mapping[str, Any] | None = None):
         """``score(record, **options)`` after checking every option name is one of the pack's."""
@@ -90,7 +93,7 @@ def _load_builtin() -> None:
     # Each pack module registers its scorers on import; add new pack modules here.
     import importlib
 
-    for module in ("procbench", "longproc", "scirecipe", "customplans"):
+    for module in ("procbench", "longproc", "longproc_code", "scirecipe", "customplans"):
         try:
             importlib.import_module(f"benchmarks.packs.{module}")
         except ModuleNotFoundError as exc:  # a pack not written yet

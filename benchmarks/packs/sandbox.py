@@ -305,7 +305,9 @@ def _failure(step: StepResult, limits: Limits) -> tuple[str, str] | None:
     rc = step.returncode
     if step.output_exceeded or rc == -signal.SIGXFSZ:
         return "output_limit", f"wrote more than {limits.output_kb} KiB"
-    if rc in (-signal.SIGXCPU, -signal.SIGKILL) and step.cpu_seconds >= limits.cpu_seconds - 0.2:
+    if rc == -signal.SIGXCPU or (
+        rc == -signal.SIGKILL and step.cpu_seconds >= 0.9 * limits.cpu_seconds
+    ):
         return "time_limit", f"over the CPU limit of {limits.cpu_seconds} s"
     if rc != 0 and ("bad_alloc" in step.stderr or "Cannot allocate memory" in step.stderr):
         return "memory_limit", f"over the memory limit of {limits.memory_mb} MiB"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
@@ -76,6 +77,14 @@ def score_generation(pack: PackScorer, generation: Generation, options: dict[str
 
 
 class ScoringRunExecutor(RunExecutor):
+    def queue(self, run: ScoringRun) -> str | None:
+        """A pack that runs generated code (``sandboxed``) is scored on the sandbox queue
+        (``CELERY_SANDBOX_QUEUE``, default ``sandbox``): workers started with ``-Q sandbox``,
+        on machines of their own; every other pack on the default queue."""
+        if get_pack(run.pack).sandboxed:
+            return getattr(settings, "CELERY_SANDBOX_QUEUE", "sandbox")
+        return None
+
     def lanes(self, run: ScoringRun) -> int:
         """:func:`core.runs.lanes.default_lanes`: lane *k* of *n* scores the generations whose
         id is *k* mod *n*, walking them with its own cursor."""

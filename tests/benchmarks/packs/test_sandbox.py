@@ -1,0 +1,194 @@
+"""The C++ sandbox of LongProc Pseudocode→Code (issue 29 §3): real g++, real processes.
+
+Each hostile program is scored wrong with its reason, the test process is unharmed, and the
+whole judgement ends within a bound of time.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import socket
+import time
+
+import pytest
+
+from benchmarks.packs import sandbox
+from benchmarks.packs.registry import get_pack
+from benchmarks.packs.sandbox import Limits, SandboxUnavailable, run_tests
+
+# lighter than <bits/stdc++.h>: the compiler is the slow part on a shared machine
+HEADERS = (
+    "".join(
+        f"#include <{h}>\n"
+        for h in (
+            "iostream",
+            "vector",
+            "string",
+            "unistd.h",
+            "sys/socket.h",
+            "netinet/in.h",
+            "arpa/inet.h",
+        )
+    )
+    + "using namespace std;\n"
+)
+LIMITS = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=256, output_kb=64, processes=4)
+BOUND = 120  # seconds for one compile + run on two busy cores
+ADD = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2", "output": "42"}]
+
+
+def judge(code: str, tests=None):
+    start = time.monotonic()
+    result = run_tests(
+        code, tests or [{"input": "", "output": "ok\n"}], limits=LIMITS, preamble=HEADERS
+    )
+    elapsed = time.monotonic() - start
+    assert elapsed < BOUND, f"{result.reason} took {elapsed:.0f} s"
+    assert os.getpid() > 0 and os.getcwd()  # still here
+    return result
+
+
+def test_correct_program_passes_every_unit_test():
+    result = judge("int main(){ long a, b; cin >> a >> b; cout << a + b << endl; }", ADD)
+    assert (result.correct, result.reason, result.passed, result.total) == (True, "passed", 2, 2)
+    assert [t["reason"] for t in result.tests] == ["passed", "passed"]
+
+
+def test_wrong_answer_on_the_second_test():
+    code = "int main(){ long a, b; cin >> a >> b; cout << (a == 1 ? 3 : 0) << endl; }"
+    result = judge(code, ADD)
+    assert (result.correct, result.reason, result.passed) == (False, "wrong_answer", 1)
+    assert "unit test 2" in result.detail
+
+
+def test_outputs_compared_token_by_token_by_default():
+    assert sandbox.outputs_match("3 4\n", "3   4")
+    assert not sandbox.outputs_match("3 4\n", "34")
+    assert not sandbox.outputs_match("3\n", "3 \n", "exact")
+    assert sandbox.outputs_match("a\nb\n\n", "a  \nb", "lines")
+    with pytest.raises(ValueError):
+        sandbox.outputs_match("", "", "fuzzy")
+
+
+def test_compile_error():
+    result = judge("int main(){ this is not c++ }")
+    assert (result.correct, result.reason) == (False, "compile_error")
+    assert "error" in result.detail
+
+
+def test_no_code_is_wrong_without_compiling():
+    result = run_tests(None, ADD)
+    assert (result.correct, result.reason) == (False, "no_code")
+
+
+def test_infinite_loop_hits_the_time_limit():
+    result = judge("int main(){ volatile long x = 0; while (true) x++; }")
+    assert (result.correct, result.reason) == (False, "time_limit")
+
+
+def test_sleeping_program_hits_the_wall_clock_limit():
+    result = judge('int main(){ sleep(1000); cout << "ok" << endl; }')
+    assert (result.correct, result.reason) == (False, "time_limit")
+    assert result.tests[0]["wall_seconds"] < LIMITS.wall_seconds + 5
+
+
+def test_fork_bomb_is_contained():
+    code = "int main(){ while (true) fork(); }"
+    result = judge(code)
+    assert not result.correct
+    assert result.reason in ("time_limit", "runtime_error")
+    time.sleep(0.5)
+    # nothing of the bomb is left: no process runs the program's binary
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                exe = os.readlink(f"/proc/{entry}/exe")
+            except OSError:
+                continue
+            assert not exe.startswith("/tmp/h2r-sandbox-"), exe
+
+
+def test_unbounded_allocation_hits_the_memory_limit():
+    code = "int main(){ vector<vector<long>> v; while (true) v.emplace_back(1 << 20, 7); }"
+    result = judge(code)
+    assert (result.correct, result.reason) == (False, "memory_limit")
+
+
+def test_huge_output_hits_the_output_limit():
+    result = judge('int main(){ while (true) cout << "0123456789abcdef"; }')
+    assert (result.correct, result.reason) == (False, "output_limit")
+
+
+def test_runtime_error():
+    result = judge('int main(){ int *p = nullptr; *p = 1; cout << "ok" << endl; }')
+    assert (result.correct, result.reason) == (False, "runtime_error")
+
+
+def test_socket_to_a_local_listener_fails_and_the_listener_sees_nothing():
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    code = (
+        "int main(){ int s = socket(AF_INET, SOCK_STREAM, 0);"
+        f" sockaddr_in a{{}}; a.sin_family = AF_INET; a.sin_port = htons({port});"
+        ' inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);'
+        " if (connect(s, (sockaddr*)&a, sizeof a) != 0) return 3;"
+        ' write(s, "hello", 5); cout << "ok" << endl; }'
+    )
+    try:
+        result = judge(code)
+        readable, _, _ = select.select([listener], [], [], 0.5)
+        assert readable == [], "the sandboxed program reached the listener"
+    finally:
+        listener.close()
+    assert (result.correct, result.reason) == (False, "runtime_error")
+    assert "exit status 3" in result.detail
+
+
+def test_refuses_to_run_when_no_network_namespace_can_be_made(monkeypatch):
+    def denied(flags):
+        raise OSError(errno.EPERM, "unshare: Operation not permitted")
+
+    monkeypatch.setattr(sandbox, "_unshare", denied)
+    sandbox.probe.cache_clear()
+    try:
+        assert "no network namespace" in sandbox.probe()
+        with pytest.raises(SandboxUnavailable, match="refusing"):
+            run_tests("int main(){}", ADD)
+    finally:
+        monkeypatch.undo()
+        sandbox.probe.cache_clear()
+    assert sandbox.probe() is None
+
+
+def test_limits_options_are_checked():
+    assert Limits.from_options({"cpu_seconds": 3}).cpu_seconds == 3
+    for bad in ({"cpu": 1}, {"memory_mb": 0}, {"wall_seconds": True}):
+        with pytest.raises(ValueError):
+            Limits.from_options(bad)
+
+
+def test_pack_scores_the_cpp_block_of_an_answer():
+    pack = get_pack("longproc-pseudocode-to-code")
+    assert pack.sandboxed
+    raw = (
+        "<think>translate line by line</think>\n```cpp\nint main(){ string s; cin >> s;"
+        " reverse(s.begin(), s.end()); cout << s << endl; }\n```"
+    )
+    record = {
+        "id": "spoc-1",
+        "tests": [{"input": "abc\n", "output": "cba\n"}, {"input": "xy", "output": "yx"}],
+        "prediction": raw,
+        "finish_reason": "stop",
+    }
+    scored = pack.score_with(record)
+    assert scored.metrics == {"correct": 1, "tests_passed": 1.0, "terminated": 1}
+    assert scored.breakdown["reason"] == "passed" and scored.breakdown["extracted"]
+    wrong = pack.score_with({**record, "prediction": "no code here", "finish_reason": "length"})
+    assert wrong.metrics == {"correct": 0, "tests_passed": 0.0, "terminated": 0}
+    assert wrong.breakdown["reason"] == "no_code"
+    summary = pack.summary([scored.metrics, wrong.metrics])
+    assert summary["correct"] == 0.5 and summary["term"] == 0.5 and summary["acc_term"] == 1.0
