@@ -165,16 +165,8 @@ class ChunkOutcome:
     retry_in_s: float = 0.0
 
 
-# what ``work_chunk`` returns when the run's work is out of the worker's hands (a provider's
-# batch, :mod:`benchmarks.services.batch_runs`): the lease is released and no chunk is chained;
-# Celery beat's batch poll enqueues the next one when a batch finishes
+# a provider's batch holds the run's work (benchmarks.services.batch_runs): nothing chained
 WAITING = "waiting"
-
-
-def batch_poll_seconds() -> float:
-    """How often a provider's batches are looked at (env ``BATCH_POLL_SECONDS``, default 60):
-    Celery beat's poll, and a run worked in the command's process (``--inline``)."""
-    return float(os.environ.get("BATCH_POLL_SECONDS") or 60)
 
 
 # --- lookups ------------------------------------------------------------------------------
@@ -477,11 +469,9 @@ def execute(
         return ChunkOutcome("lost")
     if state is LeaseState.CANCELLING:
         return _close(run, lease, executor, status=RunStatus.CANCELLED)
-    if more == WAITING:
-        parked = _hand_over(run, lease, executor.counters(run), chain=False)
-        return ChunkOutcome(WAITING if parked.status == "more" else parked.status)
-    if more:
-        return _hand_over(run, lease, executor.counters(run), chain=chain)
+    if more:  # WAITING: released, no chunk chained; beat's batch poll enqueues the next
+        out = _hand_over(run, lease, executor.counters(run), chain=chain and more != WAITING)
+        return ChunkOutcome(WAITING) if more == WAITING and out.status == "more" else out
     return _close(run, lease, executor, status=None)
 
 
@@ -495,7 +485,7 @@ def execute_inline(run: Run, *, on_chunk: Any = None) -> Run:
         if on_chunk is not None:
             on_chunk(run)
         if outcome.status == WAITING:  # a provider's batch: look again after the poll interval
-            time.sleep(batch_poll_seconds())
+            time.sleep(float(os.environ.get("BATCH_POLL_SECONDS") or 60))
             continue
         if outcome.status != "more":
             return run
