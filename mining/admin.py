@@ -32,8 +32,15 @@ class MiningBatchAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "status", "n_total", "n_done", "created_at"]
     list_filter = ["status"]
     search_fields = ["name", "source_name"]
-    readonly_fields = ["ingested", "llm_replies", *RUN_STATE_FIELDS]
+    readonly_fields = ["uploaded_file", "ingested", "llm_replies", *RUN_STATE_FIELDS]
+    # the upload is named, not linked: stored files are read by workers through STORAGES and
+    # are not served at MEDIA_URL (the link was a 404)
+    exclude = ["source_file"]
     inlines = [UsageInline]
+
+    @admin.display(description="uploaded file")
+    def uploaded_file(self, batch) -> str:
+        return batch.source_file.name or "(no upload: a stored file, shard directory or glob)"
 
     @admin.display(description="LLM replies")
     def llm_replies(self, batch) -> str:
