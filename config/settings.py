@@ -230,6 +230,10 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_DEFAULT_QUEUE", "default")
 # Work for backends that hold a model in the worker (vLLM offline) is sent to this queue
 # (benchmarks.llm.registry.queue_for): run GPU workers with `-Q gpu -c 1`.
 CELERY_GPU_QUEUE = os.environ.get("CELERY_GPU_QUEUE", "gpu")
+# Scoring runs of packs that compile and run generated code (LongProc Pseudocode→Code,
+# benchmarks.packs.sandbox) go to this queue: run `celery -A config worker -Q sandbox` on
+# machines of their own (g++ installed).
+CELERY_SANDBOX_QUEUE = os.environ.get("CELERY_SANDBOX_QUEUE", "sandbox")
 # Where the How2Judge weights are on the GPU workers' disk (the console's How2Judge preset).
 HOW2JUDGE_MODEL_DIR = os.environ.get("HOW2JUDGE_MODEL_DIR", str(VAR_DIR / "models" / "how2judge"))
 # A run's lease is stale (its worker presumed gone, the run taken over) when its heartbeat is
