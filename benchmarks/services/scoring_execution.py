@@ -82,7 +82,7 @@ class ScoringRunExecutor(RunExecutor):
         (``CELERY_SANDBOX_QUEUE``, default ``sandbox``): workers started with ``-Q sandbox``,
         on machines of their own; every other pack on the default queue."""
         if get_pack(run.pack).sandboxed:
-            return getattr(settings, "CELERY_SANDBOX_QUEUE", "sandbox")
+            return settings.CELERY_SANDBOX_QUEUE
         return None
 
     def lanes(self, run: ScoringRun) -> int:
