@@ -33,9 +33,12 @@ def pack_or_error(name: str):
     from benchmarks.packs.registry import get_pack
 
     try:
-        return get_pack(name), None
+        pack = get_pack(name)
     except KeyError as exc:
         return None, f"scorer pack {name!r} is not available ({exc.args[0]})"
+    if pack.sandboxed:  # compiles and runs code: scoring runs on the sandbox queue, not a request
+        return None, f"scorer pack {name!r} runs code; score it with a scoring run instead"
+    return pack, None
 
 
 def score_answer(

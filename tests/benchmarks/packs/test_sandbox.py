@@ -248,3 +248,17 @@ def test_a_sandbox_queue_worker_scores_a_pseudocode_run(tmp_path, settings):
     }
     assert scores["ok"]["metrics"]["correct"] == 1
     assert scores["loop"]["breakdown"]["reason"] == "time_limit"
+
+
+def test_a_solve_study_does_not_run_code_in_a_request():
+    from annotation.form_types.solve import pack_or_error, score_answer
+
+    pack, error = pack_or_error("longproc-pseudocode-to-code")
+    assert pack is None and "runs code" in error
+    out = score_answer(
+        pack_name="longproc-pseudocode-to-code",
+        record={"id": "x", "tests": ADD},
+        answer_field="prediction",
+        answer="```cpp\nint main(){}\n```",
+    )
+    assert "runs code" in out["score_error"] and "metrics" not in out
