@@ -100,10 +100,11 @@ def test_a_scoring_run_is_shared_by_two_workers(tmp_path, settings):
     dataset, generator = Dataset.objects.get(name="cd"), Generator.objects.get(name="m")
     # copies of the pack's three records: 3 x 40 generations to score
     originals = list(Generation.objects.filter(generator=generator).select_related("procedure"))
+    ids = [g.procedure.source_example_id for g in originals]
     for k in range(1, 40):
-        for g in originals:
+        for g, ident in zip(originals, ids, strict=True):
             p = g.procedure
-            p.pk, p.source_example_id = None, f"{p.source_example_id}-{k}"
+            p.pk, p.source_example_id = None, f"{ident}-{k}"
             p.save()
             g.pk, g.procedure = None, p
             g.save()

@@ -43,6 +43,8 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 PACKS = ROOT / "demo" / "fixtures" / "packs"
+# one folder for every setting: the storage keeps the MEDIA_ROOT it was first used with
+VAR_DIR = tempfile.mkdtemp(prefix="bench-lanes-")
 
 
 def pin(worker, core: int) -> None:
@@ -122,10 +124,11 @@ def scoring_case(server, n, concurrency, tag):
     )  # fmt: skip
     dataset, generator = Dataset.objects.get(name=tag), Generator.objects.get(name=tag)
     originals = list(Generation.objects.filter(generator=generator).select_related("procedure"))
+    ids = [g.procedure.source_example_id for g in originals]
     for k in range(1, max(1, n // len(originals))):
-        for g in originals:
+        for g, ident in zip(originals, ids, strict=True):
             p = g.procedure
-            p.pk, p.source_example_id = None, f"{p.source_example_id}-{k}"
+            p.pk, p.source_example_id = None, f"{ident}-{k}"
             p.save()
             g.pk, g.procedure = None, p
             g.save()
@@ -190,7 +193,8 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
     from tests.support.worker import start_worker
 
     settings.JUDGE_RUN_LANES = settings.RUN_LANES = 4
-    settings.MEDIA_ROOT = Path(tempfile.mkdtemp())
+    settings.MEDIA_ROOT = Path(VAR_DIR) / "media"  # the workers' too (uploads)
+    var_dir = VAR_DIR
     tag = f"{kind}-w{workers}-c{concurrency}-{int(time.time() * 1000) % 10**8}"
     if kind == "generation":
         from tests.benchmarks.generation.conftest import steps_responder as reply
@@ -199,7 +203,11 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
     else:
         reply = judge_responder
     counter = InFlight(reply=reply, latency_s=latency)
-    env = {"H2R_JUDGE_CHUNK_ITEMS": "100", "RUN_CHUNK_SECONDS": "20"}
+    env = {
+        "H2R_JUDGE_CHUNK_ITEMS": "100",
+        "RUN_CHUNK_SECONDS": "20",
+        "HOW2REVIEW_VAR_DIR": var_dir,
+    }
     with (
         LLMTestServer(responder=counter) as server,
         tempfile.TemporaryDirectory() as tmp,
