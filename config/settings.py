@@ -249,6 +249,8 @@ RUN_QUEUED_RESEND_SECONDS = env_int("RUN_QUEUED_RESEND_SECONDS", 120)
 # workers on one run do twice the work. 1: one execution at a time. At most 16. Read when a run
 # is launched or resumed; always 1 on the embedded SQLite default.
 JUDGE_RUN_LANES = env_int("H2R_JUDGE_LANES", 4)
+# The same for generation runs, scoring runs and mining batches (core.runs.lanes.default_lanes).
+RUN_LANES = env_int("H2R_RUN_LANES", 4)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
