@@ -133,6 +133,21 @@ def _run_uid() -> int | None:
     return 1_500_000 + (os.getpid() % 20_000) * 100 + next(_uids) % 100
 
 
+def _tasks_of(uid: int) -> int:
+    """Threads of every process of ``uid`` (what ``RLIMIT_NPROC`` counts)."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as fh:
+                    fields = dict(line.split(":", 1) for line in fh if ":" in line)
+                if fields.get("Uid", "").split()[:1] == [str(uid)]:
+                    count += int(fields.get("Threads", "1").strip() or 1)
+            except (OSError, ValueError):
+                continue
+    return count
+
+
 def _preexec(*, cpu: int, memory_mb: int, fsize: int, nproc: int, uid: int | None):
     def confine() -> None:
         os.setsid()
@@ -200,6 +215,9 @@ def run_step(
     uid = _run_uid()
     if uid is not None:
         os.chown(workdir, uid, uid)
+        limit_nproc = nproc
+    else:  # not root: the cap counts every process of the worker's user too
+        limit_nproc = _tasks_of(os.getuid()) + nproc
     tag = next(_uids)
     paths = {n: os.path.join(workdir, f".{n}-{tag}") for n in ("in", "out", "err")}
     with open(paths["in"], "w", encoding="utf-8") as fh:
@@ -222,7 +240,7 @@ def run_step(
             env=env,
             close_fds=True,
             preexec_fn=_preexec(
-                cpu=cpu, memory_mb=memory_mb, fsize=output_bytes + 1, nproc=nproc, uid=uid
+                cpu=cpu, memory_mb=memory_mb, fsize=output_bytes + 1, nproc=limit_nproc, uid=uid
             ),
         )
         try:
