@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 from benchmarks.formats.packs import pack_record
 from benchmarks.models import Generation, ScoringRun
 from benchmarks.packs.registry import PackScorer, RecordError, get_pack
+from benchmarks.packs.sandbox import SandboxUnavailable
 from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
@@ -115,6 +116,10 @@ class ScoringRunExecutor(RunExecutor):
                         errors.append(
                             {"id": generation.procedure.source_example_id, "error": entry["error"]}
                         )
+            except SandboxUnavailable as exc:  # no network namespace here: run nothing
+                run.error = str(exc)
+                lease.held().update(error=run.error)
+                return False
             except (ValueError, TypeError) as exc:  # a bad option value: every record alike
                 run.error = f"the pack rejected the run's options: {exc}"
                 lease.held().update(error=run.error)  # the outcome of a run's last lane reads it

@@ -262,3 +262,52 @@ def test_a_solve_study_does_not_run_code_in_a_request():
         answer="```cpp\nint main(){}\n```",
     )
     assert "runs code" in out["score_error"] and "metrics" not in out
+
+
+def _import_spoc(tmp_path, programs):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from benchmarks.models import Dataset, Generator
+
+    tests = [{"input": "2 3\n", "output": "5\n"}, {"input": "10 -4\n", "output": "6\n"}]
+    path = tmp_path / "spoc.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": key, "tests": tests, "finish_reason": "stop", "prediction": code})
+            + "\n"
+            for key, code in programs.items()
+        )
+    )
+    call_command(
+        "import_pack", "longproc-pseudocode-to-code", str(path), "--dataset", "spoc",
+        "--generator", "m", stdout=io.StringIO(),
+    )  # fmt: skip
+    return Dataset.objects.get(name="spoc"), Generator.objects.get(name="m")
+
+
+@pytest.mark.django_db
+def test_a_scoring_run_fails_with_the_reason_when_no_namespace_can_be_made(tmp_path, monkeypatch):
+    from benchmarks.services.scoring_runs import scoring_run_create
+    from core.runs import engine
+
+    ds, gen = _import_spoc(tmp_path, {"ok": "```cpp\nint main(){ cout << 5; }\n```"})
+
+    def denied(flags):
+        raise OSError(errno.EPERM, "unshare: Operation not permitted")
+
+    monkeypatch.setattr(sandbox, "_unshare", denied)
+    sandbox.probe.cache_clear()
+    try:
+        run = scoring_run_create(
+            generator=gen, dataset=ds, pack="longproc-pseudocode-to-code", start=False
+        )
+        run = engine.execute_inline(run)
+    finally:
+        monkeypatch.undo()
+        sandbox.probe.cache_clear()
+    assert run.status == "failed"
+    assert "refusing to run generated code unconfined" in run.error
+    assert run.n_done == 0
