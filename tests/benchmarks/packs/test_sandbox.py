@@ -198,33 +198,23 @@ def test_pack_scores_the_cpp_block_of_an_answer():
 @pytest.mark.django_db(transaction=True)
 def test_a_sandbox_queue_worker_scores_a_pseudocode_run(tmp_path, settings):
     """A real worker listening only on the sandbox queue compiles and runs the programs."""
-    import io
-    import json
     import uuid
 
-    from django.core.management import call_command
     from django.db import transaction
 
-    from benchmarks.models import Dataset, Generation, Generator, ScoringRun
+    from benchmarks.models import Generation, ScoringRun
     from benchmarks.services.scoring_execution import ScoringRunExecutor
     from benchmarks.services.scoring_runs import scoring_run_create
     from config.celery import app
     from tests.support.worker import running_worker, wait_for
 
-    tests = [{"input": "2 3\n", "output": "5\n"}, {"input": "10 -4\n", "output": "6\n"}]
-    lines = [
-        {"id": "ok", "tests": tests, "finish_reason": "stop", "prediction":
-            "```cpp\nint main(){ long a, b; cin >> a >> b; cout << a + b << endl; }\n```"},
-        {"id": "loop", "tests": tests, "finish_reason": "stop", "prediction":
-            "```cpp\nint main(){ while (true) {} }\n```"},
-    ]  # fmt: skip
-    path = tmp_path / "spoc.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    call_command(
-        "import_pack", "longproc-pseudocode-to-code", str(path), "--dataset", "spoc",
-        "--generator", "m", stdout=io.StringIO(),
-    )  # fmt: skip
-    ds, gen = Dataset.objects.get(name="spoc"), Generator.objects.get(name="m")
+    ds, gen = _import_spoc(
+        tmp_path,
+        {
+            "ok": "```cpp\nint main(){ long a, b; cin >> a >> b; cout << a + b << endl; }\n```",
+            "loop": "```cpp\nint main(){ while (true) {} }\n```",
+        },
+    )
     queue = f"sandbox-{uuid.uuid4().hex[:8]}"
     settings.CELERY_SANDBOX_QUEUE = queue
     with running_worker(tmp_path, queue=queue, concurrency=1) as worker:
