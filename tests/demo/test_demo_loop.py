@@ -67,9 +67,10 @@ def test_home_cards_by_role_and_one_query_each(demo, django_assert_num_queries):
 
     researcher = User.objects.get(username="researcher")
     keys = [c.key for c in home_cards(user=researcher)]
-    assert keys == ["mine", "benchmark", "generate", "judge", "annotate", "agree", "try"]
-    for user in (AnonymousUser(), User.objects.get(username="annotator")):
-        assert [c.key for c in home_cards(user=user)] == ["try"]
+    assert keys == ["mine", "benchmark", "generate", "judge", "annotate", "agree", "try", "studies"]
+    assert [c.key for c in home_cards(user=AnonymousUser())] == ["try"]
+    annotator = User.objects.get(username="annotator")  # a signed-in account: its own studies
+    assert [c.key for c in home_cards(user=annotator)] == ["try", "studies"]
     for name in ("mine", "benchmark", "generate", "judge", "annotate"):
         path = next(p for p in _dashboard() if p.endswith(f".{name}_card"))
         user = User.objects.get(username="researcher")
@@ -114,7 +115,10 @@ def test_share_with_prolific_panel(demo, client):
     client.logout()
     response = client.get(test_url)
     assert response.status_code == 302 and response.url.endswith("/consent/")
-    assert Participant.objects.filter(study=study, prolific_pid__startswith="test-").count() == 1
+    testers = Participant.objects.filter(study=study, prolific_pid__startswith="test-")
+    assert testers.count() == 0  # following a link creates nobody: the consent POST does
+    client.post(response.url, {"consent": "agree"})
+    assert testers.count() == 1
     closed = Study.objects.get(name=SIMULATED_STUDY)
     client.force_login(User.objects.get(username="researcher"))
     html = client.get(reverse("annotation:study_progress", args=[closed.pk])).content.decode()

@@ -127,10 +127,15 @@ def test_lanes_from_the_setting_and_one_on_sqlite(settings, monkeypatch):
 
     from judging.services.execution import JudgeRunExecutor
 
-    run = JudgeRun(pk=1)
+    from judging.models import Judge
+
+    run = JudgeRun(pk=1, judge=Judge(backend="openai", model="m", base_url="http://x/v1"))
     settings.JUDGE_RUN_LANES = 40
     assert JudgeRunExecutor().lanes(run) == 16  # one hex digit splits at most 16 ways
     settings.JUDGE_RUN_LANES = 3
     assert JudgeRunExecutor().lanes(run) == 3
     monkeypatch.setattr(connection, "vendor", "sqlite")
     assert JudgeRunExecutor().lanes(run) == 1  # the embedded default: one machine
+    monkeypatch.setattr(connection, "vendor", "postgresql")
+    run.judge.batch_mode = True
+    assert JudgeRunExecutor().lanes(run) == 1  # a provider's batch: one execution submits
