@@ -2,10 +2,11 @@
 # A study's life on Prolific (issue 30): the Prolific study created from the app, submission
 # statuses, webhook deliveries; the returned stage; workspace-wide Prolific calls (no study).
 
-import annotation.models.study
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
+
+import annotation.models.study
 
 
 class Migration(migrations.Migration):

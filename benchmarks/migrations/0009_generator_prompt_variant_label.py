@@ -4,15 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('benchmarks', '0008_generation_run_link'),
+        ("benchmarks", "0008_generation_run_link"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='generator',
-            name='prompt_variant',
-            field=models.CharField(choices=[('instruct', 'Instruct (H.2)'), ('base', 'Base (H.2)'), ('none', 'Not recorded')], default='none', max_length=16),
+            model_name="generator",
+            name="prompt_variant",
+            field=models.CharField(
+                choices=[
+                    ("instruct", "Instruct (H.2)"),
+                    ("base", "Base (H.2)"),
+                    ("none", "Not recorded"),
+                ],
+                default="none",
+                max_length=16,
+            ),
         ),
     ]

@@ -4,35 +4,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('benchmarks', '0010_description_limits'),
+        ("benchmarks", "0010_description_limits"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ProviderBatch',
+            name="ProviderBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('run_label', models.CharField(max_length=100)),
-                ('run_id', models.BigIntegerField()),
-                ('batch_id', models.CharField(max_length=200)),
-                ('input_file_id', models.CharField(blank=True, default='', max_length=200)),
-                ('status', models.CharField(default='validating', max_length=30)),
-                ('item_keys', models.JSONField(default=list)),
-                ('n_requests', models.PositiveIntegerField(default=0)),
-                ('n_completed', models.PositiveIntegerField(default=0)),
-                ('n_failed', models.PositiveIntegerField(default=0)),
-                ('cancel_sent', models.BooleanField(default=False)),
-                ('stored_at', models.DateTimeField(blank=True, null=True)),
-                ('n_stored', models.PositiveIntegerField(default=0)),
-                ('n_returned', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("run_label", models.CharField(max_length=100)),
+                ("run_id", models.BigIntegerField()),
+                ("batch_id", models.CharField(max_length=200)),
+                ("input_file_id", models.CharField(blank=True, default="", max_length=200)),
+                ("status", models.CharField(default="validating", max_length=30)),
+                ("item_keys", models.JSONField(default=list)),
+                ("n_requests", models.PositiveIntegerField(default=0)),
+                ("n_completed", models.PositiveIntegerField(default=0)),
+                ("n_failed", models.PositiveIntegerField(default=0)),
+                ("cancel_sent", models.BooleanField(default=False)),
+                ("stored_at", models.DateTimeField(blank=True, null=True)),
+                ("n_stored", models.PositiveIntegerField(default=0)),
+                ("n_returned", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'indexes': [models.Index(fields=['run_label', 'run_id', 'stored_at'], name='benchmarks__run_lab_402602_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run_label', 'run_id', 'batch_id'), name='provider_batch_once')],
+                "indexes": [
+                    models.Index(
+                        fields=["run_label", "run_id", "stored_at"],
+                        name="benchmarks__run_lab_402602_idx",
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("run_label", "run_id", "batch_id"), name="provider_batch_once"
+                    )
+                ],
             },
         ),
     ]

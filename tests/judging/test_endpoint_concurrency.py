@@ -90,8 +90,10 @@ def test_a_worker_killed_mid_run_re_buys_at_most_the_concurrency(llm_server, tmp
     try:
         run = _launch(judge, data)
         wait_for(
-            lambda: Judgment.objects.count() >= 40
-            and RunLane.objects.filter(run_id=run.pk).exclude(lease_owner="").count() >= 2,
+            lambda: (
+                Judgment.objects.count() >= 40
+                and RunLane.objects.filter(run_id=run.pk).exclude(lease_owner="").count() >= 2
+            ),
             timeout=60,
             message="first judgments, two lanes held",
         )

@@ -125,9 +125,8 @@ def test_two_real_workers_judge_one_run_exactly_once(llm_server, tmp_path, setti
 def test_lanes_from_the_setting_and_one_on_sqlite(settings, monkeypatch):
     from django.db import connection
 
-    from judging.services.execution import JudgeRunExecutor
-
     from judging.models import Judge
+    from judging.services.execution import JudgeRunExecutor
 
     run = JudgeRun(pk=1, judge=Judge(backend="openai", model="m", base_url="http://x/v1"))
     settings.JUDGE_RUN_LANES = 40
