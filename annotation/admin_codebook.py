@@ -13,11 +13,13 @@ from django.utils.html import format_html_join
 
 from annotation.models import CodebookVersion
 from annotation.services.codebook_versions import codebook_version_check, codebook_version_create
+from core.admin_a11y import EmptyWhenNullJSONField
 from core.versions_admin import VersionAdmin
 
 
-class PrettyJSONField(forms.JSONField):
-    """The codebook as indented JSON, one entry a line, to edit in a tall box."""
+class PrettyJSONField(EmptyWhenNullJSONField):
+    """The codebook as indented JSON, one entry a line, to edit in a tall box (empty, not
+    ``null``, when there is no value)."""
 
     widget = forms.Textarea(attrs={"rows": 30, "cols": 110})
 

@@ -17,7 +17,7 @@ class LeaderboardReport(Run):
     executor_path = "judging.services.leaderboard.LeaderboardReportExecutor"
 
     key = models.CharField(max_length=64, unique=True, help_text="hash of the judges and study")
-    judges = models.JSONField(null=True, blank=True, help_text="judge names; null: every judge")
+    judges = models.JSONField(null=True, blank=True, help_text="judge names; empty: every judge")
     study = models.ForeignKey(
         "annotation.Study", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
