@@ -19,7 +19,7 @@ from core.runs.engine import KEEP_WORKING, Lease, RunExecutor
 from core.runs.models import RunStatus
 from judging.models import Judge, JudgeRunEstimate
 from judging.selectors import judgments as selectors
-from judging.services.runs import imported_refusal, selection_estimate
+from judging.services.runs import imported_refusal, judge_launch_check, selection_estimate
 
 KEEP = timedelta(days=1)  # estimates older than this are deleted when a new one is asked
 
@@ -32,11 +32,13 @@ def enqueue_estimate(estimate_id: int) -> None:
 
 
 def judge_run_estimate_request(*, judge: Judge, selection: dict[str, Any], user=None):
-    """Validate the selection (errors name the field) and store an estimate to be computed by
+    """Validate the selection (errors name the field), check the judge's server as the launch
+    does (:func:`judge_launch_check`, the same refusal) and store an estimate to be computed by
     a worker; its chunk is sent when the transaction commits."""
     if judge.backend == Judge.Backend.IMPORTED:
         raise FieldRefusal({"judge": imported_refusal(judge)})
     selection = selectors.selection_clean(selection)
+    judge_launch_check(judge=judge)
     with transaction.atomic():
         old = JudgeRunEstimate.objects.filter(created_at__lt=timezone.now() - KEEP)
         old.exclude(status__in=JudgeRunEstimate.ACTIVE).delete()

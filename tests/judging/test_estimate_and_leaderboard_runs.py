@@ -8,11 +8,12 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from core.runs import engine
-from judging.models import JudgeRunEstimate, LeaderboardReport
-from judging.services import estimates
+from judging.models import JudgeRun, JudgeRunEstimate, LeaderboardReport
+from judging.services import estimates, runs
 from judging.services import judges as judge_services
 from judging.services import leaderboard as lb
 from tests.judging.factories import judged, make_data
@@ -34,27 +35,45 @@ def enqueued(monkeypatch):
     return sent
 
 
-def _judge():
+def _judge(base_url: str):
     return judge_services.judge_create(
         name="est-judge",
         backend="openai",
-        base_url="http://127.0.0.1:9/v1",
+        base_url=base_url,
         model="m",
         price_input_per_mtok=Decimal("1"),
         price_output_per_mtok=Decimal("1"),
     )
 
 
-def _estimate(monkeypatch):
+def _estimate(monkeypatch, llm_server):
+    """An estimate of a judge whose server answers (the estimate checks it as the launch does)."""
     monkeypatch.setattr("judging.services.estimates.enqueue_estimate", lambda pk: None)
     data = make_data(n=4)
     return estimates.judge_run_estimate_request(
-        judge=_judge(), selection={"dataset": data["dataset"].pk}
+        judge=_judge(llm_server.base_url), selection={"dataset": data["dataset"].pk}
     )
 
 
-def test_an_estimate_is_worked_by_the_chunk_task_and_counted_from_its_row(monkeypatch):
-    est = _estimate(monkeypatch)
+def test_an_estimate_of_a_judge_whose_server_does_not_answer_is_refused_as_the_launch_is(
+    monkeypatch,
+):
+    monkeypatch.setattr("judging.services.estimates.enqueue_estimate", lambda pk: None)
+    data = make_data(n=4)
+    judge = _judge("http://127.0.0.1:9/v1")  # nothing listens on port 9
+    selection = {"dataset": data["dataset"].pk}
+    with pytest.raises(ValidationError) as estimate_refused:
+        estimates.judge_run_estimate_request(judge=judge, selection=selection)
+    with pytest.raises(ValidationError) as launch_refused:
+        runs.judge_run_create(judge=judge, selection=selection)
+    message = estimate_refused.value.message_dict["judge"]
+    assert message == launch_refused.value.message_dict["judge"]
+    assert "cannot be launched: the server at http://127.0.0.1:9/v1 does not answer" in message[0]
+    assert not JudgeRunEstimate.objects.exists() and not JudgeRun.objects.exists()
+
+
+def test_an_estimate_is_worked_by_the_chunk_task_and_counted_from_its_row(llm_server, monkeypatch):
+    est = _estimate(monkeypatch, llm_server)
     assert (est.status, est.n_total, est.n_done) == ("queued", 1, 0)
     assert work_chunk(est).status == "done"
     est.refresh_from_db()
@@ -65,8 +84,8 @@ def test_an_estimate_is_worked_by_the_chunk_task_and_counted_from_its_row(monkey
     assert engine.executor_for(JudgeRunEstimate).counters(est) == {"n_total": 1, "n_done": 0}
 
 
-def test_an_estimate_is_cancelled_and_resumed_through_the_engine(monkeypatch, enqueued):
-    est = _estimate(monkeypatch)
+def test_an_estimate_is_cancelled_and_resumed_through_the_engine(llm_server, monkeypatch, enqueued):
+    est = _estimate(monkeypatch, llm_server)
     assert engine.cancel(est).status == "cancelled"  # queued: at once
     assert work_chunk(est).status == "inactive"
     engine.resume(est)
@@ -87,8 +106,8 @@ def test_an_estimate_is_cancelled_and_resumed_through_the_engine(monkeypatch, en
     assert estimates.judge_run_estimate_work(estimate_id=est.pk).status == "done"
 
 
-def test_an_orphaned_estimate_is_resumed_by_the_scan(monkeypatch, enqueued):
-    est = _estimate(monkeypatch)
+def test_an_orphaned_estimate_is_resumed_by_the_scan(llm_server, monkeypatch, enqueued):
+    est = _estimate(monkeypatch, llm_server)
     stale = timezone.now() - timedelta(hours=1)
     JudgeRunEstimate.objects.filter(pk=est.pk).update(
         status="running", lease_owner="dead", heartbeat_at=stale
