@@ -45,6 +45,7 @@ def test_two_tabs_on_one_item(live_server, page, shots):
     read_everything(second)
     second.locator("input[name=choice][value=failure]").check()
     second.locator("#f-0-desc").fill("Second tab thinks step 2 is wrong.")
+    second.locator(".failure").first.get_by_text("L1.1").click()
     second.locator(".failure").first.get_by_text("L2.2").click()
     second.locator("#comments").fill("Second tab's comment.")
     expect(second.locator("#submit-btn")).to_be_enabled(timeout=10_000)
@@ -54,6 +55,9 @@ def test_two_tabs_on_one_item(live_server, page, shots):
     assert second.locator("#typed-comments").input_value() == "Second tab's comment."
     typed_failure = second.locator("#typed-answer textarea").first.input_value()
     assert typed_failure == "Second tab thinks step 2 is wrong."
+    # the step links it typed are kept in the summary too, L1 as well as L2 (issue 28.10)
+    links = second.locator("#typed-answer .typed-links").first.inner_text()
+    assert links == "Failure 1 links: L1 steps 1; L2 steps 2"
     second.screenshot(path=str(shots / "item-two-tabs.png"), full_page=True)
     stored = Annotation.objects.get()
     assert stored.has_failure is False and stored.comments == "First tab: fine."
