@@ -8,8 +8,6 @@ the services). Thin: reads in :mod:`annotation.selectors.quality`, writes in
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
-
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.forms_paid import PayTermsForm
 from annotation.models import Study
 from annotation.prolific.client import REJECTION_CATEGORIES, ProlificError
 from annotation.selectors import quality as qs
@@ -24,6 +23,7 @@ from annotation.services import pay as pay_services
 from annotation.services import prolific as ps
 from core.access import admin_required, researcher_required
 from core.errors import validation_text
+from core.middleware import text_gate_exempt
 from core.roles import is_admin
 from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
 
@@ -155,36 +155,37 @@ def exclude(request: HttpRequest, pk: int) -> HttpResponse:
 # --- pay -----------------------------------------------------------------------------------------
 
 
+@text_gate_exempt  # PayTermsForm gates every posted value at its field (core.forms)
 @researcher_required
 def pay_page(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     if request.method == "POST":
         return _pay_update(request, study)
+    return _pay_render(request, study, PayTermsForm.for_terms(qs.study_pay(study)))
+
+
+def _pay_render(request: HttpRequest, study: Study, form: PayTermsForm) -> HttpResponse:
     context = {"study": study, **qs.pay_rows(study=study), "can_write": is_admin(request.user)}
-    return render(request, "annotation/paid/pay.html", context)
+    context["form"] = form
+    status = 400 if form.is_bound and form.errors else 200
+    return render(request, "annotation/paid/pay.html", context, status=status)
 
 
 @admin_required
 def _pay_update(request: HttpRequest, study: Study) -> HttpResponse:
-    values = {}
-    for name in pay_services.FIELDS:
-        if name not in request.POST:
-            continue
-        raw = request.POST[name].strip()
-        values[name] = raw
-        if name in ("reward", "bonus_per_item", "bonus_per_known_correct"):
-            try:
-                values[name] = Decimal(raw or "0")
-            except InvalidOperation:
-                messages.error(request, f"{name}: {raw!r} is not an amount.")
-                return redirect(reverse("annotation:pay", args=[study.pk]))
-    try:
-        pay_services.pay_terms_update(study=study, user=request.user, **values)
-    except ValidationError as exc:
-        messages.error(request, validation_text(exc))
-    else:
-        messages.success(request, "Pay terms saved.")
-    return redirect(reverse("annotation:pay", args=[study.pk]))
+    """A refusal (the gate, an amount, the model's rules) is shown at its field, typed values
+    kept (the page again, 400); saved terms redirect."""
+    form = PayTermsForm(request.POST)
+    if form.is_valid():
+        try:
+            pay_services.pay_terms_update(study=study, user=request.user, **form.changes())
+        except ValidationError as exc:
+            for field, errs in getattr(exc, "message_dict", {"__all__": exc.messages}).items():
+                form.add_error(field if field in form.fields else None, errs)
+        else:
+            messages.success(request, "Pay terms saved.")
+            return redirect(reverse("annotation:pay", args=[study.pk]))
+    return _pay_render(request, study, form)
 
 
 # --- quality -------------------------------------------------------------------------------------
