@@ -10,6 +10,7 @@ from decimal import Decimal
 from django import forms
 
 from annotation.models import StudyPay
+from annotation.prolific.rules import DEVICES
 from core.forms import GatedFormMixin
 
 _AMOUNT = {"required": False, "max_digits": 10, "decimal_places": 2, "min_value": 0}
@@ -52,12 +53,12 @@ class ProlificDraftForm(GatedFormMixin, forms.Form):
     """The *Create on Prolific* box: name, description, reward, minutes, places, devices and
     the participant groups and previous studies (space- or comma-separated ids)."""
 
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(max_length=5000, widget=forms.Textarea)
+    name = forms.CharField(max_length=120, label="Title")
+    description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea)
     reward = forms.DecimalField(max_digits=10, decimal_places=2, min_value=0)
     minutes = forms.IntegerField(min_value=1)
     places = forms.IntegerField(min_value=1)
-    devices = forms.MultipleChoiceField(required=False, choices=())
+    devices = forms.MultipleChoiceField(required=False, choices=[(d, d) for d in DEVICES])
     allow_groups = forms.CharField(required=False, max_length=2000)
     block_groups = forms.CharField(required=False, max_length=2000)
     previous_studies = forms.CharField(required=False, max_length=2000)

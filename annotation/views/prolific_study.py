@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from annotation.forms_paid import ProlificDraftForm
 from annotation.models import ProlificCall, ProlificDelivery, Study
 from annotation.prolific import rules
 from annotation.prolific.client import ProlificError
@@ -31,6 +32,7 @@ from annotation.services import prolific_hooks as hooks
 from annotation.services import prolific_study as life
 from core.access import admin_required, researcher_required
 from core.errors import validation_text
+from core.middleware import text_gate_exempt
 from core.roles import is_admin
 
 
@@ -62,12 +64,18 @@ def _split(raw: str) -> list[str]:
 @researcher_required
 def study_page(request: HttpRequest, pk: int) -> HttpResponse:
     """Opening the page asks Prolific nothing; "Read from Prolific" does (logged)."""
-    study = get_object_or_404(Study, pk=pk)
+    return _study_render(request, get_object_or_404(Study, pk=pk))
+
+
+def _study_render(request, study: Study, *, typed=None, errors=None) -> HttpResponse:
+    """The page; ``typed`` and ``errors``: a refused *Create* box shown again with what was
+    typed and each refusal at its field (400)."""
     state = sel.prolific_state(study)
     context = {
         "study": study,
         "state": state,
-        "draft": sel.draft_defaults(study=study) if state is None else None,
+        "draft": (typed or sel.draft_defaults(study=study)) if state is None else None,
+        "create_errors": errors or {},
         "devices": rules.DEVICES,
         "proposal": sel.pilot_proposal(study=study) if state and state.pilot_places else None,
         "app_counts": [
@@ -78,7 +86,8 @@ def study_page(request: HttpRequest, pk: int) -> HttpResponse:
         "can_write": is_admin(request.user),
         "webhooks": bool(hooks.webhook_url()),
     }
-    return render(request, "annotation/paid/prolific_study.html", context)
+    status = 400 if errors else 200
+    return render(request, "annotation/paid/prolific_study.html", context, status=status)
 
 
 def _study_url(request: HttpRequest, study: Study) -> str:
@@ -87,33 +96,59 @@ def _study_url(request: HttpRequest, study: Study) -> str:
     return f"{base}{path}" if base else request.build_absolute_uri(path)
 
 
+@text_gate_exempt  # ProlificDraftForm gates every posted value at its field (core.forms)
 @admin_required
 @require_POST
 def create(request: HttpRequest, pk: int) -> HttpResponse:
+    """A refusal (the gate, a number, Prolific's rules) is shown at its field with what was
+    typed kept; a draft created redirects."""
     study = get_object_or_404(Study, pk=pk)
     data = request.POST
-    try:
-        draft = sel.Draft(
-            name=data.get("name", ""),
-            description=data.get("description", ""),
-            reward=_amount(data.get("reward", ""), "reward"),
-            minutes=_int(data.get("minutes", ""), "minutes"),
-            places=_int(data.get("places", ""), "places"),
-            devices=data.getlist("devices"),
-            allow_groups=_split(data.get("allow_groups", "")),
-            block_groups=_split(data.get("block_groups", "")),
-            previous_studies=_split(data.get("previous_studies", "")),
-        )
-        state = life.prolific_study_create(
-            study=study, user=request.user, draft=draft, study_url=_study_url(request, study)
-        )
-    except ValidationError as exc:
-        messages.error(request, validation_text(exc))
-    except ProlificError as exc:
-        messages.error(request, f"Not created: {exc}")
+    form = ProlificDraftForm(data)
+    errors: dict[str, str] = {}
+    if form.is_valid():
+        c = form.cleaned_data
+        try:
+            draft = sel.Draft(
+                name=c["name"],
+                description=c["description"],
+                reward=c["reward"],
+                minutes=c["minutes"],
+                places=c["places"],
+                devices=data.getlist("devices"),
+                allow_groups=_split(c["allow_groups"]),
+                block_groups=_split(c["block_groups"]),
+                previous_studies=_split(c["previous_studies"]),
+            )
+            state = life.prolific_study_create(
+                study=study, user=request.user, draft=draft, study_url=_study_url(request, study)
+            )
+        except ValidationError as exc:
+            errors = getattr(exc, "message_dict", {"__all__": exc.messages})
+        except ProlificError as exc:
+            messages.error(request, f"Not created: {exc}")
+            return _page(study)
+        else:
+            messages.success(request, f"Prolific study {state.prolific_id} created as a draft.")
+            return _page(study)
     else:
-        messages.success(request, f"Prolific study {state.prolific_id} created as a draft.")
-    return _page(study)
+        errors = form.errors
+    typed = {
+        "name": data.get("name", ""),
+        "description": data.get("description", ""),
+        "reward": data.get("reward", ""),
+        "minutes": data.get("minutes", ""),
+        "places": data.get("places", ""),
+        "devices": data.getlist("devices"),
+        **{
+            k: _split(data.get(k, "")) for k in ("allow_groups", "block_groups", "previous_studies")
+        },
+    }
+    shown: dict[str, str] = {}
+    for field, errs in errors.items():  # a refusal of no box of the form: above the form
+        key = field if field in ProlificDraftForm.base_fields else "form"
+        shown[key] = " ".join([shown.get(key, ""), *errs]).strip()
+    return _study_render(request, study, typed=typed, errors=shown)
 
 
 def _confirm(request, study, *, title: str, lines: list[str], action: str, fields: dict):

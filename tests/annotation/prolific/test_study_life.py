@@ -228,11 +228,22 @@ def test_admin_creates_from_the_page_and_publishing_needs_confirmation(
         "block_groups": "GEXCL",
     }
     bad = client.post(
-        reverse("annotation:prolific_create", args=[study.pk]),
-        {**form, "places": "four"},
-        follow=True,
+        reverse("annotation:prolific_create", args=[study.pk]), {**form, "places": "four"}
     )
-    assert "'four' is not a whole number" in page_text(bad) and not prolific_server.studies
+    assert bad.status_code == 400 and not prolific_server.studies  # at the field, typed kept
+    assert 'id="create-places-error">Enter a whole number.' in bad.content.decode()
+    assert 'value="four"' in bad.content.decode() and 'value="Label procedures"' in page_text(bad)
+    # a control character is the gate's refusal at its field (issue 28.2), not the bare 400 page
+    nul = client.post(
+        reverse("annotation:prolific_create", args=[study.pk]),
+        {**form, "description": "About\x00 5 minutes."},
+    )
+    text = page_text(nul)
+    assert nul.status_code == 400 and "This request was refused" not in text
+    assert 'id="create-description-error">Description: contains a control character (U+0000' in (
+        text
+    )
+    assert 'value="Label procedures"' in text and not prolific_server.studies
     done = client.post(reverse("annotation:prolific_create", args=[study.pk]), form, follow=True)
     assert "created as a draft" in page_text(done)
     (remote,) = prolific_server.studies.values()
@@ -287,5 +298,7 @@ def test_bad_form_input_is_a_message_never_a_5xx(study, admin, client, prolific_
     for name, forms in posts.items():
         for form in forms:
             r = client.post(reverse(f"annotation:{name}", args=[study.pk]), form)
-            assert r.status_code == 302, (name, form, r.status_code)  # back with a message
+            # back with a message; the create box: shown again with the refusal at its field
+            expected = 400 if name == "prolific_create" else 302
+            assert r.status_code == expected, (name, form, r.status_code)
     assert ProlificStudy.objects.get().total_places == 1
