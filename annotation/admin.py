@@ -23,6 +23,7 @@ from annotation.models import (
 from annotation.services.assignment import study_sample_ranks_refresh
 from annotation.services.form_items import study_form_item_checked
 from core.admin_a11y import EmptyWhenNullJSONField, label_row_fields
+from core.forms import GatedModelForm
 
 
 class StudyItemFormSet(forms.BaseInlineFormSet):
@@ -94,6 +95,7 @@ class StudyItemInline(admin.TabularInline):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field
     list_display = [
         "name",
         "status",
@@ -122,6 +124,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(StudyPay)
 class StudyPayAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field
     list_display = (
         "study",
         "currency",
@@ -137,6 +140,7 @@ class StudyPayAdmin(admin.ModelAdmin):
 
 @admin.register(StudyRound)
 class StudyRoundAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field
     list_display = ("study", "previous", "number", "created_by", "created_at")
     search_fields = ("study__name", "previous__name")
     raw_id_fields = ("study", "previous")
@@ -164,6 +168,7 @@ class ProlificCallAdmin(admin.ModelAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field
     list_display = [
         "__str__",
         "study",
@@ -202,6 +207,7 @@ class AttentionCheckResultAdmin(admin.ModelAdmin):
 
 @admin.register(Adjudication)
 class AdjudicationAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field
     list_display = ("item", "has_failure", "adjudicator", "updated_at")
     list_filter = ("has_failure", "item__study")
     search_fields = ("note", "item__generation__procedure__source_example_id")

@@ -1,0 +1,37 @@
+"""The study console pages (issue 28.2): a control character typed in a study's or its pay
+terms' console form is an error at its field with what was typed kept, not the bare 400 page
+of the door (the ModelAdmins' form is core.forms.GatedModelForm); nothing is saved."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Study, StudyPay
+from tests.annotation.factories import make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_control_character_on_the_study_console_page_is_a_field_error(make_user, client):
+    study = make_study(n_items=1)
+    client.force_login(make_user("root", role="admin", staff=True))
+    page = client.post(
+        reverse("admin:annotation_study_change", args=[study.pk]),
+        {"name": "Renamed\x00 study", "slug": study.slug},
+    )
+    text = html.unescape(page.content.decode())
+    assert page.status_code == 200 and "This request was refused" not in text
+    assert "Name: contains a control character (U+0000 NUL)" in text
+    assert "Renamed" in text  # what was typed stays in the field
+    assert Study.objects.get(pk=study.pk).name == study.name
+    pay = client.post(
+        reverse("admin:annotation_studypay_add"),
+        {"study": study.pk, "currency": "GBP", "exclusion_group_id": "g\x07"},
+    )
+    text = html.unescape(pay.content.decode())
+    assert pay.status_code == 200 and "This request was refused" not in text
+    assert "Exclusion group id: contains a control character (U+0007" in text
+    assert not StudyPay.objects.exists()
