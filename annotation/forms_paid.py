@@ -62,3 +62,24 @@ class ProlificDraftForm(GatedFormMixin, forms.Form):
     allow_groups = forms.CharField(required=False, max_length=2000)
     block_groups = forms.CharField(required=False, max_length=2000)
     previous_studies = forms.CharField(required=False, max_length=2000)
+
+
+class BonusesForm(GatedFormMixin, forms.Form):
+    """The bonuses box (one ``participant_id,amount`` a line); the service reads the lines."""
+
+    bonuses = forms.CharField(
+        required=False, strip=False, max_length=200_000, widget=forms.Textarea, label="Bonuses"
+    )
+
+
+class ExcludeForm(GatedFormMixin, forms.Form):
+    """The exclusion box: Prolific ids (space or line separated) and the participant group."""
+
+    participants = forms.CharField(
+        required=False, max_length=100_000, widget=forms.Textarea, label="Prolific ids"
+    )
+    group_id = forms.CharField(
+        required=False,
+        max_length=StudyPay._meta.get_field("exclusion_group_id").max_length,
+        label="Participant group id",
+    )

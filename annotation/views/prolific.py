@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.forms_paid import PayTermsForm
+from annotation.forms_paid import BonusesForm, ExcludeForm, PayTermsForm
 from annotation.models import Study
 from annotation.prolific.client import REJECTION_CATEGORIES, ProlificError
 from annotation.selectors import quality as qs
@@ -51,8 +51,14 @@ def prolific_page(request: HttpRequest, pk: int) -> HttpResponse:
     """A plain view never calls Prolific: the submissions are listed (one logged call) only
     when asked for, with the "List submissions" button (``?load=1``), or after an action."""
     study = get_object_or_404(Study, pk=pk)
+    listed = bool(study.prolific_study_id) and request.GET.get("load") == "1"
+    return _prolific_render(request, study, listed=listed)
+
+
+def _prolific_render(request, study: Study, *, listed=False, form=None) -> HttpResponse:
+    """The page; ``form``: a refused box (bonuses, exclusion) shown again with what was typed
+    and each refusal at its field (400)."""
     submissions, error = [], ""
-    listed = study.prolific_study_id and request.GET.get("load") == "1"
     if listed:
         try:
             submissions = ps.submissions_list(study=study, user=request.user)
@@ -71,8 +77,13 @@ def prolific_page(request: HttpRequest, pk: int) -> HttpResponse:
         "terms": qs.study_pay(study),
         "rule_bonuses": qs.rule_bonus_csv(study=study),
         "listed": listed,
+        "typed": {name: form[name].value() for name in form.fields} if form else {},
+        "field_errors": {k: " ".join(v) for k, v in form.errors.items()} if form else {},
     }
-    return render(request, "annotation/paid/prolific.html", context)
+    if form and "__all__" in context["field_errors"]:
+        context["field_errors"]["form"] = context["field_errors"].pop("__all__")
+    status = 400 if form and form.errors else 200
+    return render(request, "annotation/paid/prolific.html", context, status=status)
 
 
 @admin_required
@@ -104,10 +115,14 @@ def submissions_action(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_page(study, listed=True))
 
 
+@text_gate_exempt  # BonusesForm gates every posted value at its field (core.forms)
 @admin_required
 @require_POST
 def bonuses(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    form = BonusesForm(request.POST)
+    if not form.is_valid():
+        return _prolific_render(request, study, form=form)
     csv_text = request.POST.get("bonuses", "")
     try:
         preview = ps.bonus_preview(csv_text=csv_text)
@@ -131,10 +146,14 @@ def bonuses(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_page(study))
 
 
+@text_gate_exempt  # ExcludeForm gates every posted value at its field (core.forms)
 @admin_required
 @require_POST
 def exclude(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    form = ExcludeForm(request.POST)
+    if not form.is_valid():
+        return _prolific_render(request, study, form=form)
     ids = request.POST.getlist("participant") or request.POST.get("participants", "").split()
     group = request.POST.get("group_id", "") or qs.study_pay(study).exclusion_group_id
     if request.POST.get("confirm") != "1":

@@ -36,3 +36,32 @@ def test_a_control_character_in_the_pay_terms_is_a_field_error(quality_study, cl
     assert saved.status_code == 302
     terms = StudyPay.objects.get(study=quality_study)
     assert (terms.reward, terms.exclusion_group_id) == (Decimal("2.25"), "grp-1")
+
+
+def test_a_control_character_in_the_bonus_and_exclusion_boxes_is_a_field_error(
+    quality_study, client, make_user
+):
+    client.force_login(make_user("prolific-gate-admin", role="admin"))
+    bonuses = client.post(
+        reverse("annotation:prolific_bonuses", args=[quality_study.pk]),
+        {"bonuses": "PA,0.50\nPB\x00,0.20"},
+    )
+    text = html.unescape(bonuses.content.decode())
+    assert bonuses.status_code == 400 and "This request was refused" not in text
+    assert 'id="bonus-csv-error">Bonuses: contains a control character (U+0000' in text
+    assert "PA,0.50" in text  # what was typed stays in the box
+    exclude = client.post(
+        reverse("annotation:prolific_exclude", args=[quality_study.pk]),
+        {"participants": "PA PB", "group_id": "G\x1b1"},
+    )
+    text = html.unescape(exclude.content.decode())
+    assert exclude.status_code == 400 and "This request was refused" not in text
+    assert 'id="exclude-group-error">Participant group id: contains a control character' in text
+    assert ">PA PB</textarea>" in text
+    stray = client.post(
+        reverse("annotation:prolific_exclude", args=[quality_study.pk]),
+        {"participants": "PA", "confirm": "1\x00"},
+    )
+    assert stray.status_code == 400 and "field confirm: contains a control character" in (
+        html.unescape(stray.content.decode())
+    )
