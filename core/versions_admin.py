@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from core.forms import GatedModelForm
 from core.textdiff import Diff
 
 _LINE_STYLES = {
@@ -51,6 +52,7 @@ class VersionAdmin(admin.ModelAdmin):
     ``create_version`` (the service making the next version, with its author)."""
 
     content_fields: tuple[str, ...] = ()
+    form = GatedModelForm  # a refused character is an error at its field (core.forms)
     change_form_template = "admin/versions/change_form.html"  # + "New version from this one"
 
     def get_list_display(self, request):

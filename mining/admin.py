@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 
 from benchmarks.llm.replay import is_replay
 from core.errors import validation_text
+from core.forms import GatedModelForm
 from core.roles import is_admin
 from core.runs.console import RunAdmin
 from core.runs.models import RUN_STATE_FIELDS
@@ -29,6 +30,7 @@ class UsageInline(admin.TabularInline):
 
 @admin.register(MiningBatch)
 class MiningBatchAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field (core.forms)
     list_display = ["id", "name", "status", "n_total", "n_done", "created_at"]
     list_filter = ["status"]
     search_fields = ["name", "source_name"]
@@ -81,6 +83,7 @@ class MiningBatchAdmin(admin.ModelAdmin):
 
 @admin.register(MiningDocument)
 class MiningDocumentAdmin(admin.ModelAdmin):
+    form = GatedModelForm  # a refused character is an error at its field (core.forms)
     list_display = ["id", "batch", "position", "source_id", "topic", "outcome", "stage_reached"]
     list_filter = ["outcome", "stage_reached", "topic"]
     search_fields = ["source_id", "goal"]

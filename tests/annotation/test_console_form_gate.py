@@ -35,3 +35,26 @@ def test_a_control_character_on_the_study_console_page_is_a_field_error(make_use
     assert pay.status_code == 200 and "This request was refused" not in text
     assert "Exclusion group id: contains a control character (U+0007" in text
     assert not StudyPay.objects.exists()
+
+
+def test_a_control_character_on_a_version_or_mining_console_page_is_a_field_error(
+    make_user, client
+):
+    client.force_login(make_user("root2", role="admin", staff=True))
+    page = client.post(
+        reverse("admin:annotation_codebookversion_add"),
+        {"content": '{"title": "x"}', "note": "typo\x00 fixed"},
+    )
+    text = html.unescape(page.content.decode())
+    assert page.status_code == 200 and "This request was refused" not in text
+    assert "Note: contains a control character (U+0000 NUL)" in text and "typo" in text
+    from mining.models import MiningBatch
+
+    batch = MiningBatch.objects.create(name="batch one")
+    mined = client.post(
+        reverse("admin:mining_miningbatch_change", args=[batch.pk]), {"name": "two\x07"}
+    )
+    text = html.unescape(mined.content.decode())
+    assert mined.status_code == 200 and "This request was refused" not in text
+    assert "Name: contains a control character (U+0007" in text
+    assert MiningBatch.objects.get(pk=batch.pk).name == "batch one"
