@@ -83,3 +83,12 @@ class ExcludeForm(GatedFormMixin, forms.Form):
         max_length=StudyPay._meta.get_field("exclusion_group_id").max_length,
         label="Participant group id",
     )
+
+
+class SubmissionsForm(GatedFormMixin, forms.Form):
+    """The box under the listed submissions: the message sent with a rejection or a return
+    (the service checks its length rules per action)."""
+
+    message = forms.CharField(
+        required=False, strip=False, max_length=5000, widget=forms.Textarea, label="Message"
+    )

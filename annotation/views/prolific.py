@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.forms_paid import BonusesForm, ExcludeForm, PayTermsForm
+from annotation.forms_paid import BonusesForm, ExcludeForm, PayTermsForm, SubmissionsForm
 from annotation.models import Study
 from annotation.prolific.client import REJECTION_CATEGORIES, ProlificError
 from annotation.selectors import quality as qs
@@ -86,11 +86,16 @@ def _prolific_render(request, study: Study, *, listed=False, form=None) -> HttpR
     return render(request, "annotation/paid/prolific.html", context, status=status)
 
 
+@text_gate_exempt  # SubmissionsForm gates every posted value at its field (core.forms)
 @admin_required
 @require_POST
 def submissions_action(request: HttpRequest, pk: int) -> HttpResponse:
-    """First POST: the confirmation page; the POST from it (``confirm=1``) does the calls."""
+    """First POST: the confirmation page; the POST from it (``confirm=1``) does the calls. A
+    refused message is shown at its field with the submissions listed again."""
     study = get_object_or_404(Study, pk=pk)
+    form = SubmissionsForm(request.POST)
+    if not form.is_valid():
+        return _prolific_render(request, study, listed=bool(study.prolific_study_id), form=form)
     data = request.POST
     fields = {
         "action": data.get("action", ""),

@@ -133,3 +133,19 @@ def test_progress_page_links_here(paid_study, client, researcher):
     page = text(client.get(paid_study.get_absolute_url()))
     for name in ("prolific", "pay", "quality"):
         assert url(paid_study, name) in page
+
+
+def test_a_control_character_in_the_message_is_an_error_at_the_field(
+    paid_study, prolific_server, client, admin
+):
+    """Issue 28.2: the message box speaks through the text gate (not the door's bare 400 page);
+    what was typed stays, the submissions are listed again, nothing is sent."""
+    client.force_login(admin)
+    sub = paid_study.subs["P_C"]
+    form = {"action": "reject", "submission": [sub], "message": "Failed\x00 " + REASON}
+    refused = client.post(url(paid_study, "prolific_submissions"), form)
+    page = text(refused)
+    assert refused.status_code == 400 and "This request was refused" not in page
+    assert 'id="submissions-message-error">Message: contains a control character (U+0000' in page
+    assert "Both attention checks were failed" in page and 'data-pid="P_C"' in page
+    assert prolific_server.submissions[sub]["status"] == "AWAITING REVIEW"
