@@ -92,3 +92,8 @@ class SubmissionsForm(GatedFormMixin, forms.Form):
     message = forms.CharField(
         required=False, strip=False, max_length=5000, widget=forms.Textarea, label="Message"
     )
+
+
+class PostedNumbersForm(GatedFormMixin, forms.Form):
+    """The small number boxes of a Prolific study (publish, pilot, add places): every posted
+    value through the text gate as an error of the box; the views read the numbers."""

@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from annotation.forms_paid import ProlificDraftForm
+from annotation.forms_paid import PostedNumbersForm, ProlificDraftForm
 from annotation.models import ProlificCall, ProlificDelivery, Study
 from annotation.prolific import rules
 from annotation.prolific.client import ProlificError
@@ -151,15 +151,27 @@ def create(request: HttpRequest, pk: int) -> HttpResponse:
     return _study_render(request, study, typed=typed, errors=shown)
 
 
+def _refused_numbers(request: HttpRequest, study: Study) -> HttpResponse | None:
+    """The page again (400) with the gate's refusal shown at the boxes, or None."""
+    form = PostedNumbersForm(request.POST)
+    if form.is_valid():
+        return None
+    return _study_render(request, study, errors={"box": " ".join(form.non_field_errors())})
+
+
 def _confirm(request, study, *, title: str, lines: list[str], action: str, fields: dict):
     context = {"study": study, "title": title, "lines": lines, "action": action, "fields": fields}
     return render(request, "annotation/paid/confirm_prolific.html", context)
 
 
+@text_gate_exempt  # PostedNumbersForm gates every posted value (core.forms)
 @admin_required
 @require_POST
 def publish(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    refused = _refused_numbers(request, study)
+    if refused:
+        return refused
     try:
         pilot = _int(request.POST.get("pilot_places") or "0", "pilot_places")
         if not 0 <= pilot <= 10000:
@@ -213,10 +225,14 @@ def transition(request: HttpRequest, pk: int) -> HttpResponse:
     return _page(study)
 
 
+@text_gate_exempt  # PostedNumbersForm gates every posted value (core.forms)
 @admin_required
 @require_POST
 def places(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    refused = _refused_numbers(request, study)
+    if refused:
+        return refused
     try:
         n = _int(request.POST.get("places", ""), "places")
         if not 1 <= n <= 10000:
@@ -240,10 +256,14 @@ def places(request: HttpRequest, pk: int) -> HttpResponse:
     return _page(study)
 
 
+@text_gate_exempt  # PostedNumbersForm gates every posted value (core.forms)
 @admin_required
 @require_POST
 def pilot(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
+    refused = _refused_numbers(request, study)
+    if refused:
+        return refused
     data = request.POST
     try:
         minutes = _int(data.get("minutes", ""), "minutes")

@@ -302,3 +302,23 @@ def test_bad_form_input_is_a_message_never_a_5xx(study, admin, client, prolific_
             expected = 400 if name == "prolific_create" else 302
             assert r.status_code == expected, (name, form, r.status_code)
     assert ProlificStudy.objects.get().total_places == 1
+
+
+def test_a_control_character_in_a_number_box_is_shown_on_the_page(
+    study, admin, client, prolific_server
+):
+    """Issue 28.2: publish, pilot and add-places refuse a control character on the page, at
+    the boxes (400), not with the door's bare page; nothing is sent to Prolific."""
+    created(study, admin)
+    client.force_login(admin)
+    n = len(prolific_server.requests)
+    for name, form in (
+        ("prolific_publish", {"pilot_places": "2\x00"}),
+        ("prolific_places", {"places": "3", "confirm": "1\x07"}),
+        ("prolific_pilot", {"minutes": "5", "reward": "1\x00", "places": "1"}),
+    ):
+        r = client.post(reverse(f"annotation:{name}", args=[study.pk]), form)
+        page = page_text(r)
+        assert r.status_code == 400 and "This request was refused" not in page, name
+        assert 'id="controls-error">' in page and "contains a control character" in page, name
+    assert len(prolific_server.requests) == n
