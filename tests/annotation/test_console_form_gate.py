@@ -58,3 +58,10 @@ def test_a_control_character_on_a_version_or_mining_console_page_is_a_field_erro
     assert mined.status_code == 200 and "This request was refused" not in text
     assert "Name: contains a control character (U+0007" in text
     assert MiningBatch.objects.get(pk=batch.pk).name == "batch one"
+
+
+def test_the_codebook_version_add_page_shows_an_empty_box_not_null(make_user, client):
+    """Issue 28.10: a new codebook's JSON box is empty (it showed ``null``)."""
+    client.force_login(make_user("root3", role="admin", staff=True))
+    page = client.get(reverse("admin:annotation_codebookversion_add")).content.decode()
+    assert 'name="content"' in page and "null</textarea>" not in page
