@@ -91,8 +91,8 @@ def test_desired_valid_through_the_writer_thread(media_root, mining_backends, sc
     ends: list[tuple] = []  # per chunk: what its intake kept, and a recount of the rows then
     original = execution._work_streaming
 
-    def work_streaming(run, lease, pipeline, first, refill, window, intake, width):
-        state = original(run, lease, pipeline, first, refill, window, intake, width)
+    def work_streaming(run, lease, pipeline, first, refill, window, intake, *rest):
+        state = original(run, lease, pipeline, first, refill, window, intake, *rest)
         ends.append((intake.counts, topic_counts(batch=run)))
         return state
 
