@@ -73,7 +73,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
-from benchmarks.llm import vllm_options
+from benchmarks.llm import vllm_compat, vllm_options
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 
 logger = logging.getLogger(__name__)
@@ -124,6 +124,7 @@ class _EngineSlot:
         local = os.path.isabs(model) or model.startswith((".", "~"))
         if local and not os.path.isdir(os.path.expanduser(model)):
             raise EngineLoadError(f"vLLM: model directory not found: {model}")
+        vllm_compat.make_llvmlite_scan_safe()  # numba in this process: vLLM's kernel scan
         started = time.perf_counter()
         try:
             llm = vllm.LLM(model=os.path.expanduser(model), **kwargs)
