@@ -11,6 +11,7 @@ from django.core.management import call_command
 from annotation.models import Study
 from benchmarks.models import Generator
 from demo.packs import DEMO_PACK_GENERATOR
+from judging.models import JudgeRunItem
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -69,15 +70,27 @@ def test_analyses_pages_render_from_the_demo(demo, page, shots):
     page.screenshot(path=str(shots / "analyses-checkpoints.png"), full_page=True)
 
     page.get_by_role("link", name="Orderings", exact=True).click()
-    # the generators the judge scored (the demo's scorer-pack examples are not judged)
+    # every generator of the demo typed in; the table lists those the judge scored (the
+    # scorer-pack examples and the simulated sim-gen-* of demo.replace, which another judge
+    # scored, are named as left out)
     names = sorted(
         Generator.objects.exclude(name=DEMO_PACK_GENERATOR).values_list("name", flat=True)
     )
+    judged = set(
+        JudgeRunItem.objects.filter(
+            judgment__judge__name=JUDGE, judgment__parse_failed=False
+        ).values_list("generation__generator__name", flat=True)
+    )
+    assert judged and set(names) - judged  # both kinds are in the demo
     page.fill("textarea[name=column]", "\n".join(f"{n},{i + 5}" for i, n in enumerate(names)))
     page.get_by_role("button", name="Show").click()
     page.locator("#spearman").wait_for()
     assert "Spearman's ρ" in page.locator("#spearman").inner_text()
-    assert page.locator("#orderings-table tbody tr").count() == len(names)
+    assert page.locator("#orderings-table tbody tr").count() == len(judged)
+    rows = page.locator("#orderings-table tbody").inner_text()
+    assert all(n in rows for n in judged)
+    left_out = page.locator("#spearman .muted").inner_text()
+    assert all(n in left_out and n not in rows for n in set(names) - judged)
     page.screenshot(path=str(shots / "analyses-orderings.png"), full_page=True)
 
     csv = page.request.get(f"{demo.url}/judging/analyses/breakdowns/?judge={JUDGE}&format=csv")
