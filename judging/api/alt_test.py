@@ -14,10 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Study
 from benchmarks.models import Dataset
-from judging.api.validation import int_param
-from judging.selectors import comparison as comparison_sel
+from judging.api.validation import int_param, study_and_judge
 from judging.selectors.alt_test import study_alt_test
 from judging.selectors.ppi_rankings import ppi_rankings
 from judging.stats import alt_test_planner
@@ -49,20 +47,6 @@ def _numbers(request: Request, name: str, default, *, kind) -> list:
         raise ValidationError({name: f"expected comma-separated numbers, got {raw!r}"}) from exc
 
 
-def _study_and_judge(request: Request):
-    errors = {}
-    study_id = int_param(request, "study", None, low=1, high=BIG)
-    if study_id is None:
-        errors["study"] = "required: a study id"
-    name = request.query_params.get("judge", "").strip()
-    if not name:
-        errors["judge"] = "required: a judge name"
-    if errors:
-        raise ValidationError(errors)
-    study = get_object_or_404(Study, pk=study_id)
-    return study, comparison_sel.judges_by_names([name], field="judge")[0]
-
-
 class ValidationAltTestView(APIView):
     @extend_schema(
         summary="The alternative annotator test (Calderon et al. 2025) of a judge on a study, per "
@@ -76,7 +60,7 @@ class ValidationAltTestView(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        study, judge = _study_and_judge(request)
+        study, judge = study_and_judge(request)
         epsilon = float_param(request, "epsilon", DEFAULT_EPSILON, low=-1, high=1)
         q = float_param(request, "q", DEFAULT_Q, low=1e-9, high=0.999999)
         return Response(study_alt_test(study=study, judge=judge, epsilon=epsilon, q=q))
@@ -132,7 +116,7 @@ class How2ScorePPIView(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        study, judge = _study_and_judge(request)
+        study, judge = study_and_judge(request)
         dataset_id = int_param(request, "dataset", None, low=1, high=BIG)
         dataset = get_object_or_404(Dataset, pk=dataset_id) if dataset_id else None
         return Response(ppi_rankings(study=study, judge=judge, dataset=dataset))

@@ -4,17 +4,13 @@ bias (odds ratio per 100 tokens), the dict the validation page's partial shows."
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Study
-from judging.api.validation import MAX_RESAMPLES, int_param
-from judging.selectors import comparison as comparison_sel
+from judging.api.validation import MAX_RESAMPLES, int_param, study_and_judge
 from judging.selectors.probes import judge_probes
 from judging.stats.calibration import DEFAULT_BINS
 
@@ -36,17 +32,7 @@ class JudgeProbesView(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        errors = {}
-        study_id = int_param(request, "study", None, low=1, high=2**63 - 1)
-        if study_id is None:
-            errors["study"] = "required: a study id"
-        name = request.query_params.get("judge", "").strip()
-        if not name:
-            errors["judge"] = "required: a judge name"
-        if errors:
-            raise ValidationError(errors)
-        study = get_object_or_404(Study, pk=study_id)
-        judge = comparison_sel.judges_by_names([name], field="judge")[0]
+        study, judge = study_and_judge(request)
         return Response(
             judge_probes(
                 study=study,

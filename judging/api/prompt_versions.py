@@ -4,23 +4,19 @@ comparison of a judge family's prompt versions on a study (``/api/prompt-version
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Study
 from core.versions import NOTE_MAX_CHARS
 from core.versions_api import VERSION_FIELDS, VersionDetailMixin, VersionSerializer, VersionViewSet
 from judging import prompting
-from judging.api.validation import MAX_RESAMPLES, int_param
+from judging.api.validation import MAX_RESAMPLES, int_param, study_and_judge
 from judging.models import PromptVersion
 from judging.selectors import prompt_versions as sel
-from judging.selectors.comparison import judges_by_names
 from judging.services.prompt_versions import prompt_version_create
 
 
@@ -79,17 +75,7 @@ class PromptVersionComparisonView(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        errors = {}
-        study_id = int_param(request, "study", None, low=1, high=2**63 - 1)
-        if study_id is None:
-            errors["study"] = "required: a study id"
-        name = request.query_params.get("judge", "").strip()
-        if not name:
-            errors["judge"] = "required: a judge name"
-        if errors:
-            raise ValidationError(errors)
-        study = get_object_or_404(Study, pk=study_id)
-        judge = judges_by_names([name], field="judge")[0]
+        study, judge = study_and_judge(request)
         return Response(
             sel.prompt_version_comparison(
                 study=study,

@@ -28,6 +28,22 @@ def int_param(request: Request, name: str, default: int | None, *, low: int, hig
     return int(raw)
 
 
+def study_and_judge(request: Request):
+    """The ``study`` (id) and ``judge`` (name) query parameters every validation endpoint takes:
+    both named when missing (400), 404 for an unknown study, the judge found by name."""
+    errors = {}
+    study_id = int_param(request, "study", None, low=1, high=2**63 - 1)
+    if study_id is None:
+        errors["study"] = "required: a study id"
+    name = request.query_params.get("judge", "").strip()
+    if not name:
+        errors["judge"] = "required: a judge name"
+    if errors:
+        raise ValidationError(errors)
+    study = get_object_or_404(Study, pk=study_id)
+    return study, comparison_sel.judges_by_names([name], field="judge")[0]
+
+
 class JudgeValidationView(APIView):
     @extend_schema(
         summary="Judge validation: agreement with a study's human majority with bootstrap CIs, "
@@ -43,17 +59,7 @@ class JudgeValidationView(APIView):
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request: Request) -> Response:
-        errors = {}
-        study_id = int_param(request, "study", None, low=1, high=2**63 - 1)
-        if study_id is None:
-            errors["study"] = "required: a study id"
-        name = request.query_params.get("judge", "").strip()
-        if not name:
-            errors["judge"] = "required: a judge name"
-        if errors:
-            raise ValidationError(errors)
-        study = get_object_or_404(Study, pk=study_id)
-        judge = comparison_sel.judges_by_names([name], field="judge")[0]
+        study, judge = study_and_judge(request)
         names = [n.strip() for n in request.query_params.get("others", "").split(",")]
         others = comparison_sel.judges_by_names([n for n in names if n], field="others") or None
         dataset_id = int_param(request, "dataset", None, low=1, high=2**63 - 1)
