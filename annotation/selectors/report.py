@@ -345,22 +345,9 @@ def majority_of(labels: list[bool]) -> tuple[str, bool]:
     return label_text(yes > no), False
 
 
-def study_item_label_rows(*, study: Study) -> Iterator[dict]:
-    """One row per regular item: each annotator's label (with failures and comments), the
-    majority (ties explicit: ``majority == "tie"`` and ``majority_tie``), the adjudicated label.
-    Three queries whatever the study's size."""
-    items = (
-        StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR)
-        .order_by("position", "id")
-        .values_list(
-            "id",
-            "generation_id",
-            "generation__procedure__source_example_id",
-            "generation__procedure__topic__name",
-            "generation__generator__name",
-            "generation_b_id",
-        )
-    )
+def regular_item_annotations(*, study: Study) -> dict[int, list[dict]]:
+    """``{item id: each annotator's label of that regular item}`` (annotator id as the study
+    shows it, failures, comments, a form type's answer), in participant order; one query."""
     annotations: dict[int, list[dict]] = defaultdict(list)
     for item_id, ppid, uid, has_failure, failures, comments, label in (
         Annotation.objects.filter(item__study=study, item__kind=StudyItem.Kind.REGULAR)
@@ -385,6 +372,26 @@ def study_item_label_rows(*, study: Study) -> Iterator[dict]:
                 "label": label or {},  # a form type's answer (annotation.form_types)
             }
         )
+    return annotations
+
+
+def study_item_label_rows(*, study: Study) -> Iterator[dict]:
+    """One row per regular item: each annotator's label (with failures and comments), the
+    majority (ties explicit: ``majority == "tie"`` and ``majority_tie``), the adjudicated label.
+    Three queries whatever the study's size."""
+    items = (
+        StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR)
+        .order_by("position", "id")
+        .values_list(
+            "id",
+            "generation_id",
+            "generation__procedure__source_example_id",
+            "generation__procedure__topic__name",
+            "generation__generator__name",
+            "generation_b_id",
+        )
+    )
+    annotations = regular_item_annotations(study=study)
     adjudications = {
         row[0]: row
         for row in Adjudication.objects.filter(item__study=study).values_list(

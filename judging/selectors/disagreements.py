@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.agreement import Undefined
-from annotation.models import Annotation, Study, StudyItem
-from annotation.selectors.report import NO_TOPIC, participant_label
+from annotation.models import Study, StudyItem
+from annotation.selectors.report import NO_TOPIC, regular_item_annotations
 from core.errors import FieldRefusal
 from core.text import typed_text_error
 from judging import disagreement as dis
@@ -147,36 +147,26 @@ class StudyDisagreements:
 
 
 def _annotations(study: Study) -> dict[int, list[dict[str, Any]]]:
-    rows = (
-        Annotation.objects.filter(item__study=study, item__kind=StudyItem.Kind.REGULAR)
-        .order_by("item_id", "participant_id")
-        .values_list(
-            "item_id",
-            "participant__prolific_pid",
-            "participant__user_id",
-            "has_failure",
-            "failures",
-            "comments",
-        )
-    )
-    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for item_id, ppid, uid, has_failure, failures, comments in rows.iterator(chunk_size=2000):
-        out[item_id].append(
+    """Each regular item's labels as the report reads them, failures trimmed to what is shown."""
+    return {
+        item_id: [
             {
-                "annotator": participant_label(ppid, uid),
-                "has_failure": has_failure,
+                "annotator": a["annotator_id"],
+                "has_failure": a["has_failure"],
                 "failures": [
                     {
                         "description": f.get("description", ""),
                         "l1_steps": list(f.get("l1_steps") or []),
                         "l2_steps": list(f.get("l2_steps") or []),
                     }
-                    for f in failures or []
+                    for f in a["failures"]
                 ],
-                "comments": comments,
+                "comments": a["comments"],
             }
-        )
-    return out
+            for a in labels
+        ]
+        for item_id, labels in regular_item_annotations(study=study).items()
+    }
 
 
 def _judgments(judge: Judge, generation_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
