@@ -188,6 +188,21 @@ class OpenAIBatchBackend(OpenAICompatBackend):
         )
         return self._state(batch)
 
+    def find(self, *, key: str, value: str, since: float) -> BatchState | None:
+        """The provider's batch whose ``metadata[key] == value`` (``client.batches.list``,
+        newest first, read back to ``since``, a Unix time): how a batch whose creation was
+        never written down (the worker died in between) is found again. None when none."""
+
+        def scan() -> BatchState | None:
+            for batch in self.client.batches.list(limit=100):
+                if (getattr(batch, "metadata", None) or {}).get(key) == value:
+                    return self._state(batch)
+                if int(getattr(batch, "created_at", 0) or 0) < since:
+                    return None
+            return None
+
+        return self._api("list", scan)
+
     def retrieve(self, batch_id: str) -> BatchState:
         return self._state(self._api("retrieve", lambda: self.client.batches.retrieve(batch_id)))
 

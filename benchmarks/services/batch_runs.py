@@ -13,7 +13,12 @@ type's retry policy). The engine's chunk (:func:`work`):
    ``stored_at`` (a row locked and already stored is skipped: exactly once). A request the batch
    never ran (expired, cancelled) stays pending, no attempt counted;
 2. sends the pending items not in an open batch as new batch files (at most the provider's
-   requests and bytes per file);
+   requests and bytes per file). The row is written *before* the provider is asked, with a
+   placeholder id and a token that goes in the batch's metadata, and gets the batch id once
+   the provider answered: a worker killed in between leaves a placeholder, which the next chunk
+   (or the poll, once older than the lease) looks up among the provider's batches by its token
+   (:meth:`OpenAIBatchBackend.find`) — adopted if the batch exists, dropped (its items pending
+   again) if it never got there — so no batch is left unknown and nothing is sent twice;
 3. answers :data:`core.runs.engine.WAITING` while batches are open: no chunk is chained, and
    :func:`poll` (beat, every ``BATCH_POLL_SECONDS``) enqueues the run when one of them ended.
 
@@ -24,6 +29,7 @@ provider by :func:`poll`, and what they finished before is still stored (it is p
 from __future__ import annotations
 
 import logging
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any
@@ -39,9 +45,14 @@ from benchmarks.llm.registry import build_backend
 from benchmarks.models import ProviderBatch
 from core.runs import engine
 from core.runs.engine import KEEP_WORKING, Lease
-from core.runs.models import Run, RunStatus
+from core.runs.models import Run, RunStatus, lease_seconds
 
 logger = logging.getLogger(__name__)
+
+# A row written before its batch is created: batch_id is PLACEHOLDER + the token sent in the
+# batch's metadata under SUBMISSION_KEY (see the module's point 2).
+PLACEHOLDER = "submitting:"
+SUBMISSION_KEY = "h2r_submission"
 
 
 class BatchAdapter(ABC):
@@ -136,10 +147,43 @@ def store_batch(
     return len(ready)
 
 
+def resolve_placeholder(row: ProviderBatch, backend: OpenAIBatchBackend) -> ProviderBatch | None:
+    """A row whose batch creation was never written down: the provider's batch with its token,
+    adopted (the row returned with the batch id), or — none there — the row deleted so that its
+    items are pending again (None)."""
+    token = row.batch_id.removeprefix(PLACEHOLDER)
+    since = row.created_at.timestamp() - 300  # the provider's clock may differ a little
+    state = backend.find(key=SUBMISSION_KEY, value=token, since=since)
+    mine = ProviderBatch.objects.filter(pk=row.pk, batch_id=row.batch_id)
+    if state is None:
+        mine.delete()
+        logger.warning(
+            "batch of %s:%s never reached the provider (submission %s): its %d items are "
+            "pending again",
+            row.run_label,
+            row.run_id,
+            token,
+            row.n_requests,
+        )
+        return None
+    mine.update(batch_id=state.id, status=state.status)
+    logger.warning(
+        "batch %s of %s:%s was created but not written down (submission %s): adopted",
+        state.id,
+        row.run_label,
+        row.run_id,
+        token,
+    )
+    row.batch_id, row.status = state.id, state.status
+    return row
+
+
 def _collect(run: Run, backend, adapter, lease: Lease | None) -> list[ProviderBatch]:
     """Store every ended batch of the run; returns those still open."""
     still_open: list[ProviderBatch] = []
     for row in _rows(run).filter(stored_at__isnull=True).order_by("id"):
+        if row.batch_id.startswith(PLACEHOLDER) and resolve_placeholder(row, backend) is None:
+            continue
         state = backend.retrieve(row.batch_id)
         _note(row, state)
         if state.terminal:
@@ -157,7 +201,8 @@ def submit_pending(
     *, run: Run, adapter: BatchAdapter, backend: OpenAIBatchBackend, lease: Lease | None = None
 ) -> int:
     """Send the run's pending items that no open batch carries, as batch files; one row per
-    batch, written as soon as the provider created it. Returns the requests sent."""
+    batch, written before the provider is asked and given its batch id once it answered (the
+    module's point 2). Returns the requests sent."""
     in_flight: set[int] = set()
     for keys in _rows(run).filter(stored_at__isnull=True).values_list("item_keys", flat=True):
         in_flight.update(int(k) for k in keys)
@@ -170,15 +215,29 @@ def submit_pending(
         if lease is not None and lease.beat() not in KEEP_WORKING:
             break
         keys = [int(_custom_id(line)) for line in chunk]
-        state = backend.submit(chunk, metadata={"run": f"{run._meta.label}:{run.pk}"})
-        ProviderBatch.objects.create(
+        token = uuid.uuid4().hex
+        row = ProviderBatch.objects.create(
             run_label=run._meta.label,
             run_id=run.pk,
-            batch_id=state.id,
-            status=state.status,
+            batch_id=PLACEHOLDER + token,
+            status="submitting",
             item_keys=keys,
             n_requests=len(keys),
         )
+        # an error here leaves the placeholder: the next chunk finds out whether the batch
+        # was created after all (resolve_placeholder)
+        state = backend.submit(
+            chunk, metadata={"run": f"{run._meta.label}:{run.pk}", SUBMISSION_KEY: token}
+        )
+        written = ProviderBatch.objects.filter(pk=row.pk, batch_id=row.batch_id).update(
+            batch_id=state.id, status=state.status
+        )
+        if not written:  # this worker had lost its lease: the next one dropped the placeholder
+            backend.cancel(state.id)
+            logger.warning(
+                "batch %s created after its placeholder was dropped: cancelled", state.id
+            )
+            break
         sent += len(keys)
     return sent
 
@@ -234,6 +293,13 @@ def poll() -> dict[str, int]:
         ended = False
         try:
             for row in _rows(run).filter(stored_at__isnull=True):
+                if row.batch_id.startswith(PLACEHOLDER):
+                    age = timezone.now() - row.created_at
+                    if age.total_seconds() < lease_seconds():
+                        continue  # a worker may be creating it right now
+                    if resolve_placeholder(row, backend) is None:
+                        ended = True  # its items are pending again: the run sends them
+                        continue
                 if not active and not row.cancel_sent:
                     backend.cancel(row.batch_id)
                     ProviderBatch.objects.filter(pk=row.pk).update(cancel_sent=True)

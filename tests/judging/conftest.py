@@ -1,6 +1,8 @@
 import pytest
 
 from tests.judging.factories import comparison_scenario, ranking_scenario
+from tests.judging.support import judge_responder
+from tests.support.batch_server import BatchTestServer
 from tests.support.llm_fixtures import llm_backend_config, llm_server  # noqa: F401
 
 
@@ -33,3 +35,20 @@ def scenario(db):
 def generators_scenario(db):
     """Three generators ranked by two judges (:func:`tests.judging.factories.ranking_scenario`)."""
     return ranking_scenario()
+
+
+@pytest.fixture
+def batch_server():
+    """The local Batch API server (:class:`tests.support.batch_server.BatchTestServer`)."""
+    with BatchTestServer(responder=judge_responder) as s:
+        yield s
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The runs the engine enqueues (any lane), recorded instead of sent to a broker."""
+    calls: list[int] = []
+    monkeypatch.setattr(
+        "core.runs.engine.enqueue", lambda run, countdown=None, lane=None: calls.append(run.pk)
+    )
+    return calls

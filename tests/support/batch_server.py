@@ -2,8 +2,8 @@
 
 It speaks what the official ``openai`` client sends for batches: ``POST /v1/files``
 (multipart upload, ``purpose=batch``), ``GET /v1/files/{id}/content``, ``POST /v1/batches``,
-``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``, and ``GET /v1/models`` (the
-launch check). Batches do not run on their own: the test moves them::
+``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``, ``GET /v1/batches`` (the list,
+newest first, paged with ``limit``/``after``) and ``GET /v1/models`` (the launch check). Batches do not run on their own: the test moves them::
 
     with BatchTestServer(responder=judge_responder) as server:
         ...                                   # the code under test uploads and creates
@@ -12,7 +12,8 @@ launch check). Batches do not run on their own: the test moves them::
         server.expire()                       # ... or expires: what did not run is batch_expired
         server.fail(lambda custom_id: ..., status=500)  # those requests fail inside the batch
 
-``auto_finish = True`` completes each batch as it is created. Cancelling through the API
+``auto_finish = True`` completes each batch as it is created; ``create_gate = threading.Event()``
+creates each batch but holds its answer until the event is set (a worker killed in between). Cancelling through the API
 writes the files of what ran so far and leaves the rest out, as a provider does. The responder
 takes a :class:`tests.support.llm_server.RecordedRequest` and returns the completion text.
 ``server.ran`` counts, per request body, how often it was answered (what a provider bills);
@@ -30,6 +31,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl
 
 from tests.support.llm_server import RecordedRequest, default_responder
 
@@ -43,7 +45,9 @@ class BatchTestServer:
         self.ran: Counter[str] = Counter()
         self.failing: list[tuple[Callable[[str], bool], int]] = []
         self.auto_finish = False
-        self.calls: Counter[str] = Counter()  # "create", "cancel", "retrieve", "upload"
+        self.calls: Counter[str] = Counter()  # "create", "cancel", "retrieve", "upload", "list"
+        # when set to an Event: a batch is created, then its answer waits for the event
+        self.create_gate: threading.Event | None = None
         self.lock = threading.RLock()
         self._n = 0
         self.httpd: ThreadingHTTPServer | None = None
@@ -189,10 +193,15 @@ class BatchTestServer:
     def _handle(self, h: BaseHTTPRequestHandler, method: str) -> None:
         length = int(h.headers.get("content-length") or 0)
         raw = h.rfile.read(length) if length else b""
-        path = h.path.split("?", 1)[0].rstrip("/")
-        parts = path.split("/")[2:]  # after /v1
-        with self.lock:
-            status, payload = self._route(method, parts, raw, h.headers.get("content-type", ""))
+        path, _, query = h.path.partition("?")
+        parts = path.rstrip("/").split("/")[2:]  # after /v1
+        if method == "GET" and parts == ["batches"]:
+            status, payload = self._list(dict(parse_qsl(query)))
+        else:
+            with self.lock:
+                status, payload = self._route(method, parts, raw, h.headers.get("content-type", ""))
+            if method == "POST" and parts == ["batches"] and self.create_gate is not None:
+                self.create_gate.wait(120)  # created, but the answer held back (a kill test)
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         h.send_response(status)
         h.send_header(
@@ -262,6 +271,24 @@ class BatchTestServer:
                     self._close(batch, "cancelled", None)
                 return 200, batch
         return 404, {"error": {"message": f"no route {method} /{'/'.join(parts)}"}}
+
+    def _list(self, query: dict[str, str]) -> tuple[int, Any]:
+        """``GET /v1/batches``: newest first, ``limit`` per page, cursor ``after`` (a batch id)."""
+        with self.lock:
+            self.calls["list"] += 1
+            newest = sorted(self.batches.values(), key=lambda b: int(b["id"].split("-")[1]))[::-1]
+            if query.get("after"):
+                ids = [b["id"] for b in newest]
+                newest = newest[ids.index(query["after"]) + 1 :] if query["after"] in ids else []
+            limit = int(query.get("limit") or 20)
+            page = newest[:limit]
+            return 200, {
+                "object": "list",
+                "data": page,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+                "has_more": len(newest) > limit,
+            }
 
     def input_lines(self) -> list[dict]:
         """Every request line uploaded, in order."""
