@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 
@@ -66,6 +66,37 @@ class LLMError(Exception):
 LLMResult = LLMResponse | LLMError
 
 
+class PrefillUnsupported(LLMError):
+    """The backend cannot continue a partial assistant message (its message names it)."""
+
+
+# request.extra keys of a prefilled chat request: vLLM's names (the server's request body and
+# the chat template's arguments), which the vLLM offline backend reads too
+CONTINUE_FINAL_MESSAGE = {"continue_final_message": True, "add_generation_prompt": False}
+
+
+def prefill_request(request: LLMRequest, prefix: str, *, chat: bool = True) -> LLMRequest:
+    """``request`` with the answer begun by ``prefix``: for a chat request, a last assistant
+    message holding ``prefix`` and :data:`CONTINUE_FINAL_MESSAGE` in ``extra``; for a raw
+    prompt (``chat=False``, a completions endpoint), ``prefix`` appended to the prompt (the
+    messages' contents joined as the completions endpoints join them)."""
+    if chat:
+        messages = list(request.messages or [{"role": "user", "content": request.prompt or ""}])
+        if messages and messages[-1].get("role") == "assistant":
+            raise ValueError("the request already ends with an assistant message")
+        messages.append({"role": "assistant", "content": prefix})
+        return replace(
+            request,
+            messages=messages,
+            prompt=None,
+            extra={**request.extra, **CONTINUE_FINAL_MESSAGE},
+        )
+    prompt = request.prompt
+    if prompt is None:
+        prompt = "\n\n".join(m.get("content", "") for m in request.messages or [])
+    return replace(request, messages=None, prompt=prompt + prefix)
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend can do, declared on its class.
@@ -79,6 +110,7 @@ class Capabilities:
     logprobs: bool = False
     batch: bool = False  # takes a whole batch in one call (scheduling is the engine's)
     gpu_worker: bool = False
+    prefill: bool = False  # can continue a partial assistant message (see LLMBackend.prefilled)
 
 
 @dataclass(frozen=True)
@@ -155,6 +187,25 @@ class LLMBackend(ABC):
         if isinstance(result, LLMError):
             raise result
         return result
+
+    def prefill_refusal(self) -> str | None:
+        """None when this backend can continue a partial assistant message (the LongProc
+        segment analysis prefills gold segments), else why not, naming the backend."""
+        if self.capabilities.prefill:
+            return None
+        return (
+            f"LLM backend {self.name or type(self).__name__!r} (model {self.model}) cannot "
+            "prefill the answer (continue a partial assistant message); use the vllm backend, "
+            'an OpenAI-compatible vLLM server with "prefill": true, or a completions endpoint'
+        )
+
+    def prefilled(self, request: LLMRequest, prefix: str) -> LLMRequest:
+        """``request`` with its answer begun by ``prefix`` (:func:`prefill_request`), the model
+        to continue it; :class:`PrefillUnsupported` when the backend cannot."""
+        refusal = self.prefill_refusal()
+        if refusal:
+            raise PrefillUnsupported(refusal, retryable=False)
+        return prefill_request(request, prefix, chat=getattr(self, "endpoint", "chat") == "chat")
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections or engines; the backend may be used again afterwards."""

@@ -13,6 +13,11 @@ Config keys (all but ``model`` optional)::
      "ramp_up_s": 0.2}                      # spread the first wave over 0.2 s (slow start; default 0:
                                             # worth it for long streams, not for small batches)
 
+``"prefill": true`` says the server continues a final assistant message (a vLLM server:
+``continue_final_message`` in the body), so the backend can prefill an answer
+(:meth:`~benchmarks.llm.base.LLMBackend.prefilled`); without it only the completions endpoint
+can (the prefix is appended to the prompt), and a chat endpoint such as OpenAI's is refused.
+
 ``concurrency`` is the endpoint's limit: at most that many requests in flight to this endpoint
 + model + key name across every lane, process and machine (:mod:`benchmarks.llm.concurrency`: a
 lease-based semaphore in Redis, per process on the embedded broker), taken before each HTTP
@@ -101,6 +106,22 @@ class OpenAICompatBackend(LLMBackend):
         self.gate = build_gate(key=self.endpoint_key(), limit=self.limits.concurrency)
         self._client: openai.OpenAI | None = None
         self._client_lock = threading.Lock()
+
+    def prefill_refusal(self) -> str | None:
+        """A completions endpoint takes the prefix on the prompt; a chat endpoint only when the
+        config says the server continues a final assistant message (``"prefill": true``, a vLLM
+        server); a provider's batch API never."""
+        where = f"model {self.model} at {self.base_url or 'the OpenAI API'}"
+        if self.capabilities.batch:
+            return f"LLM backend {self.name!r} ({where}) cannot prefill the answer in batch mode"
+        if self.endpoint == "completions" or self.config.get("prefill") is True:
+            return None
+        return (
+            f"LLM backend {self.name!r} ({where}) cannot prefill the answer on its chat "
+            'endpoint: set "prefill": true in the backend config only for a vLLM server '
+            "(it continues a final assistant message, continue_final_message), or use the "
+            "completions endpoint"
+        )
 
     def endpoint_key(self) -> str:
         """The endpoint, the key's variable name and the model: who shares one ``concurrency``

@@ -107,7 +107,8 @@ class ReplayBackend(LLMBackend):
     """Answers from recorded replies keyed by request content; calls no model."""
 
     name = "replay"
-    capabilities: ClassVar[Capabilities] = Capabilities(structured_output=True)
+    # a prefilled request is keyed by its messages, the prefix included
+    capabilities: ClassVar[Capabilities] = Capabilities(structured_output=True, prefill=True)
 
     def __init__(self, config: dict[str, Any]) -> None:
         super().__init__(config)
@@ -207,6 +208,12 @@ class RecordingBackend(LLMBackend):
             if isinstance(result, LLMResponse):
                 recording_append(self.path, sent[index], result)
             yield index, result
+
+    def prefill_refusal(self) -> str | None:
+        return self.inner.prefill_refusal()
+
+    def prefilled(self, request: LLMRequest, prefix: str) -> LLMRequest:
+        return self.inner.prefilled(request, prefix)
 
     def close(self) -> None:
         self.inner.close()

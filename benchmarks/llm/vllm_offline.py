@@ -211,7 +211,9 @@ _connect_worker_signals()
 
 class VLLMOfflineBackend(LLMBackend):
     name = "vllm"
-    capabilities = Capabilities(structured_output=True, logprobs=True, batch=True, gpu_worker=True)
+    capabilities = Capabilities(
+        structured_output=True, logprobs=True, batch=True, gpu_worker=True, prefill=True
+    )
     mode = "offline"
     BATCH = 1024  # requests per engine call in complete_iter (the engine schedules within it)
 
@@ -261,6 +263,14 @@ class VLLMOfflineBackend(LLMBackend):
         kwargs.update(request.extra.get("chat_template_kwargs") or {})
         return kwargs
 
+    @staticmethod
+    def _continue(request: LLMRequest) -> dict[str, Any]:
+        """A prefilled request (``continue_final_message``): the template renders the last
+        assistant message open, for the model to continue (nothing else is passed otherwise)."""
+        if request.extra.get("continue_final_message"):
+            return {"continue_final_message": True}
+        return {}
+
     def prompt_token_ids(self, tokenizer: Any, request: LLMRequest) -> list[int]:
         """The prompt as the engine sees it: the chat template applied (chat endpoint), or the
         raw prompt with the tokenizer's special tokens (completions endpoint)."""
@@ -273,6 +283,7 @@ class VLLMOfflineBackend(LLMBackend):
                     "add_generation_prompt", self.chat.get("add_generation_prompt", True)
                 ),
                 chat_template=request.extra.get("chat_template") or self.chat.get("chat_template"),
+                **self._continue(request),
                 **self._chat_kwargs(request),
             )
             return list(tokenizer.encode(text, add_special_tokens=False))
