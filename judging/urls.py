@@ -1,4 +1,5 @@
-"""The judging app's URLconf: comparison pages (``judging/compare/``) and the API (``api/``).
+"""The judging app's URLconf: comparison pages (``judging/compare/``), the scorer packs' results
+pages (``packs/``) and the API (``api/``).
 Judges and judge runs are launched from the console (``admin/judging/``)."""
 
 from django.urls import include, path
@@ -9,6 +10,7 @@ from judging.api import analyses as analyses_api
 from judging.api import compare as compare_api
 from judging.api import disagreements as disagreements_api
 from judging.api import metric_validation as metric_validation_api
+from judging.api import pack_results as pack_results_api
 from judging.api import probes as probes_api
 from judging.api import prompt_versions as prompt_versions_api
 from judging.api import reward as reward_api
@@ -19,6 +21,7 @@ from judging.views import alt_test as alt_test_views
 from judging.views import analyses, compare
 from judging.views import disagreements as disagreements_views
 from judging.views import metric_validation as metric_validation_views
+from judging.views import pack_results as pack_results_views
 from judging.views import prompt_versions as prompt_versions_views
 from judging.views import validation as validation_views
 
@@ -59,6 +62,12 @@ analyses_pages = [
     path("orderings/", analyses.orderings, name="orderings"),
 ]
 
+pack_results_pages = [
+    path("", pack_results_views.index, name="index"),
+    path("<str:pack>/results/", pack_results_views.results, name="results"),
+    path("<str:pack>/results/export.<str:fmt>", pack_results_views.export, name="export"),
+]
+
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("judges", api.JudgeViewSet, basename="judge")
@@ -94,6 +103,11 @@ api_patterns = [
         name="metric_validation",
     ),
     path("how2score/", scores_api.How2ScoreView.as_view(), name="how2score"),
+    path(
+        "packs/<str:pack>/results/",
+        pack_results_api.PackResultsView.as_view(),
+        name="pack_results",
+    ),
     path("reward/", reward_api.reward, name="reward"),
     path("analyses/<str:kind>/", analyses_api.AnalysisView.as_view(), name="analyses"),
     path("", include(router.urls)),
@@ -102,5 +116,6 @@ api_patterns = [
 urlpatterns = [
     path("judging/compare/", include((pages, "judging"))),
     path("judging/analyses/", include((analyses_pages, "judging_analyses"))),
+    path("packs/", include((pack_results_pages, "pack_results"))),
     path("api/", include((api_patterns, "judging_api"))),
 ]

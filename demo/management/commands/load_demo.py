@@ -199,4 +199,8 @@ class Command(BaseCommand):
 
         for line in demo_packs_ensure(stdout=self.stdout):
             self.stdout.write(f"  scorer-pack worked examples, {line}")
+        from demo.pack_results import demo_pack_results_ensure
+
+        for line in demo_pack_results_ensure(stdout=self.stdout):
+            self.stdout.write(f"  pack results pages (/packs/), worked examples: {line}")
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

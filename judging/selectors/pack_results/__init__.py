@@ -1,0 +1,74 @@
+"""Per-pack results pages (issue 29 §2): for one scorer-pack family, the scored generators side
+by side, every number with a 95% bootstrap CI over instances, neighbours compared with a paired
+test (as the How2Score rankings), CSV/JSON export and inline SVG plots.
+
+Page ``/packs/<name>/results/`` (researchers and admins), API ``/api/packs/<name>/results/``,
+both choosing scoring runs (``run=<id>`` repeated) or a dataset (``dataset=<id>``); without a
+choice, the latest done scoring run of each (pack, generator, dataset) of the family.
+
+It lives in ``judging`` (not ``benchmarks``) because it reuses :mod:`judging.stats` (bootstrap,
+McNemar, Holm), and benchmarks may not import judging (tests/core/test_layers.py).
+
+How to add a pack's page (e.g. ``scirecipe``)
+---------------------------------------------
+1. Write ``judging/selectors/pack_results/<name>.py`` with a **pure** builder
+   ``build(instances: Sequence[Instance], boot: Bootstrap) -> dict`` returning
+   ``{"tables": [...], "curves": [...], "notes": [str], "headline": <table id>}``:
+
+   - an :class:`~judging.selectors.pack_results.common.Instance` is one scored generation:
+     ``generator``, ``item`` (pairs generators), ``pack``, ``metrics``, ``breakdown``, ``attrs``
+     (the item's gold fields named in ``PackPage.attrs``, e.g. ``task``, ``level``);
+   - build tables with :func:`~judging.selectors.pack_results.common.comparison_table`
+     (``data[generator][column] = {stratum: {item: value}}``; one stratum ``"all"`` for a
+     plain mean; several strata give the unweighted mean of their means, resampled within
+     each), ranked on ``rank_by`` with the neighbour tests; ``scale=100`` for percentages;
+   - curves with :func:`~judging.selectors.pack_results.common.curve` (``data[generator][x]``);
+   - never format numbers there: the page layer (:mod:`.pages`) does, through core.formatting.
+
+2. Register it below in ``PAGES`` (one line):
+   ``"scirecipe": PackPage(name="scirecipe", title="SciRecipe", prefix="scirecipe",
+   attrs=("level",), build=scirecipe.build, description="…")`` and import the module.
+   ``prefix`` matches the pack names (``p == prefix`` or ``p.startswith(prefix + "-")``).
+
+3. Optional template ``templates/judging/pack_results/<name>.html``
+   (``{% extends "judging/pack_results/base.html" %}``; set ``template=`` on the PackPage).
+   Blocks: ``pack_intro`` (the paper's framing, under the heading), ``pack_tables`` (default:
+   every table through ``judging/pack_results/_table.html``), ``pack_plots`` (default: every
+   chart), ``pack_notes`` (default: the builder's notes). The default template shows everything.
+
+4. Tests: builder numbers against hand-computed worked examples (tests/judging/pack_results/);
+   the page test crawls every registered page for "None"/"NaN".
+"""
+
+from __future__ import annotations
+
+from judging.selectors.pack_results import longproc, procbench
+from judging.selectors.pack_results.registry import PackPage
+
+PAGES: dict[str, PackPage] = {
+    "procbench": PackPage(
+        name="procbench",
+        title="ProcBench",
+        prefix="procbench",
+        attrs=("task",),
+        build=procbench.build,
+        template="judging/pack_results/procbench.html",
+        description="PA, SM, FM and PML by problem length (Table 2), PA per task, PML against N.",
+    ),
+    "longproc": PackPage(
+        name="longproc",
+        title="LongProc",
+        prefix="longproc",
+        attrs=("level",),
+        build=longproc.build,
+        template="judging/pack_results/longproc.html",
+        description=(
+            "Score per task × level with the level averages (Table 3), termination (Table 5), "
+            "score against output length."
+        ),
+    ),
+}
+
+
+def get_page(name: str) -> PackPage | None:
+    return PAGES.get(name)
