@@ -4,6 +4,7 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from benchmarks.api import views as api
+from benchmarks.api.generation_runs import GenerationRunViewSet
 from benchmarks.views import datasets, outputs
 
 pages = [
@@ -25,6 +26,7 @@ router.register("topics", api.TopicViewSet, basename="topic")
 router.register("procedures", api.ProcedureViewSet, basename="procedure")
 router.register("generators", api.GeneratorViewSet, basename="generator")
 router.register("generations", api.GenerationViewSet, basename="generation")
+router.register("generation-runs", GenerationRunViewSet, basename="generation-run")
 
 api_patterns = [
     path("auth/token/", api.ResearcherAuthToken.as_view(), name="api-token"),

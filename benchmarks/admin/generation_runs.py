@@ -14,6 +14,8 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from benchmarks.models import GenerationRun
+from benchmarks.packs.protocols import DEFAULT_PROTOCOL, PROTOCOL_CHOICES, ProtocolError
+from benchmarks.services.generation_protocols import protocol_check
 from benchmarks.services.generation_runs import (
     GenerationRunError,
     generation_run_cancel,
@@ -30,6 +32,8 @@ CONFIG_FIELDS = (
     "generator",
     "dataset",
     "topics",
+    "protocol",
+    "protocol_options",
     "variant",
     "backend",
     "base_url",
@@ -56,6 +60,13 @@ STATE_FIELDS = (
 
 class GenerationRunForm(GatedFormMixin, forms.ModelForm):
     model = forms.CharField(required=False, help_text="Default: the generator's model.")
+    protocol = forms.ChoiceField(
+        choices=PROTOCOL_CHOICES,
+        initial=DEFAULT_PROTOCOL,
+        required=False,  # blank: the default protocol
+        help_text="The paper whose prompt, answer format and token budget the run uses: the H.2 "
+        "prompts, or the protocol of the scorer pack the dataset was imported for.",
+    )
 
     class Meta:
         model = GenerationRun
@@ -75,10 +86,30 @@ class GenerationRunForm(GatedFormMixin, forms.ModelForm):
                 scorers=data.get("scorers") or [],
                 concurrency=data.get("concurrency") or 0,
                 chunk_size=data.get("chunk_size") or 0,
+                protocol=data.get("protocol") or DEFAULT_PROTOCOL,
             )
         except GenerationRunError as exc:
             raise forms.ValidationError(str(exc)) from exc
+        dataset, topics = data.get("dataset"), list(data.get("topics") or [])
+        items = dataset.procedures.all() if dataset is not None else None
+        if items is not None and topics:
+            items = items.filter(topic__in=topics)
+        try:
+            options, variant = protocol_check(
+                protocol=data.get("protocol") or DEFAULT_PROTOCOL,
+                options=data.get("protocol_options") or {},
+                variant=variant,
+                backend_config={
+                    **dict(data.get("backend_options") or {}),
+                    "backend": data.get("backend") or "openai",
+                },
+                procedures=items,
+            )
+        except ProtocolError as exc:
+            field = exc.field if exc.field in ("protocol", "protocol_options", "variant") else None
+            raise forms.ValidationError({field: str(exc)} if field else str(exc)) from exc
         data["variant"], data["model"] = variant, model
+        data["protocol_options"] = options
         return data
 
 
@@ -90,6 +121,7 @@ class GenerationRunAdmin(admin.ModelAdmin):
         "generator",
         "dataset",
         "variant",
+        "protocol",
         "model",
         "status",
         "progress_bar",
@@ -97,7 +129,7 @@ class GenerationRunAdmin(admin.ModelAdmin):
         "cost",
         "created_at",
     )
-    list_filter = ("status", "variant", "generator")
+    list_filter = ("status", "variant", "protocol", "generator")
     list_select_related = ("generator", "dataset")
     change_form_template = "admin/benchmarks/generationrun/change_form.html"  # + live status
     search_fields = ("generator__name", "model", "dataset__name")
@@ -192,6 +224,8 @@ class GenerationRunAdmin(admin.ModelAdmin):
                 created_by=request.user,
                 start=False,
                 parse_profile=data.get("parse_profile") or "reference",
+                protocol=data.get("protocol") or DEFAULT_PROTOCOL,
+                protocol_options=data.get("protocol_options") or {},
             )
         except GenerationRunError as exc:  # raced with another run since clean()
             messages.error(request, str(exc))

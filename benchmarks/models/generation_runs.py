@@ -42,6 +42,17 @@ class GenerationRun(Run):
         help_text="Selection; empty means the whole dataset.",
     )
     variant = models.CharField(max_length=16, choices=Variant.choices, default=Variant.INSTRUCT)
+    # The paper whose prompt, answer format and budget the run uses (benchmarks.packs.protocols):
+    # "how2everything" (the H.2 prompts above) or a scorer pack's name (procbench, scirecipe,
+    # customplans, longproc-<task>), with that protocol's named options.
+    protocol = models.CharField(
+        max_length=64,
+        default="how2everything",
+        help_text="Generation protocol: how2everything (H.2) or a scorer pack's paper protocol.",
+    )
+    protocol_options = models.JSONField(
+        default=dict, blank=True, help_text="The protocol's named options; empty: its defaults."
+    )
     prompt_sha256 = models.CharField(max_length=64, blank=True)
 
     # backend configuration (benchmarks.llm.registry.build_backend); no secrets stored

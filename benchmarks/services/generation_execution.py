@@ -38,6 +38,12 @@ from benchmarks.llm.batch import is_batch
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.models import Generation, GenerationRun, Procedure
 from benchmarks.services import batch_runs
+from benchmarks.services.generation_protocols import (
+    Converter,
+    protocol_generation,
+    protocol_request,
+    protocol_summary,
+)
 from benchmarks.services.generation_runs import generation_run_counts, generation_run_selection
 from benchmarks.services.scores import generation_scores_summary
 from benchmarks.tokens import count_steps_tokens
@@ -86,6 +92,8 @@ def _backend_for(run: GenerationRun) -> LLMBackend:
 
 
 def generation_request(*, run: GenerationRun, procedure: Procedure) -> LLMRequest:
+    if run.protocol and run.protocol != "how2everything":  # a paper's protocol (packs)
+        return protocol_request(run=run, procedure=procedure)
     prompt = gen.build_prompt(
         variant=run.variant,
         goal=procedure.goal,
@@ -106,9 +114,19 @@ def generation_request(*, run: GenerationRun, procedure: Procedure) -> LLMReques
 
 
 def generation_build(
-    *, run: GenerationRun, procedure: Procedure, response: LLMResponse, scorers: Sequence[sc.Scorer]
+    *,
+    run: GenerationRun,
+    procedure: Procedure,
+    response: LLMResponse,
+    scorers: Sequence[sc.Scorer],
+    converter: Converter | None = None,
 ) -> Generation:
-    """An unsaved Generation from a response: stop applied, steps parsed, tokens counted, scored."""
+    """An unsaved Generation from a response: stop applied, steps parsed, tokens counted, scored;
+    under a paper's protocol, its answer read (and converted) as that protocol says."""
+    if run.protocol and run.protocol != "how2everything":
+        return protocol_generation(
+            run=run, procedure=procedure, response=response, converter=converter
+        )
     completion = gen.apply_stop(response.text or "", run.decoding.get("stop"))
     steps = gen.parse_steps(completion, profile=run.parse_profile).steps
     gen_tokens = count_steps_tokens(steps)
@@ -207,6 +225,8 @@ class _Chunk:
         self.refusals: list[LLMError] = []
         self.stopped = False
         self.live = LiveCounters(run, lease)  # the run's counters, counted from its rows
+        # the protocol's conversion step (ProcBench free text), built on first use
+        self.converter = Converter(run, generation_run_backend_config(run=run))
 
     def should_stop(self) -> bool:
         return self.stopped
@@ -220,10 +240,17 @@ class _Chunk:
     def add(self, index: int, result: LLMResult) -> None:
         procedure = self.procedures[index]
         if isinstance(result, LLMResponse):
-            generation = generation_build(
-                run=self.run, procedure=procedure, response=result, scorers=self.scorers
-            )
-            reply = _Reply(procedure, generation)
+            try:
+                generation = generation_build(
+                    run=self.run,
+                    procedure=procedure,
+                    response=result,
+                    scorers=self.scorers,
+                    converter=self.converter,
+                )
+                reply = _Reply(procedure, generation)
+            except LLMError as exc:  # the conversion step failed for good: asked again later
+                reply = _Reply(procedure, None, error=f"conversion: {exc}"[:500])
         else:
             if isinstance(result, LLMError) and result.status in FATAL_STATUSES:
                 self.refusals.append(result)
@@ -310,6 +337,7 @@ class GenerationRunExecutor(RunExecutor):
                 chunk.flush()  # what finished is kept, even when the backend crashed
             finally:
                 chunk.slots.close()
+                chunk.converter.close()
         if chunk.stopped:
             return True  # cancelling or lost: the engine ends or leaves the run
         if chunk.refused_entirely:  # bad key, model or URL: every request will be refused
@@ -364,7 +392,12 @@ class GenerationRunExecutor(RunExecutor):
 
     @staticmethod
     def _summarize(run: GenerationRun) -> None:
-        """The end of the selection: the scorer summary over its generations."""
+        """The end of the selection: the scorer summary over its generations (under a paper's
+        protocol: its answers and finish reasons; the pack's metrics are a scoring run's)."""
+        if run.protocol and run.protocol != "how2everything":
+            summary = protocol_summary(run=run, procedures=generation_run_selection(run=run))
+            GenerationRun.objects.filter(pk=run.pk).update(scores=summary)
+            return
         summary = generation_scores_summary(
             generator=run.generator,
             procedures=generation_run_selection(run=run),

@@ -23,6 +23,8 @@ from benchmarks import scorers as sc
 from benchmarks.llm.batch import price_factor
 from benchmarks.llm.preflight import preflight_error
 from benchmarks.models import Dataset, Generation, GenerationRun, Generator, Procedure, Topic
+from benchmarks.packs.protocols import DEFAULT_PROTOCOL, ProtocolError, get_protocol
+from benchmarks.services.generation_protocols import protocol_check
 from core.runs import engine
 from core.runs.engine import RunStateError
 from core.secrets import llm_config_errors
@@ -116,9 +118,18 @@ def generation_run_validate(
     scorers: Sequence[str] | None,
     concurrency: int,
     chunk_size: int,
+    protocol: str = DEFAULT_PROTOCOL,
 ) -> tuple[str, str, dict[str, Any]]:
     """Check a run's settings; returns (variant, model, full decoding) or raises
-    :class:`GenerationRunError` naming the field at fault."""
+    :class:`GenerationRunError` naming the field at fault. Under a paper's ``protocol`` the
+    variant is instruct (chat prompts) and the decoding defaults are greedy with no
+    ``max_tokens``: the protocol's budget applies unless the run names one."""
+    try:
+        paper = get_protocol(protocol or DEFAULT_PROTOCOL)
+    except ProtocolError as exc:
+        raise GenerationRunError(str(exc)) from exc
+    if paper is not None and variant in (None, ""):
+        variant = "instruct"
     if variant is None or variant == "":
         variant = (
             generator.prompt_variant if generator.prompt_variant in gen.VARIANTS else "instruct"
@@ -145,7 +156,8 @@ def generation_run_validate(
         raise GenerationRunError(f"scorers: {exc}") from exc
     if decoding is not None and not isinstance(decoding, dict):
         raise GenerationRunError("decoding must be a JSON object")
-    full_decoding = {**gen.decoding_defaults(variant), **_validate_decoding(dict(decoding or {}))}
+    defaults = gen.decoding_defaults(variant) if paper is None else {"temperature": 0.0, "stop": []}
+    full_decoding = {**defaults, **_validate_decoding(dict(decoding or {}))}
     _other_active_run(generator=generator)
     return variant, model, full_decoding
 
@@ -170,12 +182,16 @@ def generation_run_create(
     created_by=None,
     start: bool = True,
     parse_profile: str = gen.DEFAULT_PARSE_PROFILE,
+    protocol: str = DEFAULT_PROTOCOL,
+    protocol_options: dict[str, Any] | None = None,
 ) -> GenerationRun:
     """Create a run, queued; its first chunk is enqueued on commit unless ``start=False`` (then
     :func:`generation_run_start` launches it, or ``engine.execute_inline`` works it here). The
     generator's prompt variant and model are filled in from the run when the generator has none
     yet; a generator already tied to the other prompt variant is refused, so one generator's
-    generations share one prompt."""
+    generations share one prompt. ``protocol`` (a scorer pack's paper, see
+    :mod:`benchmarks.packs.protocols`) and its ``protocol_options`` are checked against every
+    item of the selection, naming the first one the prompt cannot be built from."""
     topics = list(topics)
     if any(t.pk is None for t in topics):
         raise GenerationRunError("topics must be saved Topic objects")
@@ -195,7 +211,23 @@ def generation_run_create(
         scorers=scorers,
         concurrency=concurrency,
         chunk_size=chunk_size,
+        protocol=protocol,
     )
+    protocol = protocol or DEFAULT_PROTOCOL
+    selection = Procedure.objects.filter(dataset=dataset)
+    if topics:
+        selection = selection.filter(topic__in=topics)
+    try:
+        protocol_options, variant = protocol_check(
+            protocol=protocol,
+            options=protocol_options,
+            variant=variant,
+            backend_config={**dict(backend_options or {}), "backend": backend},
+            procedures=selection,
+        )
+    except ProtocolError as exc:
+        raise GenerationRunError(str(exc)) from exc
+    paper = get_protocol(protocol)
     if start:
         _launch_check(
             {
@@ -225,7 +257,9 @@ def generation_run_create(
             generator=locked,
             dataset=dataset,
             variant=variant,
-            prompt_sha256=gen.prompt_sha256(variant),
+            protocol=protocol,
+            protocol_options=protocol_options,
+            prompt_sha256=gen.prompt_sha256(variant) if paper is None else paper.prompt_sha256(),
             backend=backend,
             base_url=base_url,
             model=model,

@@ -1,5 +1,6 @@
 """python manage.py run_generation --generator NAME --dataset NAME[@V] [--topics SLUG ...]
 [--base-url URL --model M --api-key-env VAR] [--variant base|instruct] [--inline]
+[--protocol procbench|scirecipe|customplans|longproc-TASK [--protocol-options JSON]]
 python manage.py run_generation --resume RUN_ID | --rerun-failures RUN_ID | --cancel RUN_ID"""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from django.db.models import Q
 
 from benchmarks.management.arguments import dataset_argument
 from benchmarks.models import GenerationRun, Generator, Topic
+from benchmarks.packs.protocols import DEFAULT_PROTOCOL, PROTOCOL_NAMES
 from benchmarks.services.generation_runs import (
     GenerationRunError,
     generation_run_cancel,
@@ -57,6 +59,19 @@ class Command(BaseCommand):
             choices=["base", "instruct"],
             default=None,
             help="prompt variant (default: the generator's, else instruct)",
+        )
+        parser.add_argument(
+            "--protocol",
+            choices=PROTOCOL_NAMES,
+            default=DEFAULT_PROTOCOL,
+            help="the paper whose prompt, answer format and budget to use (default: the H.2 "
+            "prompts); a scorer pack's name for a dataset imported with import_pack",
+        )
+        parser.add_argument(
+            "--protocol-options",
+            default=None,
+            help='the protocol\'s options as JSON, e.g. \'{"level": "2k"}\' (LongProc) or '
+            '\'{"conversion_model": "gpt-4o"}\' (ProcBench)',
         )
         parser.add_argument(
             "--parse-profile",
@@ -132,7 +147,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"run {run.pk}: {run.generator.name} on {run.dataset}, {run.n_total} procedure(s), "
-            f"{run.n_done} already generated, variant {run.variant}, model {run.model}"
+            f"{run.n_done} already generated, variant {run.variant}, model {run.model}, "
+            f"protocol {run.protocol}"
         )
         if not opts["inline"]:
             self.stdout.write("enqueued; a Celery worker runs the chunks (follow it in the admin)")
@@ -200,5 +216,11 @@ class Command(BaseCommand):
             output_price_per_mtok=opts["output_price"],
             start=not opts["inline"],
             parse_profile=opts["parse_profile"],
+            protocol=opts["protocol"],
+            protocol_options=(
+                _json_object(opts["protocol_options"], "--protocol-options")
+                if opts["protocol_options"]
+                else {}
+            ),
         )
         return run
