@@ -379,7 +379,13 @@ LOGGING = {
             "level": "WARNING",
             "filters": ["expected_refusals"],
             "propagate": False,
-        }
+        },
+        # the HTTP clients' one INFO line per request ("HTTP Request: POST ... 200 OK"): at a
+        # worker's INFO level that is a line per LLM call, each passed from the pool process to
+        # Celery's main process — a measurable share of a judge run's CPU
+        # (docs/performance/index.md#one-concurrency-per-endpoint)
+        "httpx": {"level": os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING")},
+        "httpcore": {"level": os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING")},
     },
 }
 

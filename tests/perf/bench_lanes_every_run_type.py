@@ -13,7 +13,11 @@ Two settings (``--mode``):
   the load is printed beside it).
 
 Run: ``.venv/bin/python tests/perf/bench_lanes_every_run_type.py [--mode latency|cpu|both]
-[--types judge,generation,scoring,mining] [--n 400]``. A scratch database ``bench_h2r_lanes``.
+[--types judge,generation,scoring,mining] [--n 400] [--repeat 3]``: ``--repeat`` interleaves
+rounds of one and two workers and prints medians. Each row also prints the CPU seconds of the
+workers and of the rest (this process, which runs the test server, plus PostgreSQL and Redis):
+on two cores that also run the rest, two pinned workers can be at most ``2w / (w + r)`` times
+one (w, r: the workers' and the rest's CPU per item), printed as "two cores allow at most". A scratch database ``bench_h2r_lanes``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import io
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -45,6 +50,35 @@ from django.db import connection  # noqa: E402
 PACKS = ROOT / "demo" / "fixtures" / "packs"
 # one folder for every setting: the storage keeps the MEDIA_ROOT it was first used with
 VAR_DIR = tempfile.mkdtemp(prefix="bench-lanes-")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children so far."""
+    import psutil
+
+    try:
+        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def services_cpu() -> float:
+    """CPU seconds of PostgreSQL and Redis so far (every process of theirs on the machine)."""
+    import psutil
+
+    total = 0.0
+    for p in psutil.process_iter(["name", "cpu_times"]):
+        if p.info["name"] in ("postgres", "redis-server") and p.info["cpu_times"]:
+            total += p.info["cpu_times"].user + p.info["cpu_times"].system
+    return total
 
 
 def pin(worker, core: int) -> None:
@@ -224,11 +258,16 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
                 pin(w, k % (os.cpu_count() or 1))
             started.append(w)
         load = os.getloadavg()[0]
+        cpu0 = (sum(tree_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
         t0 = time.perf_counter()
         run = launch()
         while model.objects.filter(pk=run.pk, status__in=("queued", "running")).exists():
             time.sleep(0.05)
         elapsed = time.perf_counter() - t0
+        cpu1 = (sum(tree_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
+        # the workers' CPU, and the rest's: this process (the test server's threads, the launch)
+        # plus PostgreSQL and Redis, all on the same cores
+        worker_cpu, rest_cpu = cpu1[0] - cpu0[0], (cpu1[1] - cpu0[1]) + (cpu1[2] - cpu0[2])
         run.refresh_from_db()
         requests = len(server.requests)
         prompts = Counter(
@@ -244,6 +283,8 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
             "duplicates": duplicates(run),
             "chunks": [w.log().count("succeeded in") for w in started],
             "load": load,
+            "worker_cpu": worker_cpu,
+            "rest_cpu": rest_cpu,
         }
 
 
@@ -253,6 +294,9 @@ def main() -> int:
     parser.add_argument("--types", default="judge,generation,scoring,mining")
     parser.add_argument("--n", type=int, default=400)
     parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of (one worker, two workers), interleaved"
+    )
     args = parser.parse_args()
     modes = ("latency", "cpu") if args.mode == "both" else (args.mode,)
     old_name = connection.settings_dict["NAME"]
@@ -262,25 +306,39 @@ def main() -> int:
         for mode in modes:
             concurrency, latency = (4, args.latency) if mode == "latency" else (64, 0.0)
             for kind in args.types.split(","):
-                rows = {}
-                for workers in (1, 2):
-                    r = one_setting(
-                        kind=kind, workers=workers, n=args.n, latency=latency,
-                        concurrency=concurrency, pinned=mode == "cpu",
-                    )  # fmt: skip
-                    rows[workers] = r
-                    print(
-                        f"[{mode}] {kind}: {workers} worker(s), concurrency {concurrency}: "
-                        f"{r['status']} in {r['elapsed']:.2f}s, peak in flight {r['peak']}, "
-                        f"requests {r['requests']}, asked twice {r['asked_twice']}, "
-                        f"duplicates {r['duplicates']}, chunks per worker {r['chunks']}, "
-                        f"load {r['load']:.1f}",
-                        flush=True,
-                    )
-                    bad += int(r["status"] != "done" or r["duplicates"] or r["asked_twice"])
-                    bad += int(mode == "latency" and r["peak"] > concurrency)
-                speed = rows[1]["elapsed"] / rows[2]["elapsed"]
-                print(f"[{mode}] {kind}: two workers / one = {speed:.2f}x", flush=True)
+                rows: dict[int, list[dict]] = {1: [], 2: []}
+                for _ in range(args.repeat):
+                    for workers in (1, 2):
+                        r = one_setting(
+                            kind=kind, workers=workers, n=args.n, latency=latency,
+                            concurrency=concurrency, pinned=mode == "cpu",
+                        )  # fmt: skip
+                        rows[workers].append(r)
+                        print(
+                            f"[{mode}] {kind}: {workers} worker(s), concurrency {concurrency}: "
+                            f"{r['status']} in {r['elapsed']:.2f}s, peak in flight {r['peak']}, "
+                            f"requests {r['requests']}, asked twice {r['asked_twice']}, "
+                            f"duplicates {r['duplicates']}, chunks per worker {r['chunks']}, "
+                            f"CPU s workers {r['worker_cpu']:.2f} / rest {r['rest_cpu']:.2f}, "
+                            f"load {r['load']:.1f}",
+                            flush=True,
+                        )
+                        bad += int(r["status"] != "done" or r["duplicates"] or r["asked_twice"])
+                        bad += int(mode == "latency" and r["peak"] > concurrency)
+                one, two = (statistics.median(r["elapsed"] for r in rows[k]) for k in (1, 2))
+                # CPU-bound on a machine whose cores also run the server and the database: with
+                # w the workers' CPU and r the rest's per item, one pinned worker takes N*w
+                # (the rest on the other core), two take N*(w+r)/2 at best: 2w/(w+r)
+                w = statistics.median(r["worker_cpu"] for r in rows[1])
+                rest = statistics.median(r["rest_cpu"] for r in rows[1])
+                bound = 2 * w / (w + rest) if w + rest else 0.0
+                print(
+                    f"[{mode}] {kind}: two workers / one = {one / two:.2f}x (median of "
+                    f"{args.repeat}: {one:.2f}s / {two:.2f}s); CPU per item workers "
+                    f"{1000 * w / args.n:.2f} ms, rest {1000 * rest / args.n:.2f} ms; "
+                    f"two cores allow at most {bound:.2f}x",
+                    flush=True,
+                )
         return int(bad > 0)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
