@@ -14,7 +14,9 @@ from tests.support.browser_roles import log_in, placeholders
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_pack_results_pages_pass_axe_and_work_with_the_keyboard(live_server, page, make_user):
+def test_pack_results_pages_pass_axe_and_work_with_the_keyboard(
+    live_server, page, make_user, shots
+):
     demo_pack_results_ensure()
     make_user("res", role="researcher")
     base = live_server.url
@@ -26,6 +28,7 @@ def test_pack_results_pages_pass_axe_and_work_with_the_keyboard(live_server, pag
         assert page.get_by_text("Worked examples").count() >= 1
         problems += [f"{pack}: {v}" for v in serious_violations(page)]
         problems += [f"{pack}: placeholder {t!r}" for t in placeholders(page)]
+        page.screenshot(path=str(shots / f"pack-results-{pack}.png"), full_page=True)
     page.goto(f"{base}/packs/")
     problems += [f"index: {v}" for v in serious_violations(page)]
     assert not problems, "\n".join(problems)

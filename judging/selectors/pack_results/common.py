@@ -13,8 +13,9 @@ generators sorted by the table's ``rank_by`` column, each compared with the next
 the instances both have (paired by ``item``): the paired bootstrap difference with its CI
 (:func:`judging.stats.bootstrap.paired_bootstrap`; stratified like the cell when it has
 strata), p from McNemar's exact test when every value is 0/1 in one stratum
-(:func:`judging.stats.significance.mcnemar`), else the paired bootstrap's p; Holm's adjustment
-over the k − 1 tests of the table (:func:`judging.stats.significance.holm_adjust`).
+(:func:`judging.stats.significance.mcnemar`), else from a paired sign-flip permutation test
+(scipy; the bootstrap's shifted p would call two identical differences 'significant'); Holm's
+adjustment over the k − 1 tests of the table (:func:`judging.stats.significance.holm_adjust`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
+from scipy import stats as sps
 
 from annotation.agreement import Undefined
 from judging.stats.bootstrap import (
@@ -44,8 +46,8 @@ STRATIFIED_METHOD = (
 NEIGHBOUR_NOTE = (
     "Generators are ranked on the column marked ▼; each is compared with the next one down on "
     "the instances both were scored on: paired bootstrap of the difference (95% CI), p from "
-    "McNemar's exact test for 0/1 outcomes, else from the paired bootstrap; Holm-adjusted over "
-    "the k − 1 comparisons of the table. 'differs' means adjusted p < 0.05."
+    "McNemar's exact test for 0/1 outcomes, else from a paired sign-flip permutation test; "
+    "Holm-adjusted over the k − 1 comparisons of the table. 'differs' means adjusted p < 0.05."
 )
 
 # values of one cell: {stratum: {item: value}}
@@ -152,17 +154,14 @@ def paired_test(a: Strata, b: Strata, boot: Bootstrap, *, scale: float = 1.0) ->
         diff = paired_bootstrap(
             xa, xb, n_resamples=resamples, confidence=boot.confidence, seed=boot.seed
         )
-        difference, ci, p_boot = diff.difference, diff.ci, diff.p_value
-        if _binary(xa, xb):
-            test = mcnemar(xa.astype(bool), xb.astype(bool))
-            p, name = test.p_value, "McNemar exact"
-        else:
-            p, name = p_boot, "paired bootstrap"
+        difference, ci = diff.difference, diff.ci
     else:
-        difference, ci, p = _stratified_paired(
-            pairs, Bootstrap(resamples, boot.confidence, boot.seed)
-        )
-        name = "stratified paired bootstrap"
+        difference, ci = _stratified_paired(pairs, Bootstrap(resamples, boot.confidence, boot.seed))
+    if len(pairs) == 1 and _binary(xa, xb):
+        p, name = mcnemar(xa.astype(bool), xb.astype(bool)).p_value, "McNemar exact"
+    else:
+        p = sign_flip_p(pairs, seed=boot.seed)
+        name = "paired sign-flip permutation" + (" (within strata)" if len(pairs) > 1 else "")
     out: dict[str, Any] = {
         "n_common": n_common,
         "difference": scale * difference,
@@ -177,16 +176,40 @@ def paired_test(a: Strata, b: Strata, boot: Bootstrap, *, scale: float = 1.0) ->
 
 
 def _stratified_paired(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], boot: Bootstrap):
-    """The difference of strata-averaged means, its CI and a two-sided p (the resampled
-    differences shifted to the null, as :func:`paired_bootstrap`)."""
+    """The difference of strata-averaged means and its CI (instances resampled within each
+    stratum, as :func:`paired_bootstrap` does over one)."""
     diffs = {s: xa - xb for s, (xa, xb) in pairs.items()}
     observed = float(np.mean([d.mean() for d in diffs.values()]))
     resampled = _stratum_means(diffs, boot).mean(axis=1)
-    extreme = int((np.abs(resampled - observed) >= abs(observed) - 1e-12).sum())
     ci = percentile_interval(
         resampled, confidence=boot.confidence, seed=boot.seed, method=PAIRED_METHOD
     )
-    return observed, ci, (1 + extreme) / (1 + boot.n_resamples)
+    return observed, ci
+
+
+def sign_flip_p(
+    pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int = 9999
+) -> float:
+    """Two-sided p of a paired sign-flip permutation test (``scipy.stats.permutation_test``,
+    exact when 2^n is small) of the strata-averaged mean difference: under the null each
+    instance's two values are exchangeable. Unlike the bootstrap's shifted p, it is 1 with a
+    single instance and cannot call two instances 'significant'."""
+    d = np.concatenate([xa - xb for xa, xb in pairs.values()])
+    weights = np.concatenate(
+        [np.full(len(xa), 1 / (len(pairs) * len(xa))) for xa, _ in pairs.values()]
+    )
+    if not np.any(d):
+        return 1.0
+    result = sps.permutation_test(
+        (d,),
+        lambda x, axis=-1: np.sum(weights * x, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+    )
+    return float(min(1.0, result.pvalue))
 
 
 def neighbour_tests(

@@ -136,7 +136,7 @@ def _bar(table: dict) -> str:
         return ""
     digits = table["digits"]
     return bar_chart_svg(
-        title=f"{table['title']}: {label}, 95% bootstrap CIs",
+        title=f"{table['title'].split(' (')[0]}, {label}: 95% CIs",
         labels=[r["generator"] for r in scored],
         values=[r["cells"][key]["value"] for r in scored],
         intervals=[

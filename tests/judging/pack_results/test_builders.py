@@ -94,7 +94,9 @@ def test_procbench_ranking_and_neighbour_tests(procbench_report):
     (test,) = pa["neighbours"]
     assert test["n_common"] == 7
     assert test["difference"] == pytest.approx(1 - 4.3 / 7)
-    assert test["test"] == "paired bootstrap"  # PA is not 0/1
+    # PA is not 0/1: exact sign-flip test, 5 non-zero differences all one way → 2 / 2^5
+    assert test["test"] == "paired sign-flip permutation"
+    assert test["p_value"] == pytest.approx(2 / 2**5)
     assert test["low"] <= test["difference"] <= test["high"]
     # SM is 0/1: McNemar exact, 5 items only gold-reference matches, none the other way
     (sm_test,) = sm["neighbours"]
@@ -145,7 +147,9 @@ def test_longproc_table3_level_averages(longproc_report):
     assert value(at_2k, w, "countdown") == 0.0 and value(at_2k, w, "travel") == 100.0
     (test,) = at_2k["neighbours"]
     assert test["generator_a"] == g and test["difference"] == pytest.approx(50.0)
-    assert test["test"] == "stratified paired bootstrap"
+    assert test["test"] == "paired sign-flip permutation (within strata)"
+    # one instance differs (Countdown G.4), one agrees: no evidence of a difference
+    assert test["p_value"] == pytest.approx(1.0) and test["significant"] is False
     assert "0.5K: average over Countdown." in longproc_report["notes"]
 
 
