@@ -203,4 +203,12 @@ class Command(BaseCommand):
 
         for line in demo_pack_results_ensure(stdout=self.stdout):
             self.stdout.write(f"  pack results pages (/packs/), worked examples: {line}")
+        from demo.customplans_study import customplans_study_ensure
+
+        cp_study = customplans_study_ensure()
+        if cp_study is not None:
+            self.stdout.write(
+                f"  SIMULATED CustomPlans study '{cp_study.name}' (worked examples, study "
+                f"{cp_study.pk}): its ratings on /packs/customplans/results/"
+            )
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

@@ -42,7 +42,7 @@ How to add a pack's page (e.g. ``scirecipe``)
 
 from __future__ import annotations
 
-from judging.selectors.pack_results import longproc, procbench
+from judging.selectors.pack_results import customplans, longproc, procbench, scirecipe
 from judging.selectors.pack_results.registry import PackPage
 
 PAGES: dict[str, PackPage] = {
@@ -66,6 +66,25 @@ PAGES: dict[str, PackPage] = {
             "Score per task × level with the level averages (Table 3), termination (Table 5), "
             "score against output length."
         ),
+    ),
+    "scirecipe": PackPage(
+        name="scirecipe",
+        title="SciRecipe",
+        prefix="scirecipe",
+        build=scirecipe.build,
+        template="judging/pack_results/scirecipe.html",
+        description="Table 1's nine metrics and their average, SCORE and its parts, BLEU-1…4, "
+        "the level split.",
+    ),
+    "customplans": PackPage(
+        name="customplans",
+        title="CustomPlans",
+        prefix="customplans",
+        attrs=tuple(customplans.SLICES),
+        build=customplans.build,
+        template="judging/pack_results/customplans.html",
+        description="Customized, executable and fully correct (Table 2), the problems raters "
+        "flagged (Fig. 9), and the outcomes by the hint's type and expertise (Figs. 10–12).",
     ),
 }
 
