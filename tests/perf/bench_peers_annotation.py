@@ -1,0 +1,320 @@
+"""The annotator flow side by side with Potato (potato-annotation, from the package index):
+``--users`` closed-loop annotators (no pause; 1 and 50 by default) against each, interleaved
+(Potato, how2review, Potato, how2review, … for each user count), Locust headless on loopback,
+``--seconds`` a run.
+
+- how2review: bench_annotation.py's harness (gunicorn, 3 sync workers, production settings,
+  PostgreSQL; item page, then save), its database renamed ``h2r_peers_annotation`` and its
+  Locust output under tests/perf/out/peers/, so it never meets another run of that script.
+- Potato: in its own virtual environment ``var/peers/potato`` (``python -m venv`` + pip
+  ``potato-annotation==--potato-version``), a project made here (the same goals, reference and
+  generated steps and 4 KB of source text per item, a yes/no "critical failure" choice and a
+  free-text description, Prolific-style URL login, 3 annotators per item) served by
+  ``potato start`` (its own server, as its documentation runs it). Each annotator enters with
+  its own PROLIFIC_PID, then in a loop saves its labels (``/updateinstance``, as Potato's page
+  does on each change) and moves on (``POST /annotate`` ``next_instance``, which answers with
+  the next item's page): tests/perf/locustfile_potato.py.
+
+Per run: items/s (saves per second), p50/p95 of the item page and of save, server CPU ms per
+item (the server's process tree), the load average before and after. Figures go to
+tests/perf/out/peers_annotation.{json,md}.
+
+Run: ``.venv/bin/python tests/perf/bench_peers_annotation.py [--users 1,50] [--seconds 20]
+[--rounds 2] [--only potato|how2review]``; PostgreSQL at ``PERF_PG_URL`` (default
+postgres://postgres@127.0.0.1:5432/postgres).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.perf import bench_annotation as h2r  # noqa: E402
+from tests.perf import peers  # noqa: E402
+
+h2r.DB_NAME = "h2r_peers_annotation"
+h2r.OUT = peers.OUT / "peers"
+WORDS = "Measure the ingredients carefully and combine them in a clean bowl before heating gently"
+N_STEPS = h2r.N_STEPS
+PORTS = range(18600, 18700)
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 18600-18699")
+
+
+# --- Potato ---------------------------------------------------------------------------------
+
+
+def potato_env(version: str) -> Path:
+    return peers.venv("potato", [[f"potato-annotation=={version}"]])
+
+
+def potato_project(home: Path, n_items: int) -> Path:
+    """A Potato project of ``n_items`` items shaped like bench_annotation.py's study."""
+    data = home / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    source_text = " ".join([WORDS] * 45)
+    with (data / "items.jsonl").open("w") as fh:
+        for i in range(n_items):
+            ref = "\n".join(f"{s}. {WORDS} (reference step {s})." for s in range(1, N_STEPS + 1))
+            gen = "\n".join(f"{s}. {WORDS} (generated step {s})." for s in range(1, N_STEPS + 1))
+            text = (
+                f"Goal {i}: prepare a simple dish at home with basic tools.\n\n"
+                f"Reference steps (L1):\n{ref}\n\nGenerated steps (L2):\n{gen}\n\n"
+                f"Source: {source_text}"
+            )
+            fh.write(json.dumps({"id": f"item-{i}", "text": text}) + "\n")
+    config = {
+        "annotation_task_name": "Peers benchmark",
+        "task_dir": str(home),
+        "output_annotation_dir": str(home / "annotation_output"),
+        "export_annotation_format": "jsonl",
+        "data_files": [str(data / "items.jsonl")],
+        "item_properties": {"id_key": "id", "text_key": "text"},
+        "user_config": {"allow_all_users": True, "users": []},
+        "login": {"type": "prolific"},
+        "require_password": False,
+        "max_annotations_per_user": 100000,
+        "max_annotations_per_item": 3,
+        "assignment_strategy": "fixed_order",
+        "alert_time_each_instance": 10000000,
+        "annotation_schemes": [
+            {
+                "annotation_type": "radio",
+                "name": "critical_failure",
+                "description": "Does L2 have a critical failure?",
+                "labels": ["failure", "no failure"],
+            },
+            {
+                "annotation_type": "text",
+                "name": "failure_description",
+                "description": "Describe the failure (steps of L1 and L2).",
+            },
+        ],
+        "site_dir": "default",
+    }
+    path = home / "config.yaml"
+    path.write_text(json.dumps(config, indent=2))  # YAML is a superset of JSON
+    return path
+
+
+def start_potato(python: Path, config: Path, log: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    potato = python.with_name("potato")
+    proc = subprocess.Popen(
+        [str(potato), "start", str(config), "-p", str(port)],
+        cwd=config.parent,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"potato exited:\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                time.sleep(1.0)
+                return proc, port
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError("potato did not start")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def locust(locustfile: Path, port: int, users: int, seconds: int, env: dict) -> dict:
+    prefix = h2r.OUT / "locust"
+    cmd = [str(Path(sys.executable).with_name("locust")), "-f", str(locustfile), "--headless"]
+    cmd += ["-u", str(users), "-r", str(users), "-t", f"{seconds}s"]
+    cmd += ["--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary"]
+    cmd += ["--loglevel", "WARNING", "--stop-timeout", "5"]
+    with (h2r.OUT / "locust.log").open("wb") as log:
+        subprocess.run(
+            cmd,
+            cwd=ROOT,
+            env=dict(os.environ, **env),
+            check=False,
+            timeout=seconds + 120,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    with open(f"{prefix}_stats.csv", newline="") as fh:
+        return {row["Name"]: row for row in csv.DictReader(fh)}
+
+
+def row_from(tool: str, users: int, stats: dict, cpu_s: float, load0: float) -> dict:
+    item, save = stats["item page"], stats["save (submit)"]
+    saves = int(save["Request Count"]) - int(save["Failure Count"])
+    return {
+        "tool": tool,
+        "users": users,
+        "items_per_s": float(save["Requests/s"]),
+        "saves": saves,
+        "failures": int(item["Failure Count"]) + int(save["Failure Count"]),
+        "item_page_ms": [float(item["50%"]), float(item["95%"])],
+        "save_ms": [float(save["50%"]), float(save["95%"])],
+        "server_cpu_ms_per_item": 1000 * cpu_s / max(saves, 1),
+        "load": [load0, peers.load()],
+    }
+
+
+def potato_run(python: Path, home: Path, users: int, args) -> dict:
+    import shutil
+
+    if home.exists():
+        shutil.rmtree(home)  # fresh state: no annotator or label from the run before
+    config = potato_project(home, args.items)
+    proc, port = start_potato(python, config, home / "server.log")
+    try:
+        load0 = peers.load()
+        cpu0 = h2r.process_cpu(proc.pid)
+        stats = locust(HERE / "locustfile_potato.py", port, users, args.seconds, {})
+        cpu = h2r.process_cpu(proc.pid) - cpu0
+    finally:
+        stop(proc)
+    row = row_from("Potato", users, stats, cpu, load0)
+    row["stored"] = potato_stored(home)
+    return row
+
+
+def potato_stored(home: Path) -> int:
+    """Items with labels in Potato's saved annotator states (each annotator's
+    ``user_state.json``), read after the server stopped."""
+    n = 0
+    for state in (home / "annotation_output").glob("*/user_state.json"):
+        labels = json.loads(state.read_text()).get("instance_id_to_label_to_value") or {}
+        n += sum(1 for v in labels.values() if v)
+    return n
+
+
+# --- how2review (bench_annotation.py's harness) ---------------------------------------------
+
+
+def h2r_run(users: int, args) -> dict:
+    h2r.recreate_db()
+    proc = None
+    try:
+        slug = h2r.seed(args.items)
+        proc, port = h2r.start_gunicorn(3, h2r.OUT / "gunicorn.log")
+        load0 = peers.load()
+        cpu0 = h2r.process_cpu(proc.pid)
+        stats = locust(
+            HERE / "locustfile_annotation.py",
+            port,
+            users,
+            args.seconds,
+            {"BENCH_STUDY_SLUG": slug, "BENCH_N_STEPS": str(N_STEPS), "BENCH_MODE": "annotate"},
+        )
+        cpu = h2r.process_cpu(proc.pid) - cpu0
+    finally:
+        if proc is not None:
+            stop(proc)
+        h2r.drop_db()
+    return row_from("how2review", users, stats, cpu, load0)
+
+
+def report(rows: list[dict], args, versions: dict) -> str:
+    body = [
+        [
+            i,
+            r["tool"],
+            r["users"],
+            f"{r['items_per_s']:.1f}",
+            f"{r['item_page_ms'][0]:.0f} / {r['item_page_ms'][1]:.0f}",
+            f"{r['save_ms'][0]:.0f} / {r['save_ms'][1]:.0f}",
+            f"{r['server_cpu_ms_per_item']:.1f}",
+            r.get("stored", "–"),
+            r["failures"],
+            f"{r['load'][0]:.2f} → {r['load'][1]:.2f}",
+        ]
+        for i, r in enumerate(rows, 1)
+    ]
+    head = [
+        "#",
+        "tool",
+        "users",
+        "items/s",
+        "item page p50 / p95 ms",
+        "save p50 / p95 ms",
+        "server CPU ms/item",
+        "labels stored (Potato)",
+        "failed requests",
+        "load 1-min",
+    ]
+    lines = [
+        f"closed-loop annotators, no pause, {args.seconds} s a run, {args.items} items, "
+        f"Locust on the same {os.cpu_count()} CPUs",
+        "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+        "",
+        peers.table(head, body),
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--users", default="1,50")
+    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--items", type=int, default=4000)
+    ap.add_argument("--only", choices=["potato", "how2review"], default="")
+    ap.add_argument("--potato-version", default=os.environ.get("POTATO_VERSION", "2.12.1"))
+    args = ap.parse_args()
+    h2r.OUT.mkdir(parents=True, exist_ok=True)
+    versions = {"how2review": peers.git_head(), "Python": sys.version.split()[0]}
+    python = None
+    if args.only != "how2review":
+        python = potato_env(args.potato_version)
+        versions["potato-annotation"] = peers.version_of(python, "potato-annotation")
+        versions["Flask"] = peers.version_of(python, "flask")
+    versions["gunicorn"] = peers.version_of(Path(sys.executable), "gunicorn")
+    versions["Locust"] = peers.version_of(Path(sys.executable), "locust")
+    rows = []
+    for users in [int(u) for u in args.users.split(",")]:
+        for r in range(1, args.rounds + 1):
+            if python is not None:
+                rows.append(potato_run(python, peers.PEERS / "potato-project", users, args))
+                print(f"round {r}, {users} users, Potato: {rows[-1]}", flush=True)
+            if args.only != "potato":
+                rows.append(h2r_run(users, args))
+                print(f"round {r}, {users} users, how2review: {rows[-1]}", flush=True)
+    text = report(rows, args, versions)
+    print(text)
+    (peers.OUT / "peers_annotation.md").write_text(text + "\n")
+    (peers.OUT / "peers_annotation.json").write_text(
+        json.dumps({"args": vars(args), "versions": versions, "rows": rows}, indent=2)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
