@@ -131,6 +131,8 @@ class Converter:
     def backend(self) -> LLMBackend:
         if self._backend is None:
             config = {**self.backend_config, "model": self.model, "endpoint": "chat"}
+            if isinstance(config.get("inner"), dict):  # ``record``: the recorded backend's model
+                config["inner"] = {**config["inner"], "model": self.model, "endpoint": "chat"}
             self._backend = build_backend(config)
         return self._backend
 

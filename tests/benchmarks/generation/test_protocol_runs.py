@@ -179,6 +179,44 @@ def test_procbench_json_answer_format_is_scored_without_conversion(llm_server, g
     assert scores["dc-1"]["metrics"]["sm"] == 1
 
 
+def test_procbench_run_recorded_then_replayed_gives_the_same_outputs(
+    llm_server, generator, tmp_path
+):
+    llm_server.responder = procbench_responder
+    dataset = imported("procbench", procbench_items(), "pb")
+    recording = tmp_path / "replies.jsonl"
+    inner = {"backend": "openai", "base_url": llm_server.base_url, "model": "test-model"}
+    options = {"conversion_model": "conv-model"}
+    recorded = drive(
+        make_generation_run(
+            llm_server, dataset, generator, protocol="procbench", protocol_options=options,
+            backend="record", backend_options={"recording": str(recording), "inner": inner},
+            start=False,
+        )
+    )  # fmt: skip
+    assert recorded.status == "done", recorded.error
+    assert len(recording.read_text().splitlines()) == 6  # 3 answers + 3 conversions
+    n_requests = len(llm_server.requests)
+    again = Generator.objects.create(name="replayed")
+    replayed = drive(
+        make_generation_run(
+            llm_server, dataset, again, protocol="procbench", protocol_options=options,
+            backend="replay", backend_options={"recording": str(recording)}, start=False,
+        )
+    )  # fmt: skip
+    assert replayed.status == "done", replayed.error
+    assert len(llm_server.requests) == n_requests  # no model called
+
+    def outputs(run):
+        return {
+            g.procedure.source_example_id: (g.model_completion, g.payload["prediction"])
+            for g in Generation.objects.filter(run=run).select_related("procedure")
+        }
+
+    assert outputs(replayed) == outputs(recorded)
+    assert outputs(replayed)["dc-1"][1] == CONVERTED["1"]
+
+
 # --- LongProc ----------------------------------------------------------------------------------
 COUNTDOWN_ITEMS = [
     {"id": "f5", "numbers": [44, 48, 35, 6], "target": 25, "level": "0.5k"},

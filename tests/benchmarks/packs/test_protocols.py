@@ -21,6 +21,7 @@ from benchmarks.packs.protocols.longproc import (
 )
 from benchmarks.packs.protocols.procbench import parse_answer_json
 from benchmarks.packs.registry import get_pack
+from tests.support.purity import django_imports, source_files
 
 # --- the worked examples ---------------------------------------------------------------------
 DELETECHAR_TEMPLATE = (
@@ -94,6 +95,14 @@ def scored(pack: str, item: dict, raw: str, payload: dict, finish_reason: str = 
         finish_reason=finish_reason, pack=pack,
     )  # fmt: skip
     return get_pack(pack).score(record)
+
+
+def test_protocols_are_pure():
+    from benchmarks.packs import protocols
+
+    names = {p.name for p in source_files(protocols)}
+    assert {"base.py", "longproc.py", "procbench.py", "scirecipe.py", "customplans.py"} <= names
+    assert django_imports(protocols) == {}
 
 
 def test_every_pack_has_a_protocol_named_after_it():
