@@ -10,9 +10,10 @@
 - ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
 - ``PROLIFIC_WEBHOOK_URL``: the public https URL Prolific delivers webhooks to (empty: poll);
   ``PROLIFIC_WORKSPACE_ID``: the workspace whose webhook secret and subscriptions the app keeps.
-- ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` (30) per ``ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES``
-  (60): at most this many new Prolific participants of a study from one client address in the
-  window (0: no limit); more are refused (429) and shown to the researcher.
+- ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` (30): the default of a new study's setting
+  ``new_participants_per_address``: at most this many new Prolific participants of the study from
+  one client address per ``ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES`` (60) (0: no limit); more
+  are refused (429, the page says why) and shown to the researcher. A lab study raises it.
 """
 
 from __future__ import annotations

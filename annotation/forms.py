@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation import conf
 from annotation.form_types.registry import form_choices
 from annotation.known_items import KnownItemsError
 from annotation.models import Study
+from annotation.models.study import MAX_NEW_PARTICIPANTS_PER_ADDRESS
 from annotation.selectors.study import generation_pairs, known_items_read, regular_generation_ids
 from annotation.services.study import STUDY_SETTINGS
 from benchmarks.models import Dataset, Generator
@@ -77,6 +79,17 @@ class StudyCreateForm(GatedFormMixin, forms.ModelForm):
         initial=dict,
         help_text='The form type\'s settings as JSON, e.g. {"preset": "scirecipe"} for a '
         'rating scale or {"pack": "longproc-countdown"} for solve mode; {} for none.',
+    )
+
+    new_participants_per_address = forms.IntegerField(
+        min_value=0,
+        max_value=MAX_NEW_PARTICIPANTS_PER_ADDRESS,
+        required=False,
+        initial=conf.new_participants_per_ip,
+        label="New participants per network address per hour",
+        help_text="More new Prolific participants from one address within an hour are refused "
+        "(the page tells them why); 0 = no limit. Raise it for a lab session where everyone "
+        "shares one network address. Empty: the default.",
     )
 
     class Meta:
@@ -159,6 +172,10 @@ class StudyCreateForm(GatedFormMixin, forms.ModelForm):
 
     def clean_gold_rate(self):
         return self.cleaned_data.get("gold_rate") or 0.0
+
+    def clean_new_participants_per_address(self):
+        value = self.cleaned_data.get("new_participants_per_address")
+        return conf.new_participants_per_ip() if value is None else value
 
     def settings(self) -> dict:
         return {f: self.cleaned_data[f] for f in self.Meta.fields if f != "name"}

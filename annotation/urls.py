@@ -15,6 +15,7 @@ pages = [
     path("manage/new/", research.study_create, name="study_create"),
     path("manage/<int:pk>/", research.progress, name="study_progress"),
     path("manage/<int:pk>/status/", research.set_status, name="study_status"),
+    path("manage/<int:pk>/entry-limit/", research.set_entry_limit, name="study_entry_limit"),
     path("manage/<int:pk>/export.<str:fmt>", research.export, name="study_export"),
     path("report/<int:pk>/", report.report, name="report"),
     path("report/<int:pk>/partial/", report.report_partial, name="report_partial"),

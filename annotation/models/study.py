@@ -12,8 +12,11 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from annotation import conf
 from annotation.labels import MAX_COMMENTS, MAX_EXPLANATION, MAX_STUDY_DESCRIPTION
 from benchmarks.models import Generation
+
+MAX_NEW_PARTICIPANTS_PER_ADDRESS = 100_000
 
 
 def new_slug() -> str:
@@ -122,6 +125,13 @@ class Study(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="Silent gold items per regular item (0.2 = one after every 5): known answers "
         "shown like any other item, scored on the quality page, never blocking.",
+    )
+    new_participants_per_address = models.PositiveIntegerField(
+        default=conf.new_participants_per_ip,
+        validators=[MaxValueValidator(MAX_NEW_PARTICIPANTS_PER_ADDRESS)],
+        help_text="At most this many new Prolific participants may join from one network "
+        "address in an hour (0 = no limit); more are refused, and the refusals are shown on "
+        "the progress page. Raise it for a lab session where everyone shares one address.",
     )
     codebook_version = models.ForeignKey(
         "annotation.CodebookVersion",

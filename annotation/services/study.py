@@ -58,6 +58,7 @@ STUDY_SETTINGS = (
     "sampling_seed",
     "gold_rate",
     "codebook_version",
+    "new_participants_per_address",
 )
 
 
@@ -221,6 +222,19 @@ def study_set_status(*, study: Study, status: str) -> Study:
     return study
 
 
+def study_set_entry_limit(*, study: Study, value) -> Study:
+    """Set how many new participants may join from one network address per entry window
+    (a lab session behind one address needs more than the default); 0: no limit."""
+    field = Study._meta.get_field("new_participants_per_address")
+    try:
+        limit = field.clean(str(value).strip() if value is not None else value, study)
+    except ValidationError as exc:
+        raise ValidationError({field.name: exc.messages}) from None
+    study.new_participants_per_address = limit
+    study.save(update_fields=["new_participants_per_address"])
+    return study
+
+
 # --- entry ----------------------------------------------------------------------------
 
 
@@ -301,12 +315,27 @@ def _refuse_session_conflict(participant: Participant, session_id: str, client_i
     raise EntryRefused("session_conflict", SESSION_CONFLICT_MESSAGE)
 
 
+def rate_limited_message(limit: int, minutes: int) -> str:
+    """The refusal page's reason for a new participant over the study's address limit."""
+    joined = "1 new participant has" if limit == 1 else f"{limit:,} new participants have"
+    return (
+        f"{joined} already joined this study from your network address in the last "
+        f"{minutes} minutes, the most the study allows per address (its setting “New "
+        "participants per network address per hour”). Nothing was recorded for you. If you "
+        "are in a lab or classroom session where everyone shares one network, ask the "
+        "researcher to raise that setting on the study's progress page; otherwise please try "
+        "again later."
+    )
+
+
 def _refuse_over_ip_limit(study: Study, client_ip) -> None:
-    """At most ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` new participants per address and window."""
-    limit = conf.new_participants_per_ip()
+    """At most ``study.new_participants_per_address`` new participants per address and window
+    (``ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES``); 0: no limit."""
+    limit = study.new_participants_per_address
     if not limit or not client_ip:
         return
-    since = timezone.now() - timedelta(minutes=conf.new_participants_window_minutes())
+    minutes = conf.new_participants_window_minutes()
+    since = timezone.now() - timedelta(minutes=minutes)
     recent = Participant.objects.filter(study=study, entry_ip=client_ip, created_at__gte=since)
     if recent.count() < limit:
         return
@@ -318,14 +347,10 @@ def _refuse_over_ip_limit(study: Study, client_ip) -> None:
             study=study,
             kind=EntryEvent.Kind.RATE_LIMITED,
             client_ip=client_ip,
-            detail=f"more than {limit} new participants in "
-            f"{conf.new_participants_window_minutes()} min",
+            detail=f"more than {limit} new participants in {minutes} min "
+            "(study setting: new participants per network address)",
         )
-    raise EntryRefused(
-        "rate_limited",
-        "Too many new participants have joined from your network just now. "
-        "Please try again later or contact the researcher.",
-    )
+    raise EntryRefused("rate_limited", rate_limited_message(limit, minutes))
 
 
 EXCLUDED_MESSAGE = (

@@ -75,6 +75,33 @@ def set_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @researcher_required
+@require_POST
+def set_entry_limit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The study's limit of new participants per network address (a lab session raises it)."""
+    study = get_object_or_404(Study, pk=pk)
+    try:
+        study_services.study_set_entry_limit(
+            study=study, value=request.POST.get("new_participants_per_address", "")
+        )
+    except ValidationError as exc:
+        messages.error(
+            request, "New participants per network address per hour: " + " ".join(exc.messages)
+        )
+        study.refresh_from_db()
+        entry_url = request.build_absolute_uri(reverse("annotation:enter", args=[study.slug]))
+        context = progress_page_context(study=study, entry_url=entry_url)
+        return render(request, "annotation/research/progress.html", context, status=400)
+    limit = study.new_participants_per_address
+    messages.success(
+        request,
+        f"New participants per network address per hour: {limit:,}."
+        if limit
+        else "New participants per network address: no limit.",
+    )
+    return redirect(study.get_absolute_url())
+
+
+@researcher_required
 def export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt not in EXPORT_FORMATS:
         raise Http404("Exports are .jsonl or .csv")
