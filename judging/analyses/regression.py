@@ -16,7 +16,10 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
+
 
 COVARIATES = (
     ("ref_steps", "per +1 reference step"),

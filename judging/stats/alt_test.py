@@ -22,9 +22,12 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from scipy.stats import ttest_1samp
-from statsmodels.stats.multitest import multipletests
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
+sps = lazy_module("scipy.stats")
+multitest = lazy_module("statsmodels.stats.multitest")
+
 
 DEFAULT_EPSILON = 0.1  # crowd workers (the paper: 0.15 skilled annotators, 0.2 experts)
 DEFAULT_Q = 0.05
@@ -54,7 +57,7 @@ def one_sided_p_values(differences: np.ndarray, epsilon: float) -> np.ndarray:
     test per row); NaN where the t statistic is undefined (every difference equal to ε)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant differences: t is ±inf
-        return np.asarray(ttest_1samp(differences, epsilon, axis=-1, alternative="less").pvalue)
+        return np.asarray(sps.ttest_1samp(differences, epsilon, axis=-1, alternative="less").pvalue)
 
 
 def one_sided_p_value(differences: Sequence[float], epsilon: float) -> float | None:
@@ -70,7 +73,7 @@ def benjamini_yekutieli(p_values: Sequence[float | None], q: float) -> list[bool
     if not p_values:
         return []
     values = np.array([1.0 if p is None else p for p in p_values], dtype=float)
-    reject = multipletests(values, alpha=q, method="fdr_by")[0]
+    reject = multitest.multipletests(values, alpha=q, method="fdr_by")[0]
     return [bool(r) for r in reject]
 
 

@@ -22,9 +22,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from core.lazy import lazy_module
 from judging.stats.alt_test import DEFAULT_Q, benjamini_yekutieli, one_sided_p_values
+
+np = lazy_module("numpy")
 
 DEFAULT_SIZES = tuple(range(30, 201, 10))
 DEFAULT_EPSILONS = (0.0, 0.05, 0.1, 0.2)

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from annotation.agreement import (
     Undefined,
     ac1_weighted,
@@ -23,11 +21,18 @@ from annotation.agreement import (
     gwet_ac1_from_counts,
     stat_json,
 )
+from core.lazy import lazy_module
 from judging.stats.bootstrap import bootstrap_cells, percentile_interval
+
+np = lazy_module("numpy")
 
 CLASSES = ("has_failure", "no_failure")
 # The items of each cell as rating counts (has_failure, no_failure) of the two raters.
-CELL_PATTERNS = np.array([[2, 0], [1, 1], [1, 1], [0, 2]], dtype=np.int64)
+CELL_PATTERNS = ((2, 0), (1, 1), (1, 1), (0, 2))
+
+
+def _patterns() -> np.ndarray:
+    return np.array(CELL_PATTERNS, dtype=np.int64)  # numpy imported when first computed
 
 
 def _ci_json(samples: np.ndarray, confidence: float, seed: int) -> dict[str, Any]:
@@ -46,7 +51,7 @@ def _share(k: int, n: int, reason: str):
 
 
 def _ac1(cells: np.ndarray):
-    return gwet_ac1_from_counts(np.repeat(CELL_PATTERNS, cells, axis=0), 2)
+    return gwet_ac1_from_counts(np.repeat(_patterns(), cells, axis=0), 2)
 
 
 def _kappas(draws: np.ndarray) -> np.ndarray:
@@ -112,7 +117,7 @@ def binary_agreement(
         ),
         "gwet_ac1": _with_ci(
             ac1_value,
-            samples(lambda d: ac1_weighted(CELL_PATTERNS, d, 2)[0]),
+            samples(lambda d: ac1_weighted(_patterns(), d, 2)[0]),
             confidence,
             seed,
             **ac1_extra,

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from annotation.agreement import Undefined
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
 
 METHOD = "percentile bootstrap over items (resampled with replacement, fixed seed)"
 PAIRED_METHOD = (

@@ -21,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from annotation.agreement import Undefined, stat_json
+from core.lazy import lazy_module
 from judging.stats.bootstrap import percentile_interval, resample_indices
+
+np = lazy_module("numpy")
 
 DEFAULT_BINS = 10
 NO_ITEMS = "no item has both a clear human majority and a parsed judge sample"

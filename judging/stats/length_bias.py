@@ -19,7 +19,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
+
 
 MIN_ITEMS = 10
 PER_TOKENS = 100

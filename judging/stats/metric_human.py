@@ -30,11 +30,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-from scipy import stats as sps
-
 from annotation.agreement import Undefined, cohen_kappa_from_confusion, stat_json
+from core.lazy import lazy_module
 from judging.stats.bootstrap import percentile_interval, resample_indices
+
+np = lazy_module("numpy")
+sps = lazy_module("scipy.stats")
 
 RULES = ("thresholds", "quantiles")
 DIRECTIONS = ("low", "high")

@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
+
 
 ALPHA = 0.05
 MIN_LABELLED = 2

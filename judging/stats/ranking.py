@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
-import numpy as np
-
 from annotation.agreement import Undefined
+from core.lazy import lazy_module
 from judging.stats.bootstrap import Interval, percentile_interval
+
+np = lazy_module("numpy")
 
 METHOD = (
     "percentile bootstrap of the generations both judges scored, resampled within each "

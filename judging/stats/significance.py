@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from scipy import stats as sps
-
 from annotation.agreement import Stat, Undefined, stat_json
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")
+sps = lazy_module("scipy.stats")
 
 
 @dataclass(frozen=True)

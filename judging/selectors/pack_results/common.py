@@ -14,7 +14,8 @@ the instances both have (paired by ``item``): the paired bootstrap difference wi
 (:func:`judging.stats.bootstrap.paired_bootstrap`; stratified like the cell when it has
 strata), p from McNemar's exact test when every value is 0/1 in one stratum
 (:func:`judging.stats.significance.mcnemar`), else from a paired sign-flip permutation test
-(scipy; the bootstrap's shifted p would call two identical differences 'significant'); Holm's
+(:func:`sign_flip_p`; the bootstrap's shifted p would call two identical differences
+'significant'); Holm's
 adjustment over the k − 1 tests of the table (:func:`judging.stats.significance.holm_adjust`).
 """
 
@@ -25,10 +26,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-import numpy as np
-from scipy import stats as sps
-
 from annotation.agreement import Undefined
+from core.lazy import lazy_module
 from judging.stats.bootstrap import (
     PAIRED_METHOD,
     bootstrap_mean_ci,
@@ -37,6 +36,9 @@ from judging.stats.bootstrap import (
     resample_indices,
 )
 from judging.stats.significance import holm_adjust, mcnemar
+
+np = lazy_module("numpy")  # imported when a results page computes (core.lazy)
+sps = lazy_module("scipy.stats")
 
 ALPHA = 0.05
 STRATIFIED_METHOD = (
@@ -188,28 +190,31 @@ def _stratified_paired(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], boot:
 
 
 def sign_flip_p(
-    pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int = 9999
+    pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int = 2000
 ) -> float:
-    """Two-sided p of a paired sign-flip permutation test (``scipy.stats.permutation_test``,
-    exact when 2^n is small) of the strata-averaged mean difference: under the null each
-    instance's two values are exchangeable. Unlike the bootstrap's shifted p, it is 1 with a
-    single instance and cannot call two instances 'significant'."""
-    d = np.concatenate([xa - xb for xa, xb in pairs.values()])
+    """Two-sided p of a paired sign-flip permutation test of the strata-averaged mean
+    difference: under the null each instance's two values are exchangeable, so each difference
+    keeps or flips its sign. Exact (every sign pattern) with at most 12 non-zero differences,
+    else ``n_resamples`` random patterns (fixed seed; p = (1 + hits) / (1 + B)). Unlike the
+    bootstrap's shifted p it is 1 with a single differing instance."""
     weights = np.concatenate(
         [np.full(len(xa), 1 / (len(pairs) * len(xa))) for xa, _ in pairs.values()]
     )
-    if not np.any(d):
+    wd = weights * np.concatenate([xa - xb for xa, xb in pairs.values()])
+    wd = wd[wd != 0]
+    if not len(wd):
         return 1.0
-    result = sps.permutation_test(
-        (d,),
-        lambda x, axis=-1: np.sum(weights * x, axis=axis),
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        rng=np.random.default_rng(seed),
-    )
-    return float(min(1.0, result.pvalue))
+    observed = abs(wd.sum()) - 1e-12
+    if len(wd) <= 12:
+        patterns = 1 - 2 * ((np.arange(2 ** len(wd))[:, None] >> np.arange(len(wd))) & 1)
+        return float((np.abs(patterns @ wd) >= observed).mean())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, n_resamples, 200):  # bounded memory: 200 × n signs at a time
+        size = min(200, n_resamples - start)
+        signs = rng.integers(0, 2, size=(size, len(wd))) * 2 - 1
+        hits += int((np.abs(signs @ wd) >= observed).sum())
+    return (1 + hits) / (1 + n_resamples)
 
 
 def neighbour_tests(
