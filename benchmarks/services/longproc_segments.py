@@ -123,7 +123,8 @@ def segment_requests(
     :class:`~benchmarks.packs.longproc_segments.SegmentError` or ``ProtocolError`` naming the
     field a record lacks."""
     answer = seg.gold_answer(task, record.get("gold"))
-    level = record.get("level", level)
+    if record.get("level") is not None:  # the record's own level, else the run's
+        level = record["level"]
     if level is None:
         raise ProtocolError("is required (0.5k, 2k or 8k) on the record or as --level", "level")
     prompt = longproc_prompt(record, task, level, few_shot=few_shot)

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from benchmarks.llm.base import CONTINUE_FINAL_MESSAGE, LLMRequest, PrefillUnsupported
 from benchmarks.llm.registry import build_backend
-from benchmarks.services.longproc_segments import segment_analysis
+from benchmarks.services.longproc_segments import segment_analysis, segment_requests
 
 CITIES = ["Austin", "Boston", "Chicago", "Denver", "El Paso", "Fresno", "Gary", "Houston", "Irvine"]
 ROUTE = [f"From {a}, take a train to {b}." for a, b in itertools.pairwise(CITIES)]
@@ -169,3 +169,53 @@ def test_command_reads_the_items_of_an_imported_dataset(llm_server, llm_backend_
     assert {r["id"] for r in data["rows"]} == {"pt-1"} and data["refused"] == []
     with pytest.raises(CommandError, match="either FILE or --dataset"):
         call_command("longproc_segments", "path-traversal", "--backend", backend)
+
+
+def test_requests_for_tom_and_tsv_records_and_a_record_without_level(tmp_path):
+    backend = build_backend({"backend": "vllm", "model": str(tmp_path)})  # no engine loaded
+    steps = [f"- Step {k}: (Anne location changed) {{Anne location: room {k}}}" for k in (1, 2, 3)]
+    tom = {"story": "Anne walks.", "question": "Where is Anne?", "level": "2k"}
+    tom["gold"] = "\n".join([*steps, "Final Answer: room 3"])
+    _, requests = segment_requests(backend=backend, task="tom-tracking", record=tom)
+    assert [prefix for prefix, _ in requests] == [
+        "",
+        steps[0] + "\n",
+        steps[0] + "\n" + steps[1] + "\n",
+        "".join(s + "\n" for s in steps),
+    ]
+    assert "Where is Anne?" in requests[3][1].messages[0]["content"]
+    assert requests[3][1].max_tokens == 3000  # 2k + the 1K buffer
+    tsv = {
+        "html": "<table><tr><td>A</td></tr></table>",
+        "task_topic": "books",
+        "target_information": "(1) Title",
+        "tsv_header": "Title",
+        "gold": "Title\nA\nB\nC\nD\nE",
+        "level": "0.5k",
+    }
+    _, requests = segment_requests(backend=backend, task="html-to-tsv", record=tsv)
+    assert requests[2][0] == "```tsv\nTitle\nA\nB\nC\n"  # 5 rows: 2, 1, 1, 1
+    assert requests[2][1].messages[-1] == {"role": "assistant", "content": requests[2][0]}
+    result = segment_analysis(
+        backend=backend, task="tom-tracking", records=[{**tom, "id": "t", "level": None}]
+    )
+    assert result.refused == [
+        {
+            "id": "t",
+            "reason": "field 'level': is required (0.5k, 2k or 8k) on the record or as --level",
+        }
+    ]
+    assert result.rows == [] and [r["n"] for r in result.table] == [0, 0, 0, 0]
+
+
+def test_the_level_option_serves_records_without_one(tmp_path):
+    backend = build_backend({"backend": "vllm", "model": str(tmp_path)})
+    record = {**RECORD, "level": None}
+    _, requests = segment_requests(
+        backend=backend, task="path-traversal", record=record, level="2k"
+    )
+    assert requests[0][1].max_tokens == 3000
+    _, requests = segment_requests(
+        backend=backend, task="path-traversal", record=RECORD, level="2k"
+    )
+    assert requests[0][1].max_tokens == 1500  # the record's own 0.5k wins
