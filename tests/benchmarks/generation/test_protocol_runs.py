@@ -32,6 +32,8 @@ from tests.benchmarks.packs.test_protocols import (
     PATH_CONTEXT,
     SCIRECIPE_GOLD,
     SCIRECIPE_K,
+    TRAVEL_F6,
+    TRAVEL_F6_PLAN,
 )
 from tests.support.worker import running_worker, wait_for
 
@@ -274,6 +276,61 @@ def test_longproc_path_traversal_reasoning_budget_and_exact_match(llm_server, ge
     assert "Now find the route from Fort Worth to Houston" in llm_server.requests[0].prompt_text
     _, scores = scoring("longproc-path-traversal", dataset, generator)
     assert scores["p1"]["metrics"]["correct"] == 1
+
+
+TOM_GOLD = (
+    "- Step 0: (initial state) {Carol location: pantry; tweezers location: playroom's pedestal; "
+    "Carol sees tweezers: False; Carol's belief on tweezers: None}\n"
+    "- Step 1: (Carol location changed; tweezers location unchanged) {Carol location: playroom; "
+    "tweezers location: playroom's pedestal; Carol sees tweezers: True; Carol's belief on "
+    "tweezers: playroom's pedestal}\nFinal Answer: the playroom's pedestal"
+)
+OTHER_LONGPROC = [
+    (
+        "longproc-html-to-tsv",
+        {"id": "h", "level": "2k", "html": "<ul><li>Oak</li><li>Elm</li></ul>",
+         "task_topic": "trees", "target_information": "(1) Name", "tsv_header": "Name",
+         "gold": "Name\nOak\nElm"},
+        "Here it is:\n```tsv\nName\nOak\nElm\n```",
+        "Based on the HTML webpage above about trees",
+        {"f1": 1.0},
+    ),
+    (
+        "longproc-tom-tracking",
+        {"id": "t", "level": "2k", "story": "Step 0: Carol is in the pantry.\nStep 1: Carol "
+         "moves to the playroom.", "question": "Where does Carol believe the tweezers is?",
+         "gold": TOM_GOLD},
+        "Tracking Carol.\n" + TOM_GOLD,
+        "Where does Carol believe the tweezers is?",
+        {"correct": 1},
+    ),
+    (
+        "longproc-travel",
+        {"id": "f6", "level": "2k", **TRAVEL_F6},
+        "<Solving Procedure>Hamburg first.</Solving Procedure>\n" + TRAVEL_F6_PLAN,
+        "You want to spend 7 days in Hamburg.",
+        {"correct": 1},
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "pack, item, reply, in_prompt, expected", OTHER_LONGPROC, ids=[c[0] for c in OTHER_LONGPROC]
+)
+def test_other_longproc_tasks_generate_and_score(
+    llm_server, generator, pack, item, reply, in_prompt, expected
+):
+    llm_server.responder = lambda req: reply
+    dataset = imported(pack, [item], "lp")
+    run = drive(make_generation_run(llm_server, dataset, generator, protocol=pack))
+    assert run.status == "done", run.error
+    request = llm_server.requests[0]
+    assert in_prompt in request.prompt_text and request.body["max_tokens"] == 3000
+    g = Generation.objects.get(run=run)
+    assert g.payload["protocol"]["extracted"] and g.finish_reason == "stop"
+    _, scores = scoring(pack, dataset, generator)
+    metrics = scores[item["id"]]["metrics"]
+    assert {k: metrics[k] for k in expected} == expected and metrics["terminated"] == 1
 
 
 def test_an_item_the_prompt_cannot_be_built_from_is_refused_at_create(llm_server, generator):
