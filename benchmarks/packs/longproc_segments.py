@@ -27,9 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from scipy import stats
-
 from benchmarks.packs.longproc import (
     extract_fenced,
     extract_tagged,
@@ -37,6 +34,10 @@ from benchmarks.packs.longproc import (
     normalize,
     row_f1,
 )
+from core.lazy import lazy_module
+
+np = lazy_module("numpy")  # imported on first use (issue 32: web processes hold no numpy)
+stats = lazy_module("scipy.stats")
 
 N_SEGMENTS = 4
 SEGMENT_TASKS = ("path-traversal", "tom-tracking", "html-to-tsv")

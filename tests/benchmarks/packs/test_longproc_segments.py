@@ -19,6 +19,7 @@ from benchmarks.packs.longproc_segments import (
     split_even,
     written_entries,
 )
+from tests.support.purity import django_imports
 
 CITIES = ["Austin", "Boston", "Chicago", "Denver", "El Paso", "Fresno", "Gary", "Houston"]
 CITIES += ["Irvine", "Jackson", "Kent"]
@@ -141,3 +142,9 @@ def test_per_segment_means_cis_and_failed_requests():
     assert (table[3]["n"], table[3]["n_failed"], table[3]["ci_low"]) == (1, 1, None)
     assert per_segment(rows) == table  # seeded: the same CIs again
     assert bootstrap_ci([]) is None and bootstrap_ci([1.0]) is None
+
+
+def test_the_module_is_pure():
+    from benchmarks.packs import longproc_segments
+
+    assert django_imports(longproc_segments) == {}
