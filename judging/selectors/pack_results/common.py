@@ -30,7 +30,9 @@ from annotation.agreement import Undefined
 from core.lazy import lazy_module
 from judging.stats.bootstrap import (
     PAIRED_METHOD,
+    bootstrap_cells,
     bootstrap_mean_ci,
+    bootstrap_proportion_ci,
     paired_bootstrap,
     percentile_interval,
     resample_indices,
@@ -98,13 +100,17 @@ def cell(strata: Strata, boot: Bootstrap, *, scale: float = 1.0) -> dict[str, An
     if len(groups) == 1:
         (x,) = groups.values()
         value = float(x.mean())
-        ci = (
-            bootstrap_mean_ci(
-                x, n_resamples=boot.n_resamples, confidence=boot.confidence, seed=boot.seed
-            )
-            if boot.n_resamples
-            else Undefined("no resamples asked")
-        )
+        options = {
+            "n_resamples": boot.n_resamples,
+            "confidence": boot.confidence,
+            "seed": boot.seed,
+        }
+        if not boot.n_resamples:
+            ci = Undefined("no resamples asked")
+        elif _binary(x):  # 0/1: a resample's mean is Bin(n, p) / n, as How2Score's CI
+            ci = bootstrap_proportion_ci(int(x.sum()), len(x), **options)
+        else:
+            ci = bootstrap_mean_ci(x, **options)
     else:
         value = float(np.mean([x.mean() for x in groups.values()]))
         ci = _stratified_ci(groups, boot) if boot.n_resamples else Undefined("no resamples")
@@ -153,10 +159,13 @@ def paired_test(a: Strata, b: Strata, boot: Bootstrap, *, scale: float = 1.0) ->
     resamples = max(boot.n_resamples, 1)
     if len(pairs) == 1:
         ((xa, xb),) = pairs.values()
-        diff = paired_bootstrap(
-            xa, xb, n_resamples=resamples, confidence=boot.confidence, seed=boot.seed
-        )
-        difference, ci = diff.difference, diff.ci
+        if _binary(xa, xb):
+            difference, ci = _binary_difference(xa - xb, boot, resamples)
+        else:
+            diff = paired_bootstrap(
+                xa, xb, n_resamples=resamples, confidence=boot.confidence, seed=boot.seed
+            )
+            difference, ci = diff.difference, diff.ci
     else:
         difference, ci = _stratified_paired(pairs, Bootstrap(resamples, boot.confidence, boot.seed))
     if len(pairs) == 1 and _binary(xa, xb):
@@ -177,6 +186,18 @@ def paired_test(a: Strata, b: Strata, boot: Bootstrap, *, scale: float = 1.0) ->
     return out
 
 
+def _binary_difference(d: np.ndarray, boot: Bootstrap, resamples: int):
+    """The mean of 0/1 differences (−1, 0, 1) and its paired bootstrap CI: resampling the
+    items is one multinomial draw over the three kinds (:func:`bootstrap_cells`)."""
+    cells = [int((d == -1).sum()), int((d == 0).sum()), int((d == 1).sum())]
+    draws = bootstrap_cells(cells, n_resamples=resamples, seed=boot.seed)
+    means = (draws[:, 2] - draws[:, 0]) / len(d)
+    ci = percentile_interval(
+        means, confidence=boot.confidence, seed=boot.seed, method=PAIRED_METHOD
+    )
+    return float(d.mean()), ci
+
+
 def _stratified_paired(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], boot: Bootstrap):
     """The difference of strata-averaged means and its CI (instances resampled within each
     stratum, as :func:`paired_bootstrap` does over one)."""
@@ -190,7 +211,7 @@ def _stratified_paired(pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], boot:
 
 
 def sign_flip_p(
-    pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int = 2000
+    pairs: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed: int, n_resamples: int = 1000
 ) -> float:
     """Two-sided p of a paired sign-flip permutation test of the strata-averaged mean
     difference: under the null each instance's two values are exchangeable, so each difference
@@ -212,7 +233,7 @@ def sign_flip_p(
     hits = 0
     for start in range(0, n_resamples, 200):  # bounded memory: 200 × n signs at a time
         size = min(200, n_resamples - start)
-        signs = rng.integers(0, 2, size=(size, len(wd))) * 2 - 1
+        signs = np.where(rng.random((size, len(wd))) < 0.5, -1.0, 1.0)
         hits += int((np.abs(signs @ wd) >= observed).sum())
     return (1 + hits) / (1 + n_resamples)
 

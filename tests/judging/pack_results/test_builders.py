@@ -216,3 +216,19 @@ def test_paired_test_uses_only_common_items_and_holm_over_the_table():
     assert [r["generator"] for r in table["rows"]] == ["a", "b", "c"]  # no value last
     assert len(table["neighbours"]) == 1  # c has no value: not compared
     assert table["neighbours"][0]["p_holm"] == table["neighbours"][0]["p_value"]
+
+
+def test_sign_flip_test_is_exact_for_few_items_and_seeded_for_many():
+    import numpy as np
+
+    from judging.selectors.pack_results.common import sign_flip_p
+
+    one = {"all": (np.array([1.0]), np.array([0.0]))}
+    assert sign_flip_p(one, seed=0) == 1.0  # one differing instance is no evidence
+    three = {"all": (np.array([0.9, 0.8, 0.7]), np.array([0.1, 0.2, 0.3]))}
+    assert sign_flip_p(three, seed=0) == pytest.approx(2 / 8)  # exact: both all-same patterns
+    many = {"all": (np.linspace(0.5, 1.0, 30), np.zeros(30))}
+    p = sign_flip_p(many, seed=3)
+    assert p == sign_flip_p(many, seed=3) == pytest.approx(1 / 1001)
+    noise = {"all": (np.array([0.1, -0.2, 0.3, -0.1] * 5), np.zeros(20))}
+    assert sign_flip_p(noise, seed=0) > 0.05
