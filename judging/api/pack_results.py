@@ -25,6 +25,12 @@ class PackResultsView(APIView):
             OpenApiParameter("dataset", OpenApiTypes.INT),
             OpenApiParameter("bootstrap", OpenApiTypes.INT, description="resamples (1000)"),
             OpenApiParameter("seed", OpenApiTypes.INT, description="bootstrap seed (0)"),
+            OpenApiParameter(
+                "study",
+                OpenApiTypes.INT,
+                description="a human study instead of the scoring runs (pages that read one: "
+                "customplans, a study with the CustomPlans form)",
+            ),
         ],
         responses=OpenApiTypes.OBJECT,
     )

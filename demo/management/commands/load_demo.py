@@ -208,7 +208,7 @@ class Command(BaseCommand):
         cp_study = customplans_study_ensure()
         if cp_study is not None:
             self.stdout.write(
-                f"  SIMULATED CustomPlans study '{cp_study.name}' (worked examples, study "
-                f"{cp_study.pk}): its ratings on /packs/customplans/results/"
+                f"  SIMULATED CustomPlans study '{cp_study.name}' (worked examples): "
+                f"/packs/customplans/results/?study={cp_study.pk}"
             )
         self.stdout.write(self.style.SUCCESS("Demo data loaded."))

@@ -42,7 +42,13 @@ How to add a pack's page (e.g. ``scirecipe``)
 
 from __future__ import annotations
 
-from judging.selectors.pack_results import customplans, longproc, procbench, scirecipe
+from judging.selectors.pack_results import (
+    customplans,
+    customplans_study,
+    longproc,
+    procbench,
+    scirecipe,
+)
 from judging.selectors.pack_results.registry import PackPage
 
 PAGES: dict[str, PackPage] = {
@@ -82,6 +88,8 @@ PAGES: dict[str, PackPage] = {
         prefix="customplans",
         attrs=tuple(customplans.SLICES),
         build=customplans.build,
+        studies=customplans_study.customplans_studies,
+        study_instances=customplans_study.study_reader,
         template="judging/pack_results/customplans.html",
         description="Customized, executable and fully correct (Table 2), the problems raters "
         "flagged (Fig. 9), and the outcomes by the hint's type and expertise (Figs. 10–12).",

@@ -37,6 +37,7 @@ class Selection:
     run_ids: tuple[int, ...] = ()
     dataset_id: int | None = None
     boot: Bootstrap = field(default_factory=Bootstrap)
+    study_id: int | None = None  # a page that reads a human study (PackPage.study_instances)
 
 
 def _whole(raw: str, name: str, low: int, high: int) -> int:
@@ -48,8 +49,8 @@ def _whole(raw: str, name: str, low: int, high: int) -> int:
 
 def parse_selection(params: Mapping[str, Any]) -> Selection:
     """``run`` (repeated scoring-run ids), ``dataset`` (an id), ``bootstrap`` (resamples,
-    0–10000, default 1000), ``seed`` (default 0) from a QueryDict; :class:`SelectionError`
-    naming the parameter."""
+    0–10000, default 1000), ``seed`` (default 0), ``study`` (an id, pages that read a study)
+    from a QueryDict; :class:`SelectionError` naming the parameter."""
     getlist = getattr(params, "getlist", lambda k: [params[k]] if k in params else [])
     runs = [r for r in getlist("run") if str(r).strip()]
     if len(runs) > MAX_RUNS:
@@ -61,7 +62,11 @@ def parse_selection(params: Mapping[str, Any]) -> Selection:
     n_resamples = _whole(raw_boot, "bootstrap", 0, MAX_RESAMPLES) if raw_boot else 1000
     raw_seed = str(params.get("seed") or "").strip()
     seed = _whole(raw_seed, "seed", 0, 2**32 - 1) if raw_seed else 0
-    return Selection(run_ids, dataset_id, Bootstrap(n_resamples=n_resamples, seed=seed))
+    raw_study = str(params.get("study") or "").strip()
+    study_id = _whole(raw_study, "study", 1, 2**63 - 1) if raw_study else None
+    return Selection(
+        run_ids, dataset_id, Bootstrap(n_resamples=n_resamples, seed=seed), study_id=study_id
+    )
 
 
 def family_runs(page: PackPage) -> list[ScoringRun]:

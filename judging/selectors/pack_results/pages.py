@@ -12,6 +12,7 @@ from core.formatting import Missing, fmt_number
 from judging.selectors.pack_results.common import NEIGHBOUR_NOTE
 from judging.selectors.pack_results.data import (
     Selection,
+    SelectionError,
     chosen_runs,
     family_runs,
     run_instances,
@@ -51,8 +52,15 @@ def _run_json(run) -> dict[str, Any]:
 
 def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
     """The page's numbers as JSON (``SelectionError`` for a bad choice of runs or dataset)."""
-    runs = chosen_runs(page, selection)
-    instances = run_instances(page, runs)
+    study = None
+    if selection.study_id is not None:
+        if page.study_instances is None:
+            raise SelectionError("study", f"the {page.title} page reads no study")
+        runs = []
+        instances, study = page.study_instances(selection.study_id)
+    else:
+        runs = chosen_runs(page, selection)
+        instances = run_instances(page, runs)
     built = page.build(instances, selection.boot)
     worked = sorted(
         {str(i.attrs["worked_example"]) for i in instances if "worked_example" in i.attrs}
@@ -62,6 +70,7 @@ def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
         "pack": page.name,
         "title": page.title,
         "runs": [_run_json(r) for r in runs],
+        "study": study,
         "generators": sorted({i.generator for i in instances}),
         "n_instances": len(instances),
         "worked_examples": {"n": n_worked, "sources": worked},
@@ -202,6 +211,7 @@ def page_context(*, page: PackPage, report: dict, selection: Selection) -> dict[
         "curve_tables": curve_tables,
         "notes": report["notes"],
         "runs": family_runs(page),
+        "studies": list(page.studies()) if page.studies else [],
         "chosen": chosen,
         "selection": selection,
     }

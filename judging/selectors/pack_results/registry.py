@@ -21,6 +21,10 @@ class PackPage:
     attrs: tuple[str, ...] = ()  # the item's gold fields the builder reads
     template: str = "judging/pack_results/base.html"
     description: str = ""
+    # a page that can also read a human study (``study=<id>``; CustomPlans): its studies for
+    # the chooser, and its reader (study id → instances and facts; SelectionError "study")
+    studies: Callable[[], Sequence[Any]] | None = None
+    study_instances: Callable[[int], tuple[list[Instance], dict[str, Any]]] | None = None
 
     def matches(self, pack: str) -> bool:
         return pack == self.prefix or pack.startswith(self.prefix + "-")

@@ -98,3 +98,51 @@ def test_exports(demo, researcher):
     assert data == researcher.get("/api/packs/scirecipe/results/").json()
     assert data["headline"] == "table1"
     assert data["worked_examples"]["n"] == 6
+
+
+def test_customplans_page_from_the_study(demo, researcher, make_user):
+    """The same numbers from the study's annotations, plus what only each rater's answer
+    gives: the problems flagged (Q2 'missing' for sequential 11.1%, by hand in
+    test_customplans.py)."""
+    _lines, study = demo
+    html = researcher.get("/packs/customplans/results/", {"study": study.pk}).content.decode()
+    text = visible_text(html)
+    assert not PLACEHOLDERS.search(text), PLACEHOLDERS.search(text)
+    assert f'value="{study.pk}" selected' in html and "54 answers" in text
+    assert 'id="table-errors-q2"' in html and "11.1" in text
+    api = researcher.get("/api/packs/customplans/results/", {"study": study.pk}).json()
+    assert api["runs"] == [] and api["study"]["n_annotations"] == 54
+    table2 = next(t for t in api["tables"] if t["id"] == "table2")
+    by_generator = {r["generator"]: r["cells"] for r in table2["rows"]}
+    assert by_generator["sequential-worked-example"]["fully_correct"]["value"] == pytest.approx(
+        500 / 9
+    )
+    assert api["worked_examples"]["n"] == 18
+    rows = researcher.get("/packs/customplans/results/export.csv", {"study": study.pk})
+    text = b"".join(rows.streaming_content).decode()
+    assert "errors-q1" in text
+
+
+@pytest.mark.parametrize(
+    ("url", "params", "message"),
+    [
+        ("/api/packs/customplans/results/", {"study": "x"}, "whole number"),
+        ("/api/packs/customplans/results/", {"study": "999999"}, "no study 999999"),
+        ("/api/packs/scirecipe/results/", {"study": "1"}, "reads no study"),
+    ],
+)
+def test_bad_study_is_a_400_naming_it(demo, researcher, url, params, message):
+    response = researcher.get(url, params)
+    assert response.status_code == 400
+    assert message in str(response.json()["study"])
+    page = researcher.get(url.replace("/api", ""), params)
+    assert page.status_code == 400 and "study" in page.content.decode()
+
+
+def test_a_study_of_another_form_is_refused(demo, researcher):
+    from tests.annotation.factories import make_study
+
+    other = make_study(n_items=1)
+    response = researcher.get("/api/packs/customplans/results/", {"study": other.pk})
+    assert response.status_code == 400
+    assert "not the CustomPlans form" in str(response.json()["study"])
