@@ -17,8 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from django.conf import settings
+
+from core.lazy import lazy_module
+
+httpx = lazy_module("httpx")  # imported on the first call (core.lazy)
 
 DEFAULT_BASE_URL = "https://api.prolific.com/api/v1"
 TOKEN_ENV = "PROLIFIC_API_TOKEN"

@@ -15,9 +15,10 @@ import ssl
 from functools import cache
 from typing import Any
 
-import httpx
-
+from core.lazy import lazy_module
 from core.secrets import api_key_env_error
+
+httpx = lazy_module("httpx")  # imported on the first call (core.lazy)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TIMEOUT_S = 5.0
