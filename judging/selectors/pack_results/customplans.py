@@ -178,4 +178,11 @@ def build(instances: Sequence[Instance], boot: Bootstrap) -> dict[str, Any]:
                     digits=1,
                 )
             )
-    return {"tables": tables, "curves": [], "notes": notes, "headline": "table2"}
+    return {
+        "tables": tables,
+        "curves": [],
+        "notes": notes,
+        "headline": "table2",
+        # Figures 10–12: FullyCorrect by each of the hint's dimensions, as bars
+        "grouped_plots": [f"{dim}-fully_correct" for dim in SLICES],
+    }

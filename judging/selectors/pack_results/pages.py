@@ -160,6 +160,31 @@ def _bar(table: dict) -> str:
     )
 
 
+def _grouped_bar(table: dict) -> str:
+    """Every column but "all" of a table as bars, one per (column, generator) — e.g. a share
+    by the hint's type (CustomPlans Figs. 10–12); a builder names such tables in
+    ``grouped_plots``."""
+    bars = [
+        (f"{col['label']} · {row['generator']}", row["cells"][col["key"]])
+        for col in table["columns"]
+        if col["key"] != "all"
+        for row in table["rows"]
+        if row["cells"][col["key"]]["value"] is not None
+    ]
+    if not bars:
+        return ""
+    return bar_chart_svg(
+        title=f"{table['title']}: 95% CIs",
+        labels=[label for label, _ in bars],
+        values=[c["value"] for _, c in bars],
+        intervals=[(c["low"], c["high"]) if c.get("low") is not None else None for _, c in bars],
+        value_range=(0.0, 100.0) if table["scale"] == 100.0 else None,
+        value_format=f"{{:.{table['digits']}f}}",
+        id_prefix=f"pack-grouped-{table['id']}",
+        width=720,
+    )
+
+
 def _line(curve: dict) -> str:
     series = [
         (s["generator"], [(p["x"], p["value"], p["label"]) for p in s["points"]])
@@ -182,7 +207,16 @@ def _line(curve: dict) -> str:
 def page_context(*, page: PackPage, report: dict, selection: Selection) -> dict[str, Any]:
     tables = [table_context(t) for t in report["tables"]]
     headline = next((t for t in report["tables"] if t["id"] == report.get("headline")), None)
-    charts = [c for c in [_bar(headline) if headline else "", *map(_line, report["curves"])] if c]
+    grouped = [t for t in report["tables"] if t["id"] in report.get("grouped_plots", ())]
+    charts = [
+        c
+        for c in [
+            _bar(headline) if headline else "",
+            *map(_grouped_bar, grouped),
+            *map(_line, report["curves"]),
+        ]
+        if c
+    ]
     curve_tables = [
         {
             "id": c["id"],
