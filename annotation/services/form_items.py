@@ -42,6 +42,13 @@ def _clean_spec(study: Study, form, spec: Mapping, where: str, generations: dict
         raise ValidationError(f"{where}: context must be a JSON object")
     if len(str(context)) > MAX_CONTEXT_CHARS:
         raise ValidationError(f"{where}: context is over {MAX_CONTEXT_CHARS:,} characters")
+    if form.name == "customplans" and "hint" not in context:
+        # the item's own hint (a CustomPlans dataset imported with import_pack, generated with
+        # the customplans protocol): the raters see the condition the procedure was customized to
+        gold = generations[gen_id].procedure.payload or {}
+        hint = gold.get("hint") or gold.get("customization_hint")
+        if isinstance(hint, str) and hint.strip():
+            context = {**context, "hint": hint}
     if "hint" in context and not isinstance(context["hint"], str):
         raise ValidationError(f"{where}: context.hint must be text")
     if "record" in context and not isinstance(context["record"], Mapping):
@@ -73,13 +80,18 @@ def _clean_spec(study: Study, form, spec: Mapping, where: str, generations: dict
 def study_form_items_add(*, study: Study, items: Iterable[Mapping]) -> list[StudyItem]:
     """Add items to a study of any form type, all or none: ``{generation_id,
     generation_b_id? (pairwise), kind? (regular | attention | training | qualification |
-    gold), context? ({hint?, prompt?, record?}), expected_label? (known items, checked by the
+    gold), context? ({hint?, prompt?, record?}; a CustomPlans item without a hint takes its
+    procedure's), expected_label? (known items, checked by the
     form type), explanation?, attempt? (2: a qualification item of the second try)}``. A refusal (ValidationError) names the item (1-based) and field."""
     specs = list(items)
     form = study_form(study=study)
     ids = {s.get(k) for s in specs for k in ("generation_id", "generation_b_id")} - {None}
     ints = {i for i in ids if isinstance(i, int) and not isinstance(i, bool)}
-    generations = Generation.objects.in_bulk(list(ints))
+    generations = (
+        Generation.objects.select_related("procedure")
+        .defer("procedure__source_text")
+        .in_bulk(list(ints))
+    )
     rows = [
         _clean_spec(
             study, form, spec if isinstance(spec, Mapping) else {}, f"item {n}", generations

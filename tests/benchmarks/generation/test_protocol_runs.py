@@ -15,6 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
+from annotation.selectors.forms import item_view, study_form
 from benchmarks.models import Dataset, Generation, GenerationRun, Generator
 from benchmarks.services.generation_runs import (
     GenerationRunError,
@@ -24,6 +25,7 @@ from benchmarks.services.generation_runs import (
 from benchmarks.services.pack_imports import pack_import
 from benchmarks.services.scoring_runs import scoring_run_create
 from core.runs import engine
+from tests.annotation.factories import make_form_study
 from tests.benchmarks.factories import make_generation_run
 from tests.benchmarks.generation.conftest import drive
 from tests.benchmarks.packs.test_protocols import (
@@ -403,6 +405,13 @@ def test_customplans_run_gives_full_procedures_for_the_study_and_the_pack(llm_se
     _, scores = scoring("customplans", dataset, generator)
     assert scores["bread"]["metrics"]["n_steps_out"] == 3
     assert scores["bread"]["breakdown"]["customized_steps"] == g.predicted_steps
+    # ready for the CustomPlans form type's study: the item shows the customized procedure and
+    # takes its hint from the imported item
+    study = make_form_study("customplans", specs=[{"generation_id": g.pk}])
+    view = item_view(item=study.items.get(), participant_id=None, form=study_form(study=study))
+    assert (view.goal, list(view.l2), view.context["hint"]) == (
+        "Bake bread", g.predicted_steps, "I only have a stovetop",
+    )  # fmt: skip
 
 
 # --- command, API, worker -----------------------------------------------------------------------
