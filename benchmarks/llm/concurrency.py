@@ -63,6 +63,8 @@ class Gate(Protocol):
 
     def release(self, token: str) -> None: ...
 
+    def release_many(self, tokens: list[str]) -> None: ...
+
 
 # --- per process ----------------------------------------------------------------------------
 
@@ -106,6 +108,14 @@ class LocalGate:
             self._holders.discard(token)
             self._cond.notify()
 
+    def release_many(self, tokens: list[str]) -> None:
+        """Give back several slots at once (a writer's stored batch)."""
+        if not tokens:
+            return
+        with self._cond:
+            self._holders.difference_update(tokens)
+            self._cond.notify(len(tokens))
+
     def held(self) -> int:
         with self._cond:
             return len(self._holders)
@@ -134,6 +144,22 @@ if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   redis.call('PEXPIRE', KEYS[2], 60000)
 end
 return 0
+"""
+
+# KEYS: holders, wake list. ARGV: tokens... Frees each held slot and wakes one waiter per slot.
+_RELEASE_MANY = """
+local freed = 0
+for i = 1, #ARGV do
+  freed = freed + redis.call('ZREM', KEYS[1], ARGV[i])
+end
+if freed > 0 then
+  for i = 1, math.min(freed, 64) do
+    redis.call('RPUSH', KEYS[2], '1')
+  end
+  redis.call('LTRIM', KEYS[2], -64, -1)
+  redis.call('PEXPIRE', KEYS[2], 60000)
+end
+return freed
 """
 
 # KEYS: holders. ARGV: lease in ms, tokens... Pushes the leases of tokens still held.
@@ -242,6 +268,19 @@ class SharedGate:
             self._client().eval(_RELEASE, 2, self._holders, self._wake, token)
         except Exception:  # noqa: BLE001 - the lease lapses on its own
             logger.warning("concurrency limit: a slot of %s lapses on its own", self.key)
+
+    def release_many(self, tokens: list[str]) -> None:
+        """Give back several slots in one round trip (a writer's stored batch)."""
+        if not tokens:
+            return
+        for token in tokens:
+            _renewer.remove(self.redis_url, self._holders, token)
+        try:
+            self._client().eval(_RELEASE_MANY, 2, self._holders, self._wake, *tokens)
+        except Exception:  # noqa: BLE001 - the leases lapse on their own
+            logger.warning(
+                "concurrency limit: %d slots of %s lapse on their own", len(tokens), self.key
+            )
 
     def held(self) -> int:
         """Holders with a live lease (tests, the console)."""

@@ -107,8 +107,8 @@ class Backpressure:
             self.written += n
             freed, self._tokens = self._tokens[:n], self._tokens[n:]
             self._cond.notify_all()
-        for token in freed:
-            self.gate.release(token)
+        if freed:
+            self.gate.release_many(freed)  # one round trip for the batch
 
     def close(self) -> None:
         """Give back every gate slot still held (the chunk's end: what was not stored is not
@@ -116,8 +116,9 @@ class Backpressure:
         with self._cond:
             freed, self._tokens = self._tokens, []
             ready, self._ready = self._ready, None
-        for token in [*freed, *([ready] if ready else [])]:
-            self.gate.release(token)
+        freed += [ready] if ready else []
+        if freed:
+            self.gate.release_many(freed)
 
 
 class ReplyWriter(threading.Thread):

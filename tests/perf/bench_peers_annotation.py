@@ -4,7 +4,8 @@
 ``--seconds`` a run.
 
 - how2review: bench_annotation.py's harness (gunicorn, 3 sync workers, production settings,
-  PostgreSQL; item page, then save), its database renamed ``h2r_peers_annotation`` and its
+  PostgreSQL; item page, then save; one study seeded for all runs, a fresh gunicorn each),
+  its database renamed ``h2r_peers_annotation`` and its
   Locust output under tests/perf/out/peers/, so it never meets another run of that script.
 - Potato: in its own virtual environment ``var/peers/potato`` (``python -m venv`` + pip
   ``potato-annotation==--potato-version``), a project made here (the same goals, reference and
@@ -219,11 +220,18 @@ def potato_stored(home: Path) -> int:
 # --- how2review (bench_annotation.py's harness) ---------------------------------------------
 
 
+_SEEDED: dict[str, str] = {}
+
+
 def h2r_run(users: int, args) -> dict:
-    h2r.recreate_db()
+    """One run on the study seeded by the first (its items outlast every run's saves: each
+    annotator is new, k = 3), on a fresh gunicorn."""
+    if "slug" not in _SEEDED:
+        h2r.recreate_db()
+        _SEEDED["slug"] = h2r.seed(args.items)
+    slug = _SEEDED["slug"]
     proc = None
     try:
-        slug = h2r.seed(args.items)
         proc, port = h2r.start_gunicorn(3, h2r.OUT / "gunicorn.log")
         load0 = peers.load()
         cpu0 = h2r.process_cpu(proc.pid)
@@ -238,7 +246,6 @@ def h2r_run(users: int, args) -> dict:
     finally:
         if proc is not None:
             stop(proc)
-        h2r.drop_db()
     return row_from("how2review", users, stats, cpu, load0)
 
 
@@ -299,14 +306,18 @@ def main() -> int:
     versions["gunicorn"] = peers.version_of(Path(sys.executable), "gunicorn")
     versions["Locust"] = peers.version_of(Path(sys.executable), "locust")
     rows = []
-    for users in [int(u) for u in args.users.split(",")]:
-        for r in range(1, args.rounds + 1):
-            if python is not None:
-                rows.append(potato_run(python, peers.PEERS / "potato-project", users, args))
-                print(f"round {r}, {users} users, Potato: {rows[-1]}", flush=True)
-            if args.only != "potato":
-                rows.append(h2r_run(users, args))
-                print(f"round {r}, {users} users, how2review: {rows[-1]}", flush=True)
+    try:
+        for users in [int(u) for u in args.users.split(",")]:
+            for r in range(1, args.rounds + 1):
+                if python is not None:
+                    rows.append(potato_run(python, peers.PEERS / "potato-project", users, args))
+                    print(f"round {r}, {users} users, Potato: {rows[-1]}", flush=True)
+                if args.only != "potato":
+                    rows.append(h2r_run(users, args))
+                    print(f"round {r}, {users} users, how2review: {rows[-1]}", flush=True)
+    finally:
+        if _SEEDED:
+            h2r.drop_db()
     text = report(rows, args, versions)
     print(text)
     (peers.OUT / "peers_annotation.md").write_text(text + "\n")

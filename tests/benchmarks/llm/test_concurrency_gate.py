@@ -53,6 +53,35 @@ def test_shared_gate_holds_its_limit_across_instances_and_hands_slots_on():
     assert a.held() == 0
 
 
+def test_release_many_frees_a_batch_in_one_call_and_wakes_waiters():
+    """A writer's stored batch gives its slots back at once (one Redis round trip): every
+    token freed, one waiter woken per slot, unknown tokens ignored."""
+    for gate in (
+        SharedGate(redis_url=_url(), key=_key(), limit=3),
+        LocalGate(key=_key(), limit=3),
+    ):
+        tokens = [gate.try_acquire() for _ in range(3)]
+        assert all(tokens) and gate.held() == 3 and gate.try_acquire() is None
+        got: list[str | None] = []
+        waiters = [
+            threading.Thread(target=lambda g=gate, out=got: out.append(g.acquire()))
+            for _ in range(2)
+        ]
+        for w in waiters:
+            w.start()
+        time.sleep(0.2)
+        assert not got  # both wait
+        started = time.monotonic()
+        gate.release_many([*tokens, "not-a-holder"])
+        for w in waiters:
+            w.join(5)
+        assert len(got) == 2 and all(got) and time.monotonic() - started < 1.0
+        assert gate.held() == 2
+        gate.release_many(got)
+        gate.release_many([])
+        assert gate.held() == 0
+
+
 def test_a_dead_holders_slots_come_back_within_the_lease(settings):
     settings.LLM_CONCURRENCY_LEASE_SECONDS = 1
     key = _key()
