@@ -1,7 +1,7 @@
 """The SciRecipe and CustomPlans results pages in Debian's chromium: the demo's worked
 examples with their tables and plots (CustomPlans: Table 2's bars and Figures 10–12's), an
-axe-core audit (WCAG 2.1 A/AA) with no serious or critical violation, no placeholder word, and
-choosing the CustomPlans study with the keyboard alone."""
+axe-core audit (WCAG 2.1 A/AA) with no serious or critical violation, no placeholder word, no
+page wider than a 1280 px window, and choosing the CustomPlans study with the keyboard alone."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from demo.customplans_study import customplans_study_ensure
 from demo.pack_results import demo_pack_results_ensure
 from tests.e2e.test_accessibility import serious_violations
-from tests.support.browser_roles import log_in, placeholders
+from tests.support.browser_roles import log_in, placeholders, too_wide
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,6 +34,9 @@ def test_scirecipe_and_customplans_pages_pass_axe_and_the_keyboard(
         assert page.get_by_text("Worked examples").count() >= 1, name
         problems += [f"{name}: {v}" for v in serious_violations(page)]
         problems += [f"{name}: placeholder {t!r}" for t in placeholders(page)]
+        page.set_viewport_size({"width": 1280, "height": 900})
+        if too_wide(page):
+            problems.append(f"{name}: {too_wide(page)} px wide at 1280")
         page.screenshot(path=str(shots / f"pack-results-{name}.png"), full_page=True)
     assert not problems, "\n".join(problems)
 
