@@ -173,7 +173,8 @@ def locust(locustfile: Path, port: int, users: int, seconds: int, env: dict) -> 
 
 
 def row_from(tool: str, users: int, stats: dict, cpu_s: float, load0: float) -> dict:
-    item, save = stats["item page"], stats["save (submit)"]
+    none = {"Request Count": 0, "Failure Count": 0, "Requests/s": 0, "50%": 0, "95%": 0}
+    item, save = stats.get("item page", none), stats.get("save (submit)", none)
     saves = int(save["Request Count"]) - int(save["Failure Count"])
     return {
         "tool": tool,
@@ -196,6 +197,9 @@ def potato_run(python: Path, home: Path, users: int, args) -> dict:
     config = potato_project(home, args.items)
     proc, port = start_potato(python, config, home / "server.log")
     try:
+        import urllib.request
+
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60).read()  # warm-up
         load0 = peers.load()
         cpu0 = h2r.process_cpu(proc.pid)
         stats = locust(HERE / "locustfile_potato.py", port, users, args.seconds, {})
@@ -233,6 +237,7 @@ def h2r_run(users: int, args) -> dict:
     proc = None
     try:
         proc, port = h2r.start_gunicorn(3, h2r.OUT / "gunicorn.log")
+        h2r.page_weight(port, slug)  # warm-up: one annotator's way in, as bench_annotation.py
         load0 = peers.load()
         cpu0 = h2r.process_cpu(proc.pid)
         stats = locust(
