@@ -9,6 +9,7 @@ the run that wrote it, and only the item's gold fields the page names (not the w
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from judging.selectors.pack_results.registry import PackPage
 
 MAX_RESAMPLES = 10_000
 MAX_RUNS = 50
+CACHE_SECONDS = 600  # a report at the paper's scale takes tens of seconds to resample
 
 
 class SelectionError(ValueError):
@@ -135,3 +137,21 @@ def run_instances(page: PackPage, runs: list[ScoringRun]) -> list[Instance]:
                 )
             )
     return out
+
+
+def report_cache_key(page: PackPage, selection: Selection, runs: list[ScoringRun]) -> str:
+    """The cache key of a report on ``runs``: the page, the query, each run's state and the
+    family's latest run change (a newer run of a pack overwrites an older run's results)."""
+    latest = (
+        ScoringRun.objects.filter(pack__startswith=page.prefix)
+        .order_by("-updated_at")
+        .values_list("updated_at", flat=True)
+        .first()
+    )
+    parts = [
+        page.name,
+        repr(selection),
+        repr([(r.pk, r.status, r.n_done, r.n_failed, r.updated_at) for r in runs]),
+        repr(latest),
+    ]
+    return "pack-results:" + hashlib.sha256("|".join(parts).encode()).hexdigest()

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.cache import cache
+
 from core.charts import bar_chart_svg, line_chart_svg
 from core.formatting import Missing, fmt_number
 from judging.selectors.pack_results.common import NEIGHBOUR_NOTE
 from judging.selectors.pack_results.data import (
+    CACHE_SECONDS,
     Selection,
     SelectionError,
     chosen_runs,
     family_runs,
+    report_cache_key,
     run_instances,
 )
 from judging.selectors.pack_results.registry import PackPage
@@ -52,7 +56,7 @@ def _run_json(run) -> dict[str, Any]:
 
 def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
     """The page's numbers as JSON (``SelectionError`` for a bad choice of runs or dataset)."""
-    study = None
+    study = key = None
     if selection.study_id is not None:
         if page.study_instances is None:
             raise SelectionError("study", f"the {page.title} page reads no study")
@@ -60,13 +64,17 @@ def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
         instances, study = page.study_instances(selection.study_id)
     else:
         runs = chosen_runs(page, selection)
+        key = report_cache_key(page, selection, runs)
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
         instances = run_instances(page, runs)
     built = page.build(instances, selection.boot)
     worked = sorted(
         {str(i.attrs["worked_example"]) for i in instances if "worked_example" in i.attrs}
     )
     n_worked = sum(1 for i in instances if "worked_example" in i.attrs)
-    return {
+    report = {
         "pack": page.name,
         "title": page.title,
         "runs": [_run_json(r) for r in runs],
@@ -78,6 +86,9 @@ def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
         "neighbour_tests": NEIGHBOUR_NOTE,
         **built,
     }
+    if key is not None:  # not a study's labels: they change under it; runs say when they do
+        cache.set(key, report, CACHE_SECONDS)
+    return report
 
 
 def _fmt(value, digits: int, why: str = "") -> str:

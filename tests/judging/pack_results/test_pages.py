@@ -163,3 +163,22 @@ def test_empty_page_says_so(researcher):
     html = researcher.get("/packs/procbench/results/").content.decode()
     assert "No scored instances" in html
     assert not PLACEHOLDERS.search(visible_text(html))
+
+
+def test_report_is_cached_until_a_run_of_the_family_changes(demo):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from judging.selectors.pack_results import PAGES
+    from judging.selectors.pack_results.data import parse_selection
+    from judging.selectors.pack_results.pages import results_report
+
+    page, selection = PAGES["procbench"], parse_selection({})
+    first = results_report(page=page, selection=selection)
+    with CaptureQueriesContext(connection) as cached:
+        assert results_report(page=page, selection=selection) == first
+    assert not any("benchmarks_generation" in q["sql"] for q in cached.captured_queries)
+    ScoringRun.objects.filter(pack="procbench").first().save()  # a run changed: read again
+    with CaptureQueriesContext(connection) as fresh:
+        assert results_report(page=page, selection=selection)["tables"] == first["tables"]
+    assert any("benchmarks_generation" in q["sql"] for q in fresh.captured_queries)
