@@ -31,5 +31,6 @@ def test_demo_packs_are_imported_and_scored_once():
     assert f5.pack_scores["longproc-countdown"]["metrics"]["correct"] == 1
     demo_packs_ensure(stdout=io.StringIO())
     assert ScoringRun.objects.count() == 4
+    # a figure, not a check (speed targets live in tests/perf): ~2 s of it is METEOR's WordNet,
+    # loaded once per process
     print(f"demo_packs_ensure: {elapsed:.2f} s")
-    assert elapsed < 5, elapsed
