@@ -43,6 +43,7 @@ def main() -> int:
     from judging.models import JudgeRun, JudgeRunItem
     from judging.services import judges as judge_services
     from judging.services import runs as services
+    from tests.perf._honest import Ledger
     from tests.perf.bench_judge_run import make_data
 
     old_name = connection.settings_dict["NAME"]
@@ -55,6 +56,7 @@ def main() -> int:
         judge = judge_services.judge_create(
             name="bench-launch", backend="openai", base_url="http://127.0.0.1:9/v1", model="m"
         )
+        ledger, launched, stored = Ledger(f"launch of {args.n} items"), 0, 0
         times: dict[str, list[float]] = {"with_estimate": [], "without_estimate": []}
         cpu: dict[str, list[float]] = {"with_estimate": [], "without_estimate": []}
         for _ in range(args.rounds):
@@ -69,6 +71,8 @@ def main() -> int:
                 times[case].append(time.perf_counter() - t0)
                 cpu[case].append(time.process_time() - c0)
                 assert run.n_total == args.n and run.prepared_at is not None
+                launched += args.n  # the selection's size: one run item each, stored
+                stored += JudgeRunItem.objects.filter(run=run).count()
                 JudgeRunItem.objects.filter(run=run).delete()
                 JudgeRun.objects.filter(pk=run.pk).delete()
         load = os.getloadavg()
@@ -79,9 +83,10 @@ def main() -> int:
                 f"this process's CPU median {statistics.median(cpu[case]):.3f}s"
             )
         print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        code = ledger.expect("run items", launched, before=0, after=stored).verdict()
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

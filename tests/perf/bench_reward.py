@@ -8,6 +8,9 @@ Ideal: every call takes exactly the judge's latency (the judge answers all of a 
 completions in parallel, and the service adds nothing), so calls/s = clients / latency and
 p95 = latency. Reported beside the measured calls/s, completions/s and p50/p95.
 
+Every call must answer 200 with a verdict for each completion, and the judgments the server
+stored must equal the completions sent (tests/perf/_honest.py); otherwise it exits 1.
+
 Run: ``.venv/bin/python tests/perf/bench_reward.py [--clients 4] [--calls 12] [--latency 0.2]``
 Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
 database ``bench_h2r_reward`` is created and dropped).
@@ -36,6 +39,8 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
+from tests.perf._honest import Ledger  # noqa: E402
+
 REF = [
     "Fill the kettle with fresh water and bring it to a boil.",
     "Place a paper filter in the dripper and rinse it with hot water.",
@@ -60,6 +65,7 @@ def run_load(url: str, token: str, *, clients: int, calls: int, batch: int, tag:
 
     latencies: list[float] = []
     errors: list[str] = []
+    judged = [0]  # completions the service answered with a fresh verdict (one judgment each)
     lock = threading.Lock()
 
     def trainer(c: int) -> None:
@@ -85,6 +91,14 @@ def run_load(url: str, token: str, *, clients: int, calls: int, batch: int, tag:
                     latencies.append(dt)
                     if r.status_code != 200:
                         errors.append(f"{r.status_code} {r.text[:200]}")
+                        continue
+                    body = r.json()
+                    judged[0] += body.get("n_judged", 0)
+                    errors.extend(
+                        f"200 item {x['index']}: {x['error']}"
+                        for x in body.get("results", [])
+                        if x.get("error")
+                    )
 
     threads = [threading.Thread(target=trainer, args=(c,)) for c in range(clients)]
     t0 = time.perf_counter()
@@ -100,6 +114,7 @@ def run_load(url: str, token: str, *, clients: int, calls: int, batch: int, tag:
         "p50_ms": 1000 * lat[len(lat) // 2],
         "p95_ms": 1000 * lat[int(0.95 * (len(lat) - 1))],
         "errors": errors,
+        "judged": judged[0],
     }
 
 
@@ -178,6 +193,10 @@ def main() -> int:
             ok = True
             import psutil
 
+            from judging.models import Judgment
+
+            ledger = Ledger(f"reward, {args.clients} clients")
+            judgments0, judged = Judgment.objects.count(), 0
             service = psutil.Process(server_proc.pid)
             for batch in (int(b) for b in args.batches.split(",")):
                 cpu0 = sum(service.cpu_times()[:2])
@@ -185,6 +204,9 @@ def main() -> int:
                     url, token, clients=args.clients, calls=args.calls, batch=batch, tag=f"b{batch}"
                 )
                 ok &= not r["errors"]
+                judged += r["judged"]
+                for error in r["errors"]:
+                    ledger.request(int(error.split()[0]), ok=False, detail=error)
                 print(
                     f"  batch {batch:>2}: {r['calls_s']:.1f} calls/s = {r['items_s']:.0f} "
                     f"completions/s (ideal {ideal_calls:.1f} calls/s = "
@@ -195,7 +217,12 @@ def main() -> int:
                     " ms per completion"
                     + (f"; {len(r['errors'])} errors: {r['errors'][0]}" if r["errors"] else "")
                 )
-            return 0 if ok else 1
+            sent = args.clients * args.calls * sum(int(b) for b in args.batches.split(","))
+            # every completion is fresh: one judgment stored per completion sent and judged
+            ledger.expect("judgments", sent, before=judgments0, after=Judgment.objects.count())
+            if judged != sent:
+                ledger.refused(sent - judged, "completions the service did not judge")
+            return 0 if ok and ledger.verdict() == 0 else 1
     finally:
         if server_proc is not None:
             server_proc.terminate()
