@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -35,6 +36,10 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import connection  # noqa: E402
+
+from tests.perf._honest import Ledger  # noqa: E402
+
+LEDGER = Ledger("connections")
 
 
 def others() -> int:
@@ -94,7 +99,13 @@ def web(workers: int) -> tuple[int, int]:
                 time.sleep(0.2)
         idle = others()
         for _ in range(20 * workers):  # every worker answers some (the kernel spreads them)
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz/ready", timeout=5).read()
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/healthz/ready", timeout=5
+                ) as r:
+                    LEDGER.request(r.status, detail="/healthz/ready")
+            except urllib.error.HTTPError as exc:  # a refused request fails the benchmark
+                LEDGER.request(exc.code, detail="/healthz/ready")
         return idle, others()
     finally:
         proc.terminate()
@@ -133,6 +144,9 @@ def worker_and_beat(concurrency: int) -> dict[str, int]:
                 )
                 time.sleep(1)
                 after = others()
+                run.refresh_from_db()
+                LEDGER.request(200, ok=run.status == JudgeRun.Status.DONE, detail=run.status)
+                LEDGER.expect("run items judged", run.n_total, after=run.n_done)
                 beat = subprocess.Popen(
                     [sys.executable, "-m", "celery", "-A", "config", "beat", "-s", f"{tmp}/sched"],
                     cwd=ROOT,
@@ -169,7 +183,7 @@ def main() -> int:
             f"while one judge run is worked, {w['after']} after it ended"
         )
         print(f"celery beat (with that worker idle): {w['with_beat'] - w['after']} more")
-        return 0
+        return LEDGER.verdict()
     finally:
         connection.close()
         connection.creation.destroy_test_db(old_name, verbosity=0)
