@@ -374,6 +374,10 @@ class OpenAICompatBackend(LLMBackend):
         false holds it back, replies keep being yielded, and it is asked again shortly.
         """
         width = self.limits.concurrency
+        if self.ramp_up_s:
+            # the client (and its first import, ~0.5 s) before the first wave: made by the first
+            # request's thread, it held the others behind its lock and they left at once
+            _ = self.client
         iterator = iter(enumerate(requests))
         finished: queue.SimpleQueue = queue.SimpleQueue()
         in_flight = started = 0
