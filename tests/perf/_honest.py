@@ -27,6 +27,7 @@ class Ledger:
 
     name: str
     counted: dict[str, int] = field(default_factory=dict)
+    in_flight: dict[str, int] = field(default_factory=dict)
     before: dict[str, int] = field(default_factory=dict)
     after: dict[str, int] = field(default_factory=dict)
     statuses: Counter = field(default_factory=Counter)
@@ -34,10 +35,21 @@ class Ledger:
     users_asked: int | None = None
     users_served: int | None = None
 
-    def expect(self, what: str, counted: int, *, before: int = 0, after: int | None = None):
+    def expect(
+        self,
+        what: str,
+        counted: int,
+        *,
+        before: int = 0,
+        after: int | None = None,
+        in_flight: int = 0,
+    ):
         """The benchmark counted ``counted`` writes of ``what``; the table held ``before`` rows
-        before the run (and ``after`` once it ended, or give it later to :meth:`stored`)."""
+        before the run (and ``after`` once it ended, or give it later to :meth:`stored`).
+        ``in_flight``: writes sent but cut off unanswered when the run stopped (the server may
+        have stored them): the rows added must then lie in counted … counted + in_flight."""
         self.counted[what] = int(counted)
+        self.in_flight[what] = int(in_flight)
         self.before[what] = int(before)
         if after is not None:
             self.after[what] = int(after)
@@ -72,9 +84,11 @@ class Ledger:
                 out.append(f"{what}: the rows stored were never counted")
                 continue
             added = self.after[what] - self.before[what]
-            if added != counted:
+            cut = self.in_flight.get(what, 0)
+            if not counted <= added <= counted + cut:
                 out.append(
                     f"{what}: the server stored {added:,} rows, the benchmark counted {counted:,}"
+                    f" (+ up to {cut:,} cut off in flight at the stop)"
                 )
         if self.users_asked is not None and self.users_served != self.users_asked:
             out.append(
@@ -95,6 +109,11 @@ class Ledger:
         problems = self.problems()
         stored = ", ".join(
             f"{what} {self.after.get(what, 0) - self.before[what]:,} stored = {n:,} counted"
+            + (
+                f" + up to {self.in_flight[what]:,} cut off at the stop"
+                if self.in_flight[what]
+                else ""
+            )
             for what, n in self.counted.items()
         )
         users = (

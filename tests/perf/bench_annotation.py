@@ -2,7 +2,8 @@
 (item page, then save) against gunicorn (3 sync workers by default, for 2 cores) on
 PostgreSQL, loopback only, with production settings (see bench_annotation_settings.py).
 
-Creates and drops a scratch database ``h2r_bench_annotation`` on ``PERF_PG_URL`` (default
+Creates and drops a scratch database ``h2r_bench_annotation`` (``BENCH_ANNOTATION_DB`` names
+another) on ``PERF_PG_URL`` (default
 ``postgres://postgres@127.0.0.1:5432/postgres``), seeds a study (``--items`` items with 4 KB of
 source text each, k = 3, no minimum time), starts gunicorn on a free port, runs Locust headless
 for ``--seconds`` and prints p50/p95/p99 of the item page and of save, items/s, CPU per item of
@@ -12,6 +13,12 @@ gunicorn, of PostgreSQL and of Locust itself, the load average, and the item pag
 Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 3]``
 ``--rate R`` paces each annotator at R items/s (still a closed loop); ``--floor`` measures a bare
 view under the same harness instead; ``--threads N`` uses gthread workers (keep-alive).
+The study is a lab study: ``--per-address`` new participants per network address (default
+users + 1: every simulated annotator comes from 127.0.0.1). After the run the server's rows are
+counted (tests/perf/_honest.py): the participants added must equal ``--users`` and the
+annotations added the saves Locust counted (plus at most the saves sent but cut off unanswered by
+the stop, which the server may have stored), and no request (setup included) may have failed;
+otherwise it prints ``honest: FAIL …`` and exits 1.
 Targets (2-core machine): p95 < 150 ms for both, >= 100 items/s, < 10 ms server CPU per item,
 item page < 100 kB compressed in all. With no pause, a closed loop of N users obeys Little's law
 (N = throughput x cycle time), so p95 < 150 ms for both requests at 50 users needs > 167 items/s.
@@ -35,7 +42,10 @@ from urllib.parse import urlparse, urlunparse
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "tests" / "perf" / "out"
-DB_NAME = "h2r_bench_annotation"
+
+from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
+
+DB_NAME = os.environ.get("BENCH_ANNOTATION_DB", "h2r_bench_annotation")
 PG_URL = os.environ.get("PERF_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 N_STEPS = 6
 SERVER_OPTIONS = {"health_checks": False, "server_binding": False}
@@ -91,8 +101,10 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def seed(n_items: int) -> str:
-    """Migrate and create the study; returns its slug."""
+def seed(n_items: int, per_address: int = 0) -> str:
+    """Migrate and create the study; returns its slug. ``per_address``: the study's limit of new
+    participants per network address (0: none); every simulated annotator comes from 127.0.0.1,
+    as a lab session behind one address does."""
     env = server_env()
     for command in (["migrate"], ["collectstatic"]):
         subprocess.run(
@@ -147,6 +159,7 @@ def seed(n_items: int) -> str:
         min_seconds_per_item=0,
         attention_rate=0,
         prolific_study_id="BENCH",
+        new_participants_per_address=per_address,
     )
     from django.db import connection, connections
 
@@ -267,6 +280,16 @@ def page_weight(port: int, slug: str) -> dict:
     }
 
 
+def stored_counts(slug: str) -> dict[str, int]:
+    """What the server stored for the study: participants and annotations (rows)."""
+    from annotation.models import Annotation, Participant
+
+    return {
+        "participants": Participant.objects.filter(study__slug=slug).count(),
+        "annotations": Annotation.objects.filter(participant__study__slug=slug).count(),
+    }
+
+
 def run_locust(
     port: int, slug: str, users: int, seconds: int, *, rate: float = 0.0, mode: str = "annotate"
 ) -> tuple[dict, float]:
@@ -280,6 +303,7 @@ def run_locust(
         BENCH_N_STEPS=str(N_STEPS),
         BENCH_RATE_PER_USER=str(rate),
         BENCH_MODE=mode,
+        BENCH_SAVES_FILE=str(OUT / "annotation-saves.json"),
     )
     cmd = [
         str(Path(sys.executable).with_name("locust")),
@@ -299,8 +323,8 @@ def run_locust(
         "--only-summary",
         "--loglevel",
         "WARNING",
-        "--stop-timeout",
-        "5",
+        "--stop-timeout",  # every started item finishes and is counted (the server stores it)
+        "60",
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
@@ -321,7 +345,7 @@ def run_locust(
     return stats, locust_cpu
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, default=50)
     ap.add_argument("--seconds", type=int, default=30)
@@ -347,7 +371,15 @@ def main() -> None:
     ap.add_argument("--health-checks", action="store_true", help="CONN_HEALTH_CHECKS on")
     ap.add_argument("--server-binding", action="store_true", help="psycopg server-side binding")
     ap.add_argument("--keep-db", action="store_true")
+    ap.add_argument(
+        "--per-address",
+        type=int,
+        default=None,
+        help="the study's new participants per network address (default: users + 1, a lab "
+        "study: every simulated annotator and the page-weight session come from 127.0.0.1)",
+    )
     args = ap.parse_args()
+    per_address = args.users + 1 if args.per_address is None else args.per_address
     OUT.mkdir(parents=True, exist_ok=True)
     SERVER_OPTIONS.update(health_checks=args.health_checks, server_binding=args.server_binding)
     mode = "floor" if args.floor else "annotate"
@@ -356,14 +388,19 @@ def main() -> None:
     recreate_db()
     proc = None
     try:
-        slug = seed(args.items)
+        slug = seed(args.items, per_address)
         proc, port = start_gunicorn(args.workers, OUT / "annotation-gunicorn.log", args.threads)
         weight = page_weight(port, slug)
+        stored0 = stored_counts(slug)
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
         stats, locust_cpu = run_locust(
             port, slug, args.users, args.seconds, rate=args.rate, mode=mode
         )
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
+        stored1 = stored_counts(slug)
+        from django.db import connections
+
+        connections.close_all()  # before the scratch database is dropped
     finally:
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -381,6 +418,9 @@ def main() -> None:
         f"server-side binding {'on' if args.server_binding else 'off'}"
     )
     pace = f"{args.rate} items/s per user" if args.rate else "no pause"
+    failed, failure_lines = locust_refusals(OUT / "annotation")
+    ledger = Ledger(f"annotation, {args.users} users, {per_address} new participants per address")
+    ledger.refused(failed, "; ".join(failure_lines) or "Locust counted failed requests")
 
     if args.floor:
         floor = stats["floor"]
@@ -409,7 +449,7 @@ def main() -> None:
             f"ms/request; Locust CPU {result['locust_cpu_ms_per_request']} ms/request"
         )
         print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
-        return
+        return ledger.verdict()
 
     item, save = stats["item page"], stats["save (submit)"]
     saves_ok = int(save["Request Count"]) - int(save["Failure Count"])
@@ -436,6 +476,24 @@ def main() -> None:
         "load_average": [round(load_before, 1), round(load_after, 1)],
         "page_weight": weight,
     }
+    sent = json.loads((OUT / "annotation-saves.json").read_text())["sent"]
+    cut = sent - int(save["Request Count"])  # sent, never answered: cut off by the stop
+    ledger.expect(
+        "annotations",
+        saves_ok,
+        before=stored0["annotations"],
+        after=stored1["annotations"],
+        in_flight=cut,
+    )
+    served = stored1["participants"] - stored0["participants"]
+    ledger.users(asked=args.users, served=served)
+    result.update(
+        per_address=per_address,
+        participants_stored=served,
+        annotations_stored=stored1["annotations"] - stored0["annotations"],
+        failed_requests_all=failed,
+        honest=not ledger.problems(),
+    )
     (OUT / "annotation.json").write_text(json.dumps(result, indent=2))
     print(
         f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL, {settings_note}"
@@ -459,7 +517,13 @@ def main() -> None:
         f"{weight['total_raw'] / 1024:.1f} kB uncompressed)"
     )
     print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
+    print(
+        f"  stored: {result['participants_stored']} participants (of {args.users} simulated), "
+        f"{result['annotations_stored']} annotations (Locust counted {saves_ok} saves); "
+        f"{failed} failed requests in all (setup included)"
+    )
+    return ledger.verdict()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,13 +1,15 @@
 """Locust users for bench_annotation.py: simulated Prolific annotators in a closed loop
-(load the item page, then save = submit), each entering with its own PROLIFIC_PID."""
+(load the item page, then save = submit), each entering with its own PROLIFIC_PID. A user
+refused at any step is a failed request (bench_annotation.py then exits 1)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import uuid
 
-from locust import FastHttpUser, constant, constant_throughput, task
+from locust import FastHttpUser, constant, constant_throughput, events, task
 from locust.exception import StopUser
 
 SLUG = os.environ["BENCH_STUDY_SLUG"]
@@ -17,6 +19,16 @@ RATE = float(os.environ.get("BENCH_RATE_PER_USER", "0") or 0)
 MODE = os.environ.get("BENCH_MODE", "annotate")
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _ACTION = re.compile(r'id="item-form" method="post" action="([^"]+)"')
+# saves sent: one cut off unanswered by the stop may still be stored by the server
+SAVES = {"sent": 0}
+
+
+@events.quitting.add_listener
+def _write_saves(environment, **kwargs):
+    out = os.environ.get("BENCH_SAVES_FILE")
+    if out:
+        with open(out, "w") as fh:
+            json.dump(SAVES, fh)
 
 
 class Annotator(FastHttpUser):
@@ -34,21 +46,20 @@ class Annotator(FastHttpUser):
             catch_response=True,
         ) as r:
             token = _CSRF.search(r.text or "")
-            if not token:
-                r.failure("no consent form")
+            if not token:  # refused at entry (e.g. 429: the study's limit per address)
+                r.failure(f"no consent form: entry answered {r.status_code}")
                 raise StopUser()
-        self.client.post(
-            f"{base}/consent/",
-            data={"csrfmiddlewaretoken": token.group(1), "consent": "agree"},
-            name="setup: consent",
-            allow_redirects=False,
-        )
-        self.client.post(
-            f"{base}/codebook/",
-            data={"csrfmiddlewaretoken": token.group(1)},
-            name="setup: codebook",
-            allow_redirects=False,
-        )
+        for step, data in (("consent", {"consent": "agree"}), ("codebook", {})):
+            with self.client.post(
+                f"{base}/{step}/",
+                data={"csrfmiddlewaretoken": token.group(1), **data},
+                name=f"setup: {step}",
+                allow_redirects=False,
+                catch_response=True,
+            ) as r:
+                if r.status_code != 302:  # a refused user is a failure, never silently idle
+                    r.failure(f"{step} answered {r.status_code}")
+                    raise StopUser()
         self.base = base
         self.form = {
             "goal_ack": "1",
@@ -85,6 +96,7 @@ class Annotator(FastHttpUser):
             for k, vals in data.items()
             for v in (vals if isinstance(vals, list) else [vals])
         ).replace(" ", "+")
+        SAVES["sent"] += 1
         with self.client.post(
             action.group(1),
             data=body,
