@@ -8,8 +8,8 @@ user or request was refused; otherwise it says so and exits non-zero.
   ones included), read from its ``--csv`` files.
 - :meth:`Ledger.verdict` prints one line (``honest: …``) and returns 0 or 1, the exit code.
 
-Used by bench_annotation.py (and bench_peers_annotation.py), bench_reward.py, bench_launch.py,
-bench_connections.py, bench_judge_run.py and bench_memory.py.
+Used by bench_annotation.py (with locustfile_annotation.py), bench_reward.py, bench_launch.py,
+bench_connections.py and bench_memory.py (bench_judge_run.py asserts its own counts).
 """
 
 from __future__ import annotations
