@@ -156,10 +156,8 @@ def _parse_step(raw: str, line: int) -> int | None:
 
 def location_label(label: Hashable, step: int | None) -> str:
     """The first-failure variable: the label, plus the step when a first failure was located.
-
     Two annotators agree on it only if they gave the same label *and* the same first failing
-    step, as in seed 000 §4.3's "agreement on the location of the first failure".
-    """
+    step, as in seed 000 §4.3's "agreement on the location of the first failure"."""
     return str(label) if step is None else f"{label} @ step {step}"
 
 
