@@ -34,6 +34,7 @@ from benchmarks.packs.longproc import (
     normalize,
     row_f1,
 )
+from benchmarks.packs.registry import RecordError
 from core.lazy import lazy_module
 
 np = lazy_module("numpy")  # imported on first use (issue 32: web processes hold no numpy)
@@ -48,16 +49,9 @@ _NO_SEGMENTS = {
 }
 
 
-class SegmentError(ValueError):
-    """A record or task that cannot be cut into segments; names the field."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-    def __str__(self) -> str:
-        return f"field '{self.field}': {self.message}" if self.field else self.message
+class SegmentError(RecordError):
+    """A record or task that cannot be cut into segments (a :class:`RecordError`: ``message``,
+    ``field``)."""
 
 
 def check_task(task: str) -> None:

@@ -19,19 +19,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from benchmarks.packs.registry import RecordError
+
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 
 
-class ProtocolError(ValueError):
-    """An item or an option the protocol cannot use; names the field (``field``)."""
-
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-    def __str__(self) -> str:
-        return f"field '{self.field}': {self.message}" if self.field else self.message
+class ProtocolError(RecordError):
+    """An item or an option the protocol cannot use (a :class:`RecordError`: ``message``,
+    ``field``)."""
 
 
 @dataclass(frozen=True)
