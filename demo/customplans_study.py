@@ -20,7 +20,6 @@ CUSTOMPLANS_DESCRIPTION = (
     "customized by two illustrative systems. The three raters are SIMULATED: their answers were "
     "written by hand in demo/fixtures/pack_results. No person rated these items."
 )
-SIMULATED_PREFIX = "simulated-"
 SECONDS_PER_ITEM = 60
 
 
@@ -31,9 +30,10 @@ def _label(rating: dict) -> dict:
 @transaction.atomic
 def customplans_study_ensure():
     """The study (``None`` while the dataset has no generation with ratings)."""
-    from annotation.models import Annotation, Assignment, Participant, Study, StudyItem
+    from annotation.models import Annotation, Assignment, Study, StudyItem
     from annotation.services.study import study_create
     from benchmarks.models import Generation
+    from demo.studies import simulated_participant
 
     study = Study.objects.filter(name=CUSTOMPLANS_STUDY).first()
     if study is not None:
@@ -67,14 +67,8 @@ def customplans_study_ensure():
         items[g.pk].save(update_fields=["context"])
     start = timezone.now() - timedelta(days=1)
     for a in range(n_raters):
-        participant = Participant.objects.create(
-            study=study,
-            prolific_pid=f"{SIMULATED_PREFIX}{a + 1}",
-            prolific_session_id=f"{SIMULATED_PREFIX}session-{a + 1}",
-            stage=Participant.Stage.DONE,
-            consented_at=start,
-            n_done=len(generations),
-            finished_at=start + timedelta(seconds=SECONDS_PER_ITEM * (len(generations) + 1)),
+        participant = simulated_participant(
+            study, a, n_items=len(generations), start=start, seconds_per_item=SECONDS_PER_ITEM
         )
         for k, g in enumerate(generations):
             label = _label(g.payload["ratings"][a])

@@ -45,6 +45,22 @@ def _truth(generations: list[Generation], judge_name: str) -> list[bool]:
 
 
 @transaction.atomic
+def simulated_participant(
+    study: Study, index: int, *, n_items: int, start, seconds_per_item: int
+) -> Participant:
+    """Simulated annotator ``index`` (from 0) of a demo study, done with its ``n_items`` items
+    that began at ``start``, ``seconds_per_item`` apart."""
+    return Participant.objects.create(
+        study=study,
+        prolific_pid=f"{SIMULATED_PREFIX}{index + 1}",
+        prolific_session_id=f"{SIMULATED_PREFIX}session-{index + 1}",
+        stage=Participant.Stage.DONE,
+        consented_at=start,
+        n_done=n_items,
+        finished_at=start + timedelta(seconds=seconds_per_item * (n_items + 1)),
+    )
+
+
 def simulated_study_ensure(
     *,
     dataset: str,
@@ -85,14 +101,8 @@ def simulated_study_ensure(
     items = {i.generation_id: i for i in StudyItem.objects.filter(study=study)}
     start = timezone.now() - timedelta(days=1)
     for a in range(N_ANNOTATORS):
-        participant = Participant.objects.create(
-            study=study,
-            prolific_pid=f"{SIMULATED_PREFIX}{a + 1}",
-            prolific_session_id=f"{SIMULATED_PREFIX}session-{a + 1}",
-            stage=Participant.Stage.DONE,
-            consented_at=start,
-            n_done=len(generations),
-            finished_at=start + timedelta(seconds=SECONDS_PER_ITEM * (len(generations) + 1)),
+        participant = simulated_participant(
+            study, a, n_items=len(generations), start=start, seconds_per_item=SECONDS_PER_ITEM
         )
         for k, generation in enumerate(generations):
             served = start + timedelta(seconds=SECONDS_PER_ITEM * k + 7 * a)

@@ -45,11 +45,17 @@ def annotate_card(*, user) -> Card | None:
 
 
 def latest_labelled_study() -> Study | None:
-    """The study whose figures the home page and the leaderboard open on: a finished (closed)
-    study before one still running, then the one labelled most recently (None when no study
-    has labels). One test label in a running study does not move the headline figure."""
+    """The study whose figures the home page and the leaderboard open on: a critical-failure
+    study (the judges' question; a rating or CustomPlans study has no verdict to agree on), a
+    finished (closed) one before one still running, then the one labelled most recently (None
+    when no such study has labels). One test label in a running study does not move the
+    headline figure."""
     return (
-        Study.objects.filter(items__kind=StudyItem.Kind.REGULAR, items__annotations__isnull=False)
+        Study.objects.filter(
+            form_type="critical_failure",
+            items__kind=StudyItem.Kind.REGULAR,
+            items__annotations__isnull=False,
+        )
         .annotate(last=Max("items__annotations__submitted_at"))
         .order_by(Case(When(status=Study.Status.CLOSED, then=0), default=1), "-last", "-id")
         .first()
