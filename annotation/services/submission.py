@@ -105,6 +105,10 @@ def draft_save(
     if problems:
         raise SubmissionRefused([m for _, m in problems], fields=dict(problems))
     with transaction.atomic():
+        # the assignment's row first, as a submit takes it (then deletes the draft): the other
+        # order deadlocked an autosave against its own item's submit (a 500)
+        if _assignment_locked(assignment.pk).state == Assignment.State.SUBMITTED:
+            return False  # submitted meanwhile: no draft left behind
         Draft.objects.update_or_create(
             assignment=assignment, defaults={"data": label.as_draft(), "updated_at": now}
         )
