@@ -22,8 +22,10 @@ JUDGE = "paper-published"  # the demo's published verdicts (demo/management/comm
 def demo(live_server, make_user, tmp_path, monkeypatch):
     monkeypatch.setenv("HOW2REVIEW_VAR_DIR", str(tmp_path))
     call_command("load_demo", stdout=io.StringIO())
-    # two demo generators as checkpoints of one family, so the scaling plot has a line
-    for step, name in enumerate(sorted(Generator.objects.values_list("name", flat=True))[:2]):
+    # two generators the demo's published verdicts judge, as checkpoints of one family, so the
+    # scaling plot has a line (the demo's pack worked examples add generators no judge scored)
+    for step, name in enumerate(("claude-opus-4.5", "gemini-2.5-pro")):
+        assert Generator.objects.filter(name=name).exists()
         call_command(
             "generator_checkpoint",
             "--generator",

@@ -85,20 +85,22 @@ def test_the_poll_leaves_a_young_placeholder_alone_and_resolves_an_old_one(
 
 @pytest.mark.worker
 def test_a_worker_killed_between_create_and_its_row_leaves_no_orphan(
-    batch_server,
-    tmp_path,
+    batch_server, tmp_path, monkeypatch
 ):
     """The provider creates the batch and holds its answer; the worker is killed meanwhile. The
     next worker adopts the batch by its token: one create, each request answered once."""
+    from config.celery import app
+
     env = {"RUN_LEASE_SECONDS": "2", "BATCH_POLL_SECONDS": "1"}
     batch_server.create_gate = threading.Event()
+    monkeypatch.setattr(app.conf, "task_default_queue", app.conf.task_default_queue)  # restored
     first = start_worker(tmp_path, concurrency=1, extra_env=env)
     try:
         with transaction.atomic():
             run = launch(batch_server, n=6)
         wait_for(
             lambda: batch_server.calls["create"] == 1,
-            timeout=60,
+            timeout=120,
             message=f"the batch created; log:\n{first.log()[-2000:]}",
         )
     finally:
@@ -112,7 +114,7 @@ def test_a_worker_killed_between_create_and_its_row_leaves_no_orphan(
     with running_worker(tmp_path, concurrency=1, extra_env=env, queue=first.queue) as second:
         wait_for(
             lambda: batches_poll.delay() and JudgeRun.objects.get(pk=run.pk).status == "done",
-            timeout=90,
+            timeout=180,
             interval=1.5,
             message=f"the run to finish; log:\n{second.log()[-3000:]}",
         )

@@ -141,8 +141,14 @@ def test_queued_work_whose_message_was_lost_is_picked_up_when_the_broker_is_back
     assert (run.n_done, run.n_total) == (6, 6)
 
 
-def test_a_command_that_needs_a_worker_says_so_when_none_runs(llm_server, tmp_path):
+def test_a_command_that_needs_a_worker_says_so_when_none_runs(llm_server, tmp_path, monkeypatch):
     from django.core.management import CommandError, call_command
+
+    from config.celery import app
+
+    # the configured default queue (a test that started a worker of its own may have left its
+    # queue there: tests.support.worker.start_worker)
+    monkeypatch.setattr(app.conf, "task_default_queue", "default")
 
     generations = tmp_path / "generations.jsonl"
     record = {
