@@ -1,17 +1,35 @@
 """A backend's ``concurrency`` as the endpoint's limit: at most that many requests in flight to
 one endpoint + model + key name at any moment, across every lane, process and machine.
 
-Two implementations with one interface (:meth:`acquire` → a holder token, :meth:`release`):
+Two implementations with one interface (:class:`Gate`):
 
 - :class:`LocalGate`: a semaphore per process (the embedded filesystem broker: one machine, and
   each worker process counts its own);
 - :class:`SharedGate`: a lease-based semaphore in Redis. The holders of one key are a sorted set
   (member: a random holder token, score: when its lease ends, on Redis's clock); one Lua script
-  drops the expired holders, checks the count against the caller's limit and adds the caller
-  atomically. A process renews the leases it holds from one side thread (every second, or third of the
-  lease if shorter), so a slow request keeps its slot; a killed worker stops renewing and its slots are
-  reclaimed within the lease time (``LLM_CONCURRENCY_LEASE_SECONDS``, default 30). A release
-  pushes a wake-up that one waiter blocks on (``BLPOP``), so a freed slot is taken at once.
+  drops the expired holders, checks the count against the caller's limit and adds the caller's
+  tokens atomically. A process renews every lease it holds from one side thread (one round trip
+  per Redis a beat for all its keys: every quarter of the lease, at most 5 s), so a slow request
+  keeps its slot; a killed worker stops renewing and its slots are reclaimed within the lease
+  time (``LLM_CONCURRENCY_LEASE_SECONDS``, default 30).
+
+Taking and giving back slots:
+
+- ``acquire_many(n, should_stop=None, timeout=None)`` → a list of holder tokens: up to ``n``
+  slots that are free now (never more than ``limit`` minus those held), taken in **one** round
+  trip; when none is free it **blocks** until at least one is: on Redis (``BLPOP`` on the key's
+  wake list, which a release fills with one wake-up per freed slot; woken callers are served
+  first come, first served across processes), looking again at the latest when the first
+  holder's lease ends (a killed worker's slot) and every :data:`WAIT_S` (a wake-up taken by a
+  caller with a smaller limit, Redis restarted). Returns ``[]`` once ``should_stop()`` is true
+  (asked before each wait, so at most :data:`WAIT_S` late) or after ``timeout`` seconds
+  (``timeout=0``: never waits, a try). Each token is given back on its own (``release``) or
+  with others (``release_many``, one round trip), by any thread of the process that took it.
+  A wave of requests takes its slots at once and sends as many as it got.
+- ``acquire(should_stop)`` → one token or None: ``acquire_many(1)``; ``try_acquire()`` → one
+  token now or None: ``acquire_many(1, timeout=0)``.
+- a release frees the slots and wakes one waiter per freed slot; wake-ups beyond the free
+  slots are dropped (a waiter is never woken for a slot that is already gone).
 
 The key is the backend's endpoint key (:meth:`benchmarks.llm.openai_compat.OpenAICompatBackend.
 endpoint_key`, the same keying as the shared rate limits, :mod:`benchmarks.llm.ratelimit`);
@@ -37,7 +55,8 @@ from benchmarks.llm.ratelimit import rate_limit_redis_url, redis_client
 
 logger = logging.getLogger(__name__)
 
-WAIT_SLICE_S = 0.1  # a waiter looks again at least this often (a wake-up may go to another)
+WAIT_S = 1.0  # a blocked waiter looks again at least this often (and asks should_stop)
+LOCAL_WAIT_S = 0.1  # the same for the per-process gate (no round trip: a lock and a clock)
 
 
 def lease_s() -> float:
@@ -57,6 +76,10 @@ class Gate(Protocol):
     key: str
     limit: int
 
+    def acquire_many(
+        self, n: int, should_stop: Callable[[], bool] | None = None, timeout: float | None = None
+    ) -> list[str]: ...
+
     def acquire(self, should_stop: Callable[[], bool] | None = None) -> str | None: ...
 
     def try_acquire(self) -> str | None: ...
@@ -64,6 +87,10 @@ class Gate(Protocol):
     def release(self, token: str) -> None: ...
 
     def release_many(self, tokens: list[str]) -> None: ...
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + max(0.0, timeout)
 
 
 # --- per process ----------------------------------------------------------------------------
@@ -83,25 +110,31 @@ class LocalGate:
                 _local[key] = (threading.Condition(), set())
             self._cond, self._holders = _local[key]
 
-    def acquire(self, should_stop: Callable[[], bool] | None = None) -> str | None:
-        """Block until a slot is free; the holder token, or None once ``should_stop()``."""
-        token = uuid.uuid4().hex
+    def acquire_many(
+        self, n: int, should_stop: Callable[[], bool] | None = None, timeout: float | None = None
+    ) -> list[str]:
+        """Up to ``n`` free slots, waiting for at least one (the module's docstring)."""
+        deadline = _deadline(timeout)
         with self._cond:
             while len(self._holders) >= self.limit:
                 if should_stop is not None and should_stop():
-                    return None
-                self._cond.wait(WAIT_SLICE_S)
-            self._holders.add(token)
-        return token
+                    return []
+                left = LOCAL_WAIT_S if deadline is None else deadline - time.monotonic()
+                if left <= 0:
+                    return []
+                self._cond.wait(min(LOCAL_WAIT_S, left))
+            take = max(1, min(int(n), self.limit - len(self._holders)))
+            tokens = [uuid.uuid4().hex for _ in range(take)]
+            self._holders.update(tokens)
+        return tokens
+
+    def acquire(self, should_stop: Callable[[], bool] | None = None) -> str | None:
+        """Block until a slot is free; the holder token, or None once ``should_stop()``."""
+        return next(iter(self.acquire_many(1, should_stop)), None)
 
     def try_acquire(self) -> str | None:
         """A slot now, or None."""
-        token = uuid.uuid4().hex
-        with self._cond:
-            if len(self._holders) >= self.limit:
-                return None
-            self._holders.add(token)
-        return token
+        return next(iter(self.acquire_many(1, timeout=0)), None)
 
     def release(self, token: str) -> None:
         with self._cond:
@@ -123,55 +156,87 @@ class LocalGate:
 
 # --- shared through Redis -------------------------------------------------------------------
 
-# KEYS: holders (zset). ARGV: token, limit, lease in ms. Returns 1 when taken, else 0.
+# KEYS: holders (zset), wake list. ARGV: limit, lease in ms, tokens... Takes as many of the
+# tokens as there are free slots; returns {taken, ms until the first holder's lease ends}.
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
-  return 0
+local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
+local take = math.min(free, #ARGV - 2)
+if take <= 0 then
+  redis.call('DEL', KEYS[2])
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, tonumber(first[2] or now) - now}
 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
-return 1
+local lease = tonumber(ARGV[2])
+for i = 1, take do
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[i + 2])
+end
+redis.call('PEXPIRE', KEYS[1], lease * 2)
+if free - take <= 0 then
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('LTRIM', KEYS[2], take - free, -1)
+end
+return {take, 0}
 """
 
-# KEYS: holders, wake list. ARGV: token. Frees the slot and wakes one waiter.
-_RELEASE = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('RPUSH', KEYS[2], '1')
-  redis.call('LTRIM', KEYS[2], -64, -1)
-  redis.call('PEXPIRE', KEYS[2], 60000)
-end
-return 0
-"""
-
-# KEYS: holders, wake list. ARGV: tokens... Frees each held slot and wakes one waiter per slot.
+# KEYS: holders, wake list. ARGV: limit, tokens... Frees each held token and leaves one
+# wake-up per free slot (at most 64) for the waiters.
 _RELEASE_MANY = """
 local freed = 0
-for i = 1, #ARGV do
+for i = 2, #ARGV do
   freed = freed + redis.call('ZREM', KEYS[1], ARGV[i])
 end
 if freed > 0 then
   for i = 1, math.min(freed, 64) do
     redis.call('RPUSH', KEYS[2], '1')
   end
-  redis.call('LTRIM', KEYS[2], -64, -1)
-  redis.call('PEXPIRE', KEYS[2], 60000)
+  local free = math.min(64, tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1]))
+  if free <= 0 then
+    redis.call('DEL', KEYS[2])
+  else
+    redis.call('LTRIM', KEYS[2], -free, -1)
+    redis.call('PEXPIRE', KEYS[2], 60000)
+  end
 end
 return freed
 """
 
-# KEYS: holders. ARGV: lease in ms, tokens... Pushes the leases of tokens still held.
+# KEYS: the holders of each key. ARGV: lease in ms, then for each key its count of tokens and
+# the tokens. Pushes the leases of the tokens still held.
 _RENEW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for i = 2, #ARGV do
-  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
+local lease = tonumber(ARGV[1])
+local i = 2
+for k = 1, #KEYS do
+  local n = tonumber(ARGV[i])
+  for j = 1, n do
+    redis.call('ZADD', KEYS[k], 'XX', now + lease, ARGV[i + j])
+  end
+  i = i + n + 1
+  redis.call('PEXPIRE', KEYS[k], lease * 2)
 end
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
 return 0
 """
+
+_scripts: dict[tuple[str, str], object] = {}
+_scripts_lock = threading.Lock()
+
+
+def _script(url: str, source: str):
+    """The script on the client of ``url`` (run with ``EVALSHA``, loaded on first use)."""
+    with _scripts_lock:
+        script = _scripts.get((url, source))
+        if script is None:
+            script = _scripts[(url, source)] = redis_client(url).register_script(source)
+        return script
+
+
+def renew_every_s() -> float:
+    return max(0.2, min(5.0, lease_s() / 4))
 
 
 class _Renewer:
@@ -183,31 +248,40 @@ class _Renewer:
         self._thread: threading.Thread | None = None
         self._pid = 0
 
-    def add(self, url: str, key: str, token: str) -> None:
+    def add(self, url: str, key: str, tokens: list[str]) -> None:
         with self._lock:
-            self._held.setdefault((url, key), set()).add(token)
+            self._held.setdefault((url, key), set()).update(tokens)
             if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
                 self._pid = os.getpid()  # a forked child starts its own
                 self._thread = threading.Thread(target=self._run, name="llm-gate", daemon=True)
                 self._thread.start()
 
-    def remove(self, url: str, key: str, token: str) -> None:
+    def remove(self, url: str, key: str, tokens: list[str] | str) -> None:
+        tokens = [tokens] if isinstance(tokens, str) else tokens
         with self._lock:
-            tokens = self._held.get((url, key))
-            if tokens is not None:
-                tokens.discard(token)
-                if not tokens:
+            held = self._held.get((url, key))
+            if held is not None:
+                held.difference_update(tokens)
+                if not held:
                     del self._held[(url, key)]
 
     def _run(self) -> None:
+        last = time.monotonic()
         while True:
-            time.sleep(max(0.2, min(1.0, lease_s() / 3)))  # one round trip a key a beat
+            time.sleep(0.2)  # the beat follows the lease setting as it is now
+            if time.monotonic() - last < renew_every_s():
+                continue
+            last = time.monotonic()
             lease_ms = int(lease_s() * 1000)
+            by_url: dict[str, tuple[list[str], list]] = {}
             with self._lock:
-                work = [(url, key, list(tokens)) for (url, key), tokens in self._held.items()]
-            for url, key, tokens in work:
+                for (url, key), tokens in self._held.items():
+                    keys, args = by_url.setdefault(url, ([], [lease_ms]))
+                    keys.append(key)
+                    args += [len(tokens), *tokens]
+            for url, (keys, args) in by_url.items():  # one round trip per Redis
                 try:
-                    redis_client(url).eval(_RENEW, 1, key, lease_ms, *tokens)
+                    _script(url, _RENEW)(keys=keys, args=args)
                 except Exception:  # noqa: BLE001 - Redis away: the leases lapse, by design
                     continue
 
@@ -230,56 +304,72 @@ class SharedGate:
     def _client(self):
         return redis_client(self.redis_url)
 
-    def acquire(self, should_stop: Callable[[], bool] | None = None) -> str | None:
-        """Block until fewer than ``limit`` hold the key; the holder token, or None once
-        ``should_stop()``."""
+    def _take(self, n: int) -> tuple[list[str], float]:
+        """One round trip: the tokens taken (up to ``n``), and when none, the seconds until
+        the first holder's lease ends."""
         import redis
 
-        client = self._client()
+        tokens = [uuid.uuid4().hex for _ in range(max(1, min(int(n), self.limit)))]
+        try:
+            taken, wait_ms = _script(self.redis_url, _ACQUIRE)(
+                keys=[self._holders, self._wake],
+                args=[self.limit, int(lease_s() * 1000), *tokens],
+            )
+        except redis.RedisError as exc:
+            raise _unreachable(exc) from exc
+        tokens = tokens[: int(taken)]
+        if tokens:
+            _renewer.add(self.redis_url, self._holders, tokens)
+        return tokens, max(0.0, int(wait_ms) / 1000)
+
+    def acquire_many(
+        self, n: int, should_stop: Callable[[], bool] | None = None, timeout: float | None = None
+    ) -> list[str]:
+        """Up to ``n`` free slots in one round trip, blocking on Redis until at least one is
+        free; ``[]`` once ``should_stop()`` or after ``timeout`` s (the module's docstring)."""
+        import redis
+
+        deadline = _deadline(timeout)
         while True:
-            token = self.try_acquire()
-            if token is not None:
-                return token
+            tokens, until_expiry = self._take(n)
+            if tokens:
+                return tokens
             if should_stop is not None and should_stop():
-                return None
+                return []
+            wait = min(WAIT_S, until_expiry + 0.005) if until_expiry else WAIT_S
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    return []
             try:
-                client.blpop([self._wake], timeout=WAIT_SLICE_S)
+                self._client().blpop([self._wake], timeout=max(0.01, round(wait, 3)))
             except redis.RedisError as exc:
                 raise _unreachable(exc) from exc
 
+    def acquire(self, should_stop: Callable[[], bool] | None = None) -> str | None:
+        """Block until fewer than ``limit`` hold the key; the holder token, or None once
+        ``should_stop()``."""
+        return next(iter(self.acquire_many(1, should_stop)), None)
+
     def try_acquire(self) -> str | None:
         """A slot now, or None (one round trip)."""
-        import redis
-
-        token = uuid.uuid4().hex
-        lease_ms = int(lease_s() * 1000)
-        try:
-            taken = self._client().eval(_ACQUIRE, 1, self._holders, token, self.limit, lease_ms)
-        except redis.RedisError as exc:
-            raise _unreachable(exc) from exc
-        if not taken:
-            return None
-        _renewer.add(self.redis_url, self._holders, token)
-        return token
+        return next(iter(self.acquire_many(1, timeout=0)), None)
 
     def release(self, token: str) -> None:
-        _renewer.remove(self.redis_url, self._holders, token)
-        try:
-            self._client().eval(_RELEASE, 2, self._holders, self._wake, token)
-        except Exception:  # noqa: BLE001 - the lease lapses on its own
-            logger.warning("concurrency limit: a slot of %s lapses on its own", self.key)
+        self.release_many([token])
 
     def release_many(self, tokens: list[str]) -> None:
         """Give back several slots in one round trip (a writer's stored batch)."""
         if not tokens:
             return
-        for token in tokens:
-            _renewer.remove(self.redis_url, self._holders, token)
+        _renewer.remove(self.redis_url, self._holders, tokens)
         try:
-            self._client().eval(_RELEASE_MANY, 2, self._holders, self._wake, *tokens)
+            _script(self.redis_url, _RELEASE_MANY)(
+                keys=[self._holders, self._wake], args=[self.limit, *tokens]
+            )
         except Exception:  # noqa: BLE001 - the leases lapse on their own
             logger.warning(
-                "concurrency limit: %d slots of %s lapse on their own", len(tokens), self.key
+                "concurrency limit: %d slot(s) of %s lapse on their own", len(tokens), self.key
             )
 
     def held(self) -> int:

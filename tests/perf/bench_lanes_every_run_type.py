@@ -116,7 +116,10 @@ def judge_case(server, n, concurrency, tag):
             + (Judgment.objects.filter(judge=judge).count() - n)
         )
 
-    return launch, JudgeRun, duplicates, n
+    def endpoint(run):
+        return judge.backend_config()
+
+    return launch, JudgeRun, duplicates, n, endpoint
 
 
 def generation_case(server, n, concurrency, tag):
@@ -143,7 +146,12 @@ def generation_case(server, n, concurrency, tag):
         )
         return sum(c - 1 for c in per.values()) + (n - len(per))
 
-    return launch, GenerationRun, duplicates, n
+    def endpoint(run):
+        from benchmarks.services.generation_execution import generation_run_backend_config
+
+        return generation_run_backend_config(run=run)
+
+    return launch, GenerationRun, duplicates, n, endpoint
 
 
 def scoring_case(server, n, concurrency, tag):
@@ -179,7 +187,7 @@ def scoring_case(server, n, concurrency, tag):
         ).count()
         return total - scored
 
-    return launch, ScoringRun, duplicates, 0  # a scoring run calls no model
+    return launch, ScoringRun, duplicates, 0, None  # a scoring run calls no model
 
 
 def mining_case(server, n, concurrency, tag):
@@ -206,7 +214,11 @@ def mining_case(server, n, concurrency, tag):
     def duplicates(run):
         return MiningDocument.objects.filter(batch=run, outcome="pending").count()
 
-    return launch, MiningBatch, duplicates, None  # requests: counted per stage, not per doc
+    def endpoint(run):
+        return backends["default"]
+
+    # requests: counted per stage, not per doc
+    return launch, MiningBatch, duplicates, None, endpoint
 
 
 CASES = {
@@ -217,7 +229,41 @@ CASES = {
 }
 
 
-def one_setting(*, kind, workers, n, latency, concurrency, pinned):
+def _doc_tag(req) -> str:
+    """A mining request's document (``Recipe <i>`` is in every stage's prompt)."""
+    import re
+
+    m = re.search(r"Recipe (\d+)", req.prompt_text)
+    return f"d{m.group(1)}" if m else ""
+
+
+def _lane_of(kind, run, n_lanes):
+    """tag -> lane (documents' ids mod the lanes), or None when not known."""
+    if kind != "mining":
+        return None
+    from mining.models import MiningDocument
+
+    rows = MiningDocument.objects.filter(batch=run).values_list("source_id", "pk")
+    lanes = {source: pk % n_lanes for source, pk in rows}
+    return lambda tag: lanes.get(tag, "?")
+
+
+def _trace(kind, run, endpoint, timeline, calls, *, concurrency, t0, t1) -> dict:
+    """The --timeline figures: where slots were idle, gate round trips per request."""
+    from benchmarks.llm.registry import build_backend
+    from tests.perf._timeline import summary
+
+    out = summary(
+        timeline.events, cap=concurrency, launched=t0, done=t1, lane_of=_lane_of(kind, run, 4)
+    )
+    if endpoint is not None:
+        backend = build_backend(endpoint(run))
+        out["gate_calls"] = dict(calls.count(backend.endpoint_key()))
+        backend.close()
+    return out
+
+
+def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=False):
     from django.conf import settings
 
     from tests.judging.support import judge_responder
@@ -237,17 +283,22 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
     else:
         reply = judge_responder
     counter = InFlight(reply=reply, latency_s=latency)
+    responder = counter
+    if timeline:
+        from tests.perf._timeline import GateCalls, Timeline
+
+        responder = Timeline(counter, tag=_doc_tag if kind == "mining" else None)
     env = {
         "H2R_JUDGE_CHUNK_ITEMS": "100",
         "RUN_CHUNK_SECONDS": "20",
         "HOW2REVIEW_VAR_DIR": var_dir,
     }
     with (
-        LLMTestServer(responder=counter) as server,
+        LLMTestServer(responder=responder) as server,
         tempfile.TemporaryDirectory() as tmp,
         ExitStack() as stack,
     ):
-        launch, model, duplicates, asked = CASES[kind](server, n, concurrency, tag)
+        launch, model, duplicates, asked, endpoint = CASES[kind](server, n, concurrency, tag)
         started = []
         for k in range(workers):
             (Path(tmp) / str(k)).mkdir()
@@ -259,11 +310,16 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
             started.append(w)
         load = os.getloadavg()[0]
         cpu0 = (sum(tree_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
+        calls = stack.enter_context(GateCalls(settings.RATE_LIMIT_REDIS_URL)) if timeline else None
         t0 = time.perf_counter()
+        m0 = time.monotonic()
         run = launch()
         while model.objects.filter(pk=run.pk, status__in=("queued", "running")).exists():
             time.sleep(0.05)
         elapsed = time.perf_counter() - t0
+        m1 = time.monotonic()
+        if calls is not None:
+            calls.__exit__(None, None, None)
         cpu1 = (sum(tree_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
         # the workers' CPU, and the rest's: this process (the test server's threads, the launch)
         # plus PostgreSQL and Redis, all on the same cores
@@ -285,7 +341,22 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned):
             "load": load,
             "worker_cpu": worker_cpu,
             "rest_cpu": rest_cpu,
+            "trace": _trace(
+                kind, run, endpoint, responder, calls, concurrency=concurrency, t0=m0, t1=m1
+            )
+            if timeline
+            else None,
         }
+
+
+def _fmt(trace: dict, requests: int) -> str:
+    calls = trace.pop("gate_calls", {})
+    total = sum(calls.values())
+    parts = [f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in trace.items()]
+    if calls:
+        per = ", ".join(f"{k} {v / max(requests, 1):.2f}" for k, v in sorted(calls.items()))
+        parts.append(f"gate Redis commands per request {total / max(requests, 1):.2f} ({per})")
+    return "; ".join(parts)
 
 
 def main() -> int:
@@ -296,6 +367,12 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument(
         "--repeat", type=int, default=1, help="rounds of (one worker, two workers), interleaved"
+    )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="print where slots were idle (start, steady, end, per lane) and the gate's Redis "
+        "commands per request (MONITOR)",
     )
     args = parser.parse_args()
     modes = ("latency", "cpu") if args.mode == "both" else (args.mode,)
@@ -311,7 +388,7 @@ def main() -> int:
                     for workers in (1, 2):
                         r = one_setting(
                             kind=kind, workers=workers, n=args.n, latency=latency,
-                            concurrency=concurrency, pinned=mode == "cpu",
+                            concurrency=concurrency, pinned=mode == "cpu", timeline=args.timeline,
                         )  # fmt: skip
                         rows[workers].append(r)
                         print(
@@ -323,6 +400,8 @@ def main() -> int:
                             f"load {r['load']:.1f}",
                             flush=True,
                         )
+                        if r["trace"]:
+                            print(f"    timeline: {_fmt(r['trace'], r['requests'])}", flush=True)
                         bad += int(r["status"] != "done" or r["duplicates"] or r["asked_twice"])
                         bad += int(mode == "latency" and r["peak"] > concurrency)
                 one, two = (statistics.median(r["elapsed"] for r in rows[k]) for k in (1, 2))

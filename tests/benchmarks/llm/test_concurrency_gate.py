@@ -90,7 +90,7 @@ def test_a_dead_holders_slots_come_back_within_the_lease(settings):
     import benchmarks.llm.concurrency as conc
 
     token = gate.try_acquire()
-    conc._renewer.remove(gate.redis_url, gate._holders, token)
+    conc._renewer.remove(gate.redis_url, gate._holders, [token])
     assert gate.try_acquire() is None
     started = time.monotonic()
     second = gate.acquire()
@@ -99,6 +99,72 @@ def test_a_dead_holders_slots_come_back_within_the_lease(settings):
     time.sleep(2.0)
     assert gate.try_acquire() is None and gate.held() == 1
     gate.release(second)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_acquire_many_takes_what_is_free_in_one_call_and_blocks_for_at_least_one(shared):
+    """``acquire_many(n)``: up to n of the free slots at once (never past the limit), a try
+    with ``timeout=0``, [] after a timeout or once told to stop, and a blocked caller gets a
+    slot as soon as one is released."""
+    key = _key()
+    gate = SharedGate(redis_url=_url(), key=key, limit=5) if shared else LocalGate(key=key, limit=5)
+    first = gate.acquire_many(3)
+    assert len(first) == 3 and len(set(first)) == 3 and gate.held() == 3
+    second = gate.acquire_many(4)  # only two are free
+    assert len(second) == 2 and gate.held() == 5
+    assert gate.acquire_many(2, timeout=0) == [] and gate.try_acquire() is None
+    started = time.monotonic()
+    assert gate.acquire_many(1, timeout=0.3) == []
+    assert 0.25 < time.monotonic() - started < 2.0
+    assert gate.acquire_many(1, should_stop=lambda: True) == []
+    got: list[list[str]] = []
+    waiter = threading.Thread(target=lambda: got.append(gate.acquire_many(3)))
+    waiter.start()
+    time.sleep(0.3)
+    assert not got  # blocked: nothing free
+    started = time.monotonic()
+    gate.release_many(first[:2])
+    waiter.join(5)
+    # woken by the release (the wake list), not by a later look: well under WAIT_S
+    assert got and len(got[0]) == 2 and time.monotonic() - started < 0.5
+    assert gate.held() == 5
+    gate.release_many([*first[2:], *second, *got[0]])
+    assert gate.held() == 0
+
+
+def test_a_waiter_blocks_on_redis_instead_of_polling_and_stale_wake_ups_are_dropped():
+    """While the key is full a waiter makes one round trip per WAIT_S at most (it blocks on
+    the wake list); wake-ups left by releases nobody waited for never outnumber the free
+    slots, so a later waiter is not woken for a slot that is already gone."""
+    import redis
+
+    import benchmarks.llm.concurrency as conc
+
+    gate = SharedGate(redis_url=_url(), key=_key(), limit=2)
+    client = redis.Redis.from_url(_url())
+    held = gate.acquire_many(2)
+    gate.release_many(held)  # two wake-ups, nobody waiting
+    assert client.llen(gate._wake) == 2
+    again = gate.acquire_many(2)  # the slots are gone: so are their wake-ups
+    assert len(again) == 2 and client.llen(gate._wake) == 0
+    calls = []
+    real = gate._take
+
+    def counted(n):
+        calls.append(n)
+        return real(n)
+
+    gate._take = counted
+    got: list[str | None] = []
+    waiter = threading.Thread(target=lambda: got.append(gate.acquire()))
+    waiter.start()
+    time.sleep(2.5)
+    assert not got and len(calls) <= 1 + 2.5 / conc.WAIT_S + 1, len(calls)
+    gate.release(again[0])
+    waiter.join(5)
+    assert got and got[0]
+    gate.release_many([again[1], got[0]])
+    assert gate.held() == 0 and client.llen(gate._wake) <= 2
 
 
 def test_local_gate_is_per_process_and_per_key():
