@@ -10,8 +10,9 @@ Config keys (all but ``model`` optional)::
      "rate_limit_key": "team-a",            # optional: who shares the per-minute budget
      "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
      "structured_output": true,             # send response_format json_schema when asked
-     "ramp_up_s": 0.2}                      # spread the first wave over 0.2 s (slow start; default 0:
+     "ramp_up_s": 0.2,                      # spread the first wave over 0.2 s (slow start; default 0:
                                             # worth it for long streams, not for small batches)
+     "transport": "aiohttp" | "threads"}    # how complete_iter sends (default: aiohttp if installed)
 
 ``"prefill": true`` says the server continues a final assistant message (a vLLM server:
 ``continue_final_message`` in the body), so the backend can prefill an answer
@@ -21,8 +22,11 @@ can (the prefix is appended to the prompt), and a chat endpoint such as OpenAI's
 ``concurrency`` is the endpoint's limit: at most that many requests in flight to this endpoint
 + model + key name across every lane, process and machine (:mod:`benchmarks.llm.concurrency`: a
 lease-based semaphore in Redis, per process on the embedded broker), taken before each HTTP
-request and given back by its reply; each ``complete_iter`` call keeps a thread pool of that
-width. The rate limiter is shared by every thread of the backend and, with Redis configured, by every worker process
+request and given back by its reply. ``complete_iter`` keeps that many requests in flight as
+coroutines of the ``openai`` client's async API on its aiohttp transport, on one event loop
+(:mod:`benchmarks.llm.openai_feed`; the ``openai[aiohttp]`` extra), or, with ``"transport":
+"threads"`` or without aiohttp, on a thread pool of that width with the sync client; single
+requests (``complete``) use the sync client. The rate limiter is shared by every thread of the backend and, with Redis configured, by every worker process
 using the same limit key (:mod:`benchmarks.llm.ratelimit`). Retries (exponential backoff with jitter, honouring
 Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malformed replies.
 """
@@ -32,14 +36,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from benchmarks.llm import openai_feed
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.concurrency import build_gate
 from benchmarks.llm.ratelimit import build_rate_limiter
@@ -106,6 +109,12 @@ class OpenAICompatBackend(LLMBackend):
         # spread out instead of all at once, so none waits for the others to be read
         self.ramp_up_s: float = float(config.get("ramp_up_s") or 0.0)
         self.structured_output: bool = bool(config.get("structured_output", True))
+        self.transport: str = config.get("transport") or "auto"
+        if self.transport not in ("auto", "aiohttp", "threads"):
+            raise ValueError(
+                "openai backend config: transport must be 'aiohttp' or 'threads', "
+                f"not {self.transport!r}"
+            )
         self.timeout_s: float = float(config.get("timeout_s") or 120)
         self.retry = RetryPolicy(
             max_retries=int(config.get("max_retries", 5)),
@@ -121,6 +130,7 @@ class OpenAICompatBackend(LLMBackend):
         # the endpoint's concurrency across every worker (Redis), else per process
         self.gate = build_gate(key=self.endpoint_key(), limit=self.limits.concurrency)
         self._client: openai.OpenAI | None = None
+        self._aclient: openai.AsyncOpenAI | None = None  # the aiohttp transport's, on the loop
         self._client_lock = threading.Lock()
         self._response_type: type | None = None  # the HTTP library's Response, set with the client
 
@@ -197,11 +207,45 @@ class OpenAICompatBackend(LLMBackend):
             http_client=openai.DefaultHttpxClient(transport=transport, timeout=self.timeout_s),
         )
 
+    @property
+    def aclient(self) -> openai.AsyncOpenAI:
+        """The async client on the aiohttp transport (one connection pool, used on the event
+        loop of :mod:`benchmarks.llm.openai_feed`)."""
+        with self._client_lock:
+            if self._aclient is None:
+                openai, httpx = _client_libs()
+                self._response_type = httpx.Response
+                size = max(20, self.limits.concurrency * 2)
+                # aiohttp sets TCP_NODELAY on its connections itself
+                http = openai.DefaultAioHttpClient(
+                    verify=_ssl_context(httpx),
+                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                    timeout=self.timeout_s,
+                )
+                self._aclient = openai.AsyncOpenAI(
+                    api_key=self._api_key(),
+                    base_url=self.base_url,
+                    timeout=self.timeout_s,
+                    max_retries=0,  # retries are ours, as for the sync client
+                    http_client=http,
+                )
+            return self._aclient
+
+    def uses_aiohttp(self) -> bool:
+        """Whether ``complete_iter`` sends on the aiohttp transport (the config's ``transport``;
+        by default when aiohttp is installed)."""
+        if self.transport == "threads":
+            return False
+        return self.transport == "aiohttp" or openai_feed.aiohttp_installed()
+
     def close(self) -> None:
         with self._client_lock:
             client, self._client = self._client, None
+            aclient, self._aclient = self._aclient, None
         if client is not None:
             client.close()
+        if aclient is not None:
+            openai_feed.close_client(aclient)
 
     # -- one request ---------------------------------------------------------------------
     def _kwargs(self, request: LLMRequest) -> dict[str, Any]:
@@ -229,15 +273,11 @@ class OpenAICompatBackend(LLMBackend):
             kw["extra_body"] = extra
         return kw
 
-    def _call(self, request: LLMRequest) -> LLMResponse:
-        """One HTTP request through the client's documented raw-request API
-        (``client.post(path, body=..., cast_to=httpx.Response)``): same auth, headers, timeouts
-        and error types as ``chat.completions.create`` without the typed request transform and
-        response models, which cost ~1 ms of CPU a request (measured) and matter at 300+/s."""
+    def _request_body(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
+        """The path and JSON body of one request (chat or completions)."""
         kw = self._kwargs(request)
         body: dict[str, Any] = {k: v for k, v in kw.items() if k != "extra_body"}
         body.update(kw.get("extra_body") or {})
-        started = time.perf_counter()
         if self.endpoint == "chat":
             messages = request.messages
             if messages is None:
@@ -245,20 +285,18 @@ class OpenAICompatBackend(LLMBackend):
                     raise LLMError("request has neither messages nor prompt", retryable=False)
                 messages = [{"role": "user", "content": request.prompt}]
             body["messages"] = messages
-            path = "/chat/completions"
-        else:
-            prompt = request.prompt
-            if prompt is None:
-                if not request.messages:
-                    raise LLMError("request has neither prompt nor messages", retryable=False)
-                prompt = "\n\n".join(m.get("content", "") for m in request.messages)
-            body["prompt"] = prompt
-            path = "/completions"
-        client = self.client
-        raw = client.post(
-            path, body=body, cast_to=self._response_type or _client_libs()[1].Response
-        )
-        data = json.loads(raw.content)  # ValueError on a malformed body: retried
+            return "/chat/completions", body
+        prompt = request.prompt
+        if prompt is None:
+            if not request.messages:
+                raise LLMError("request has neither prompt nor messages", retryable=False)
+            prompt = "\n\n".join(m.get("content", "") for m in request.messages)
+        body["prompt"] = prompt
+        return "/completions", body
+
+    def _reply(self, content: bytes, started: float) -> LLMResponse:
+        """The reply's text and usage from its raw body (``ValueError`` when malformed: retried)."""
+        data = json.loads(content)
         try:
             choice = data["choices"][0]
             if self.endpoint == "chat":
@@ -276,6 +314,26 @@ class OpenAICompatBackend(LLMBackend):
             latency_s=time.perf_counter() - started,
             model=data.get("model") or self.model,
         )
+
+    def _call(self, request: LLMRequest) -> LLMResponse:
+        """One HTTP request through the client's documented raw-request API
+        (``client.post(path, body=..., cast_to=httpx.Response)``): same auth, headers, timeouts
+        and error types as ``chat.completions.create`` without the typed request transform and
+        response models, which cost ~1 ms of CPU a request (measured) and matter at 300+/s."""
+        path, body = self._request_body(request)
+        started = time.perf_counter()
+        client = self.client
+        raw = client.post(
+            path, body=body, cast_to=self._response_type or _client_libs()[1].Response
+        )
+        return self._reply(raw.content, started)
+
+    async def _acall(self, request: LLMRequest) -> LLMResponse:
+        """:meth:`_call` on the async client (:mod:`benchmarks.llm.openai_feed`)."""
+        path, body = self._request_body(request)
+        started = time.perf_counter()
+        raw = await self._aclient.post(path, body=body, cast_to=self._response_type)
+        return self._reply(raw.content, started)
 
     def _estimate_tokens(self, request: LLMRequest) -> int:
         chars = len(request.prompt or "") + sum(
@@ -310,6 +368,29 @@ class OpenAICompatBackend(LLMBackend):
             return True, None  # malformed body (bad JSON): a server fault, try again
         return False, None
 
+    def _after_failure(self, exc: Exception, attempt: int) -> float | LLMError:
+        """The back-off before trying ``attempt`` + 1 again, or the error when the request
+        fails for good (not retryable, or out of retries)."""
+        retryable, status = self._classify(exc)
+        if not retryable or attempt >= self.retry.max_retries:
+            label = f"HTTP {status}" if status else type(exc).__name__
+            error = LLMError(
+                f"{self.model}: {label} after {attempt + 1} attempt(s): {exc}",
+                retryable=retryable,
+                status=status,
+            )
+            error.__cause__ = exc
+            return error
+        delay = self.retry.delay(attempt, retry_after=self._retry_after(exc))
+        logger.info(
+            "retrying %s in %.2fs after %s (attempt %d)",
+            self.model,
+            delay,
+            type(exc).__name__,
+            attempt + 1,
+        )
+        return delay
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         """One request with retries; raises ``LLMError`` when it fails for good."""
         attempt = 0
@@ -321,22 +402,9 @@ class OpenAICompatBackend(LLMBackend):
             except LLMError:
                 raise
             except Exception as exc:
-                retryable, status = self._classify(exc)
-                if not retryable or attempt >= self.retry.max_retries:
-                    label = f"HTTP {status}" if status else type(exc).__name__
-                    raise LLMError(
-                        f"{self.model}: {label} after {attempt + 1} attempt(s): {exc}",
-                        retryable=retryable,
-                        status=status,
-                    ) from exc
-                delay = self.retry.delay(attempt, retry_after=self._retry_after(exc))
-                logger.info(
-                    "retrying %s in %.2fs after %s (attempt %d)",
-                    self.model,
-                    delay,
-                    type(exc).__name__,
-                    attempt + 1,
-                )
+                delay = self._after_failure(exc, attempt)
+                if isinstance(delay, LLMError):
+                    raise delay from exc
                 time.sleep(delay)
                 attempt += 1
 
@@ -372,54 +440,9 @@ class OpenAICompatBackend(LLMBackend):
         submissions: when it returns true no new request is sent; those in flight finish.
         ``admit()`` (optional, the caller's backpressure) is polled before each new request:
         false holds it back, replies keep being yielded, and it is asked again shortly.
+        On the aiohttp transport when it is used, else on a thread pool
+        (:mod:`benchmarks.llm.openai_feed`).
         """
-        width = self.limits.concurrency
-        if self.ramp_up_s:
-            # the client (and its first import, ~0.5 s) before the first wave: made by the first
-            # request's thread, it held the others behind its lock and they left at once
-            _ = self.client
-        iterator = iter(enumerate(requests))
-        finished: queue.SimpleQueue = queue.SimpleQueue()
-        in_flight = started = 0
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm") as pool:
-            exhausted = False
-            while True:
-                # hand over every reply already here before asking for the next request: a
-                # caller that sends only once replies are stored (backpressure) gets them all
-                while in_flight:
-                    try:
-                        index, future = finished.get_nowait()
-                    except queue.Empty:
-                        break
-                    in_flight -= 1
-                    yield index, future.result()
-                held = False
-                while not exhausted and in_flight < width:
-                    if should_stop is not None and should_stop():
-                        exhausted = True
-                        break
-                    if admit is not None and not admit():
-                        held = True
-                        break
-                    try:
-                        index, request = next(iterator)
-                    except StopIteration:
-                        exhausted = True
-                        break
-                    if started < width and self.ramp_up_s and started:
-                        time.sleep(self.ramp_up_s / width)  # slow start: spread the first wave
-                    future = pool.submit(self._safe, request)
-                    future.add_done_callback(lambda f, i=index: finished.put((i, f)))
-                    in_flight += 1
-                    started += 1
-                if not in_flight:
-                    if exhausted:
-                        return
-                    time.sleep(0.002)  # held back with nothing in flight: a slot frees soon
-                    continue
-                try:
-                    index, future = finished.get(timeout=0.002 if held else None)
-                except queue.Empty:
-                    continue
-                in_flight -= 1
-                yield index, future.result()
+        if self.uses_aiohttp():
+            return openai_feed.loop_feed(self, requests, should_stop=should_stop, admit=admit)
+        return openai_feed.thread_feed(self, requests, should_stop=should_stop, admit=admit)

@@ -46,7 +46,12 @@ class Backpressure:
     Only the thread feeding the backend calls :meth:`take` and :meth:`returned`; the writer
     calls :meth:`stored`. A backend that takes more requests than ``width`` before it answers
     any (a vLLM batch) is not held back: while the writer has nothing to store, waiting could
-    not free a slot."""
+    not free a slot.
+
+    With an endpoint-wide ``gate``, a slot freed by a stored reply is kept for this feed's next
+    request (no Redis round trip per request while the feed keeps sending); once the feed has
+    nothing more to send (:meth:`done_sending`) each freed slot goes back at once, and
+    :meth:`close` gives back every slot still held."""
 
     def __init__(self, width: int, gate: Any | None = None) -> None:
         self.width = max(1, width)
@@ -56,8 +61,9 @@ class Backpressure:
         # the endpoint-wide limit (a backend's ``unstored_gate()``): one slot per request sent
         # and not yet stored, across every lane, process and machine; None: this feed's own
         self.gate = gate
-        self._tokens: list[str] = []  # the gate's slots this feed holds
-        self._ready: str | None = None  # a slot taken by free(), for the next take()
+        self._tokens: list[str] = []  # the gate's slots of requests sent and not yet stored
+        self._spare: list[str] = []  # the gate's slots this feed holds for its next requests
+        self._sending = True  # False once the feed has nothing more to send
         self._next_try = 0.0
 
     def take(self, should_stop) -> bool:
@@ -70,32 +76,44 @@ class Backpressure:
                 self.waiting = True
                 self._cond.wait(0.05)
             self.waiting = False
+            token = self._spare.pop() if self._spare else None
         if self.gate is not None:
-            token, self._ready = self._ready, None
             token = token or self.gate.acquire(should_stop)
             if token is None:
                 return False
-            with self._cond:
-                self._tokens.append(token)
         with self._cond:
+            if token is not None:
+                self._tokens.append(token)
             self.sent += 1
         return True
 
     def free(self) -> bool:
         """Whether :meth:`take` would not wait (a backend's ``admit``: it keeps handing over
-        replies while a request waits for a slot). With a gate, a free slot of it is taken
-        here (asked at most every :data:`GATE_POLL_S`) and used by the next :meth:`take`."""
+        replies while a request waits for a slot). With a gate and no slot of it held for the
+        next request, a free one is taken here (asked at most every :data:`GATE_POLL_S`) for
+        the next :meth:`take`."""
         free = self.sent - self.written < self.width or self.handed == self.written
-        if free and self.gate is not None and self._ready is None:
+        if free and self.gate is not None and not self._spare:
             now = time.monotonic()
             if now < self._next_try:
                 free = False
-            else:
-                self._ready = self.gate.try_acquire()
-                free = self._ready is not None
+            else:  # as many as this feed may send now, in one round trip
+                want = self.width - (self.sent - self.written)
+                tokens = self._try_take(max(1, want))
+                free = bool(tokens)
+                with self._cond:
+                    self._spare.extend(tokens)
                 self._next_try = 0.0 if free else now + GATE_POLL_S
         self.waiting = not free
         return free
+
+    def _try_take(self, n: int) -> list[str]:
+        """Up to ``n`` of the gate's free slots now, in one round trip (never waits)."""
+        many = getattr(self.gate, "acquire_many", None)
+        if many is not None:
+            return many(n, None, 0)
+        token = self.gate.try_acquire()  # a gate without acquire_many
+        return [token] if token else []
 
     def returned(self) -> None:
         """One reply handed to the writer."""
@@ -106,17 +124,27 @@ class Backpressure:
         with self._cond:
             self.written += n
             freed, self._tokens = self._tokens[:n], self._tokens[n:]
+            if self._sending:
+                self._spare.extend(freed)  # for the feed's next requests
+                freed = []
             self._cond.notify_all()
         if freed:
             self.gate.release_many(freed)  # one round trip for the batch
+
+    def done_sending(self) -> None:
+        """The feed sends nothing more: the slots it kept for its next requests go back now,
+        and those of the replies still to store as they are stored."""
+        with self._cond:
+            self._sending = False
+            freed, self._spare = self._spare, []
+        if freed:
+            self.gate.release_many(freed)
 
     def close(self) -> None:
         """Give back every gate slot still held (the chunk's end: what was not stored is not
         going to be)."""
         with self._cond:
-            freed, self._tokens = self._tokens, []
-            ready, self._ready = self._ready, None
-        freed += [ready] if ready else []
+            freed, self._tokens, self._spare = self._tokens + self._spare, [], []
         if freed:
             self.gate.release_many(freed)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -321,6 +321,15 @@ def judgments_store(
         progress.write()  # counted from the items, now stored
 
 
+def _request_maker(judge: Judge):
+    """Input -> the judge's request for its prompt: everything but the prompt (decoding, the
+    bounded JSON schema) is built once, for the judge, not once per item."""
+    shape = judge_request(judge=judge, prompt="")
+    if shape.messages is not None:
+        return lambda inp: replace(shape, messages=[{"role": "user", "content": inp.prompt}])
+    return lambda inp: replace(shape, prompt=inp.prompt)
+
+
 class JudgeRunExecutor(RunExecutor):
     """Judge runs for the engine: link what is known, judge a chunk, count from the items."""
 
@@ -382,7 +391,7 @@ class JudgeRunExecutor(RunExecutor):
         (cancelled or lost). ``request`` (input → request) and ``store`` (a batch of (input,
         result)) default to the judge's verdicts; the seeded samples pass their own."""
         if request is None:
-            request = lambda inp: judge_request(judge=judge, prompt=inp.prompt)  # noqa: E731
+            request = _request_maker(judge)
         if store is None:
             store = lambda batch: judgments_store(  # noqa: E731
                 run=run, judge=judge, results=batch, progress=progress
@@ -403,6 +412,7 @@ class JudgeRunExecutor(RunExecutor):
                     return
                 order.append(inp)
                 yield request(inp)
+            slots.done_sending()  # the slots kept for more requests go back
 
         # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
         hold = {"admit": slots.free} if takes_admit(backend) else {}

@@ -1,0 +1,293 @@
+"""How the OpenAI-compatible backend (:mod:`benchmarks.llm.openai_compat`) keeps its
+``concurrency`` requests in flight for ``complete_iter``: on one asyncio event loop
+(:func:`loop_feed`, the default when aiohttp is installed) or on a thread pool
+(:func:`thread_feed`, ``"transport": "threads"``).
+
+:func:`loop_feed`: each request is a coroutine of the official ``openai`` client's async API
+(``AsyncOpenAI`` on its aiohttp transport, ``openai.DefaultAioHttpClient``: the
+``openai[aiohttp]`` extra) on this process's request loop, one daemon thread started on first use
+(a forked child starts its own). The thread iterating ``complete_iter`` — the feed — does the
+rest, as the thread pool's feed does: it asks ``should_stop()`` and ``admit()``, takes each
+request's slot of the endpoint's concurrency gate (:mod:`benchmarks.llm.concurrency`), hands
+the loop each wave of requests in one call and yields the replies as they come. A finished
+request's slot goes to the feed's next request (no Redis round trip per request while the feed
+keeps sending); slots it has no request for go back in one round trip once it stops sending,
+and every slot it holds at the end. A retry gives its slot back for the back-off and takes one
+again, off the loop (the gate and the rate limiter block). Retries, Retry-After, rate limits and
+slow start (``ramp_up_s``) are the thread path's; an abandoned iteration waits for what is in
+flight, as a thread pool's exit does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
+
+if TYPE_CHECKING:
+    from benchmarks.llm.openai_compat import OpenAICompatBackend
+
+logger = logging.getLogger(__name__)
+
+GATE_POLL_S = 0.01  # a feed whose gate is full while its own requests are out asks this often
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_pid = 0
+_loop_lock = threading.Lock()
+
+
+def aiohttp_installed() -> bool:
+    """Whether the ``openai`` client's aiohttp transport can be used (aiohttp importable)."""
+    return importlib.util.find_spec("aiohttp") is not None
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """This process's request loop, running on a daemon thread (started on first use)."""
+    global _loop, _loop_pid
+    with _loop_lock:
+        if _loop is None or _loop_pid != os.getpid() or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="llm-loop", daemon=True).start()
+            _loop, _loop_pid = loop, os.getpid()
+        return _loop
+
+
+def close_client(client: Any) -> None:
+    """Close an async client (its aiohttp session) on the loop it was used on."""
+    loop = event_loop()
+    try:
+        asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=10)
+    except Exception as exc:  # noqa: BLE001 - a connection that will not close is dropped
+        logger.info("closing the async OpenAI client: %s", exc)
+
+
+def take_slots(gate: Any, n: int, *, block: bool, stop: Callable[[], bool] | None) -> list[str]:
+    """Up to ``n`` free slots of ``gate`` in one round trip (``Gate.acquire_many``), waiting
+    for at least one only with ``block`` (else a try); ``[]`` once ``stop()``."""
+    many = getattr(gate, "acquire_many", None)
+    if many is not None:
+        return many(n, stop, None if block else 0)
+    token = gate.acquire(stop) if block else gate.try_acquire()  # a gate without it
+    return [token] if token else []
+
+
+async def _send(
+    backend: OpenAICompatBackend,
+    index: int,
+    request: LLMRequest,
+    token: str | None,
+    finished: queue.SimpleQueue,
+) -> None:
+    """One request with the backend's retries, on the loop; its ``(index, result, slot)``
+    goes to ``finished`` whatever happens."""
+    loop = asyncio.get_running_loop()
+    result: LLMResult
+    try:
+        attempt = 0
+        limited = backend.limiter.enabled
+        tokens = backend._estimate_tokens(request) if limited else 0
+        while True:
+            if limited:
+                await loop.run_in_executor(None, partial(backend.limiter.acquire, tokens=tokens))
+            try:
+                result = await backend._acall(request)
+                break
+            except LLMError as exc:
+                result = exc
+                break
+            except Exception as exc:  # noqa: BLE001 - classified: retried or failed for good
+                delay = backend._after_failure(exc, attempt)
+                if isinstance(delay, LLMError):
+                    result = delay
+                    break
+            # no slot held across the back-off (as the thread path): give it back, take one after
+            held, token = token, None
+            if held is not None:
+                await loop.run_in_executor(None, backend.gate.release, held)
+            await asyncio.sleep(delay)
+            token = await loop.run_in_executor(None, backend.gate.acquire)
+            attempt += 1
+    except asyncio.CancelledError:
+        finished.put((index, LLMError("request cancelled", retryable=True), token))
+        raise
+    except Exception as exc:  # noqa: BLE001 - complete_iter never raises per item
+        error = exc if isinstance(exc, LLMError) else None
+        result = error or LLMError(f"{type(exc).__name__}: {exc}", retryable=False)
+    finished.put((index, result, token))
+
+
+def loop_feed(
+    backend: OpenAICompatBackend,
+    requests: Iterable[LLMRequest],
+    *,
+    should_stop: Callable[[], bool] | None = None,
+    admit: Callable[[], bool] | None = None,
+) -> Iterator[tuple[int, LLMResult]]:
+    """``complete_iter`` on the request loop (see the module's docstring)."""
+    width = backend.limits.concurrency
+    gate = backend.gate
+    loop = event_loop()
+    try:
+        _ = backend.aclient  # made (and the client imported) before the first wave
+    except LLMError as exc:  # e.g. the key's variable unset: every request fails with it
+        for index, _request in enumerate(requests):
+            if should_stop is not None and should_stop():
+                return
+            yield index, exc
+        return
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    tasks: set[asyncio.Task] = set()  # the loop holds tasks weakly
+
+    def launch(wave: list[tuple[int, LLMRequest, str | None]]) -> None:  # on the loop
+        for index, request, token in wave:
+            task = loop.create_task(_send(backend, index, request, token, finished))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    iterator = iter(enumerate(requests))
+    spare: list[str] = []  # slots of finished requests, for the next ones
+    wave: list[tuple[int, LLMRequest, str | None]] = []
+    in_flight = started = 0
+    exhausted = False
+    try:
+        while True:
+            # hand over every reply already here before sending more (a caller that sends only
+            # once replies are stored gets them all)
+            while in_flight:
+                try:
+                    index, result, token = finished.get_nowait()
+                except queue.Empty:
+                    break
+                in_flight -= 1
+                if token is not None:
+                    spare.append(token)
+                yield index, result
+            held = False
+            while not exhausted and in_flight < width:
+                if should_stop is not None and should_stop():
+                    exhausted = True
+                    break
+                if admit is not None and not admit():
+                    held = True
+                    break
+                if not spare:  # the slots of this wave at once; blocking only with none out
+                    spare = take_slots(
+                        gate, width - in_flight, block=not in_flight, stop=should_stop
+                    )
+                if not spare:
+                    held = bool(in_flight)
+                    exhausted = not in_flight  # only should_stop ends a blocking wait
+                    break
+                token = spare.pop()
+                try:
+                    index, request = next(iterator)
+                except StopIteration:
+                    spare.append(token)
+                    exhausted = True
+                    break
+                if started < width and backend.ramp_up_s and started:
+                    if wave:  # slow start: spread the first wave
+                        loop.call_soon_threadsafe(launch, wave)
+                        wave = []
+                    time.sleep(backend.ramp_up_s / width)
+                wave.append((index, request, token))
+                in_flight += 1
+                started += 1
+            if wave:
+                loop.call_soon_threadsafe(launch, wave)
+                wave = []
+            if exhausted and spare:  # nothing more to send: the slots go back at once
+                gate.release_many(spare)
+                spare = []
+            if not in_flight:
+                if exhausted:
+                    return
+                time.sleep(0.002)  # held back with nothing in flight: a slot frees soon
+                continue
+            try:
+                index, result, token = finished.get(timeout=GATE_POLL_S if held else None)
+            except queue.Empty:
+                continue
+            in_flight -= 1
+            if token is not None:
+                spare.append(token)
+            yield index, result
+    finally:
+        while in_flight:  # abandoned: what was sent finishes, its slots go back
+            _, _, token = finished.get()
+            in_flight -= 1
+            if token is not None:
+                spare.append(token)
+        if spare:
+            gate.release_many(spare)
+
+
+def thread_feed(
+    backend: OpenAICompatBackend,
+    requests: Iterable[LLMRequest],
+    *,
+    should_stop: Callable[[], bool] | None = None,
+    admit: Callable[[], bool] | None = None,
+) -> Iterator[tuple[int, LLMResult]]:
+    """``complete_iter`` on a thread pool of ``concurrency`` threads, each request through the
+    sync client (``backend.complete``, which takes and gives back its slot)."""
+    width = backend.limits.concurrency
+    if backend.ramp_up_s:
+        # the client (and its first import, ~0.5 s) before the first wave: made by the first
+        # request's thread, it held the other three behind its lock and they left together
+        _ = backend.client
+    iterator = iter(enumerate(requests))
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    in_flight = started = 0
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm") as pool:
+        exhausted = False
+        while True:
+            # hand over every reply already here before asking for the next request: a
+            # caller that sends only once replies are stored (backpressure) gets them all
+            while in_flight:
+                try:
+                    index, future = finished.get_nowait()
+                except queue.Empty:
+                    break
+                in_flight -= 1
+                yield index, future.result()
+            held = False
+            while not exhausted and in_flight < width:
+                if should_stop is not None and should_stop():
+                    exhausted = True
+                    break
+                if admit is not None and not admit():
+                    held = True
+                    break
+                try:
+                    index, request = next(iterator)
+                except StopIteration:
+                    exhausted = True
+                    break
+                if started < width and backend.ramp_up_s and started:
+                    time.sleep(backend.ramp_up_s / width)  # slow start: spread the first wave
+                future = pool.submit(backend._safe, request)
+                future.add_done_callback(lambda f, i=index: finished.put((i, f)))
+                in_flight += 1
+                started += 1
+            if not in_flight:
+                if exhausted:
+                    return
+                time.sleep(0.002)  # held back with nothing in flight: a slot frees soon
+                continue
+            try:
+                index, future = finished.get(timeout=0.002 if held else None)
+            except queue.Empty:
+                continue
+            in_flight -= 1
+            yield index, future.result()
