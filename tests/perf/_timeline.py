@@ -83,12 +83,20 @@ class GateCalls:
         self.url = url
         self.lines: list[str] = []
         self._stop = False
-        self._client = redis.Redis.from_url(url)
+        self._client = redis.Redis.from_url(url, socket_timeout=None)
         self._thread = threading.Thread(target=self._run, daemon=True, name="gate-monitor")
         self._ready = threading.Event()
         self._marker = f"gate-monitor-end-{uuid.uuid4().hex}"
+        self.failed = ""
 
     def _run(self) -> None:
+        try:
+            self._read()
+        except Exception as exc:  # noqa: BLE001 - the counts are then marked as cut short
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self._ready.set()
+
+    def _read(self) -> None:
         with self._client.monitor() as m:
             self._ready.set()
             for cmd in m.listen():
@@ -126,6 +134,8 @@ class GateCalls:
             if name.startswith("_") and name.isupper() and isinstance(src, str)
         }
         out: Counter = Counter()
+        if self.failed:
+            out[f"MONITOR CUT SHORT ({self.failed})"] = 0
         for line in self.lines:
             unstored = next((u for d, u in digests.items() if d in line), None)
             if unstored is None:
