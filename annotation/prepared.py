@@ -11,14 +11,18 @@ them back into instances with :func:`core.prepared.model_instances`.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 
-from annotation.models import Assignment, Draft, Participant, Study, StudyItem
+from annotation.models import Annotation, Assignment, Draft, Participant, Study, StudyItem
 from benchmarks.models import Generation, Procedure
-from core.prepared import PreparedRead, PreparedUpdate, model_columns
+from core.prepared import PreparedInsert, PreparedRead, PreparedUpdate, model_columns
 
 # Sentinels: values no constant of these queries has, inside the 32-bit integer range.
 _SLUG = "__prepared_slug__"
+_NOW = datetime(2073, 1, 2, 3, 4, 5, 678_901, tzinfo=UTC)
+_NOW_SAMPLE = datetime(2026, 11, 27, 12, 0, 0, tzinfo=UTC)
 
 # --- the participant and their assignment state (item page) ------------------------------------
 
@@ -80,15 +84,23 @@ ASSIGNMENT_FULL = PreparedRead(
     sentinels={"assignment_id": 2_073_000_002, "participant_id": 2_073_000_003, "slug": _SLUG},
 )
 
+# The same, the assignment's row locked until the transaction ends (a submit: its first read is
+# also the one that locks, so a submit reads its assignment once).
+ASSIGNMENT_FULL_LOCKED = PreparedRead(
+    "annotation.assignment_full_locked",
+    model=Assignment,
+    build=lambda **kw: _assignment_full_query(**kw).select_for_update(of=("self",)),
+    sentinels={"assignment_id": 2_073_000_005, "participant_id": 2_073_000_006, "slug": _SLUG},
+)
+
 # --- an item as its page shows it ---------------------------------------------------------------
 
 ITEM_FULL_PARTS = ASSIGNMENT_FULL_PARTS[3:]
+ITEM_FULL_PATHS = [path.removeprefix("item__") for _, part in ITEM_FULL_PARTS for _, path in part]
 ITEM_FULL = PreparedRead(
     "annotation.item_full",
     model=StudyItem,
-    build=lambda *, item_id: StudyItem.objects.filter(pk=item_id).values_list(
-        *[path.removeprefix("item__") for _, part in ITEM_FULL_PARTS for _, path in part]
-    ),
+    build=lambda *, item_id: StudyItem.objects.filter(pk=item_id).values_list(*ITEM_FULL_PATHS),
     sentinels={"item_id": 2_073_000_004},
 )
 
@@ -113,12 +125,25 @@ def regular_pool(
     )
 
 
-# The pool's head, locked (SKIP LOCKED: never waits on a row another claim holds): the claim
-# runs on every item page, and compiling it costs more than running it.
+def _pool_head_query(order):
+    """The pool's head, locked (SKIP LOCKED: never waits on a row another claim holds; only the
+    item's row), read whole with its generation and procedure as the item page shows it."""
+
+    def build(**kw) -> QuerySet:
+        return (
+            regular_pool(**kw, order=order)
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list(*ITEM_FULL_PATHS)[:1]
+        )
+
+    return build
+
+
+# The claim runs on every item page, and compiling it costs more than running it.
 POOL_HEAD = PreparedRead(
     "annotation.pool_head",
     model=StudyItem,
-    build=lambda **kw: regular_pool(**kw).select_for_update(skip_locked=True).values_list("pk")[:1],
+    build=_pool_head_query(LEAST_ANNOTATED_ORDER),
     sentinels={
         "study_id": 2_073_000_011,
         "overlap": 2_073_000_012,
@@ -131,15 +156,26 @@ POOL_HEAD = PreparedRead(
 POOL_HEAD_SEEDED = PreparedRead(
     "annotation.pool_head_seeded",
     model=StudyItem,
-    build=lambda **kw: (
-        regular_pool(**kw, order=SEEDED_ORDER)
-        .select_for_update(skip_locked=True)
-        .values_list("pk")[:1]
-    ),
+    build=_pool_head_query(SEEDED_ORDER),
     sentinels={
         "study_id": 2_073_000_014,
         "overlap": 2_073_000_015,
         "participant_id": 2_073_000_016,
+    },
+)
+
+# A new assignment (Assignment.objects.create, compiled once).
+NEW_ASSIGNMENT = PreparedInsert(
+    "annotation.new_assignment",
+    model=Assignment,
+    samples={
+        "participant_id": 101,
+        "item_id": 102,
+        "state": Assignment.State.ACTIVE,
+        "served_at": _NOW_SAMPLE,
+        "last_seen_at": _NOW_SAMPLE,
+        "active_ms": 0,
+        "submitted_at": None,
     },
 )
 
@@ -164,6 +200,42 @@ ASSIGNMENT_LOCKED = PreparedRead(
         Assignment.objects.filter(pk=pk).select_for_update().values_list(*ASSIGNMENT_FIELDS)
     ),
     sentinels={"pk": 2_073_000_021},
+)
+
+# A submitted answer (Annotation.objects.create, compiled once).
+NEW_ANNOTATION = PreparedInsert(
+    "annotation.new_annotation",
+    model=Annotation,
+    samples={
+        "assignment_id": 101,
+        "participant_id": 102,
+        "item_id": 103,
+        "has_failure": True,
+        "failures": [{"description": "sample", "l1_steps": [1], "l2_steps": [2]}],
+        "label": {},
+        "comments": "",
+        "wall_ms": 1000,
+        "active_ms": 900,
+        "interface_checks": {"goal_ack": True},
+        "submitted_at": _NOW_SAMPLE,
+    },
+)
+
+# The assignment submitted, with its times (the row is locked by the submit's first read).
+MARK_SUBMITTED = PreparedUpdate(
+    "annotation.mark_submitted",
+    model=Assignment,
+    build=lambda *, pk, now, active_ms: (
+        Assignment.objects.filter(pk=pk),
+        {
+            "state": Assignment.State.SUBMITTED,
+            "submitted_at": now,
+            "last_seen_at": now,
+            "active_ms": active_ms,
+        },
+    ),
+    sentinels={"pk": 2_073_000_034, "now": _NOW, "active_ms": 2_073_000_035},
+    samples={"pk": 101, "now": _NOW_SAMPLE, "active_ms": 1234},
 )
 
 COUNT_DONE = PreparedUpdate(

@@ -145,6 +145,9 @@ if env_bool("DB_PGBOUNCER_TRANSACTION", False):
     # prepares after 5 executions; pgbouncer < 1.21, or without max_prepared_statements, cannot).
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
+# The annotator's hot statements (core.prepared) run as PostgreSQL prepared statements, parsed
+# and planned once per connection; off behind pgbouncer's transaction pooling unless set.
+DB_SERVER_PREPARED = env_bool("DB_SERVER_PREPARED", not env_bool("DB_PGBOUNCER_TRANSACTION", False))
 # The test database's name (pytest-django), so parallel suites on one server do not collide.
 if os.environ.get("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}

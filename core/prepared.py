@@ -31,15 +31,17 @@ order the names are given, annotations included, and the ORM returns them as sel
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from django.conf import settings
 from django.core import checks
 from django.core.exceptions import EmptyResultSet, FieldError
 from django.db import DatabaseError, connections, router
 from django.db.models import Model, QuerySet
-from django.db.models.sql import UpdateQuery
+from django.db.models.sql import InsertQuery, UpdateQuery
 from django.utils.module_loading import autodiscover_modules
 
 CHECK_TAG = "prepared_statements"
@@ -74,13 +76,19 @@ def _param_key(value: object) -> tuple:
     return (type(value), value)
 
 
+def _as_is(value: object) -> object:
+    return value
+
+
 def bind_plan(params, sentinels: Mapping[str, object]) -> list:
     """Where each keyword goes among compiled parameters: (name, type) per slot, the type being
-    the one the backend wrapped the sentinel in (psycopg's Int4) so new values are bound alike;
-    a constant marker for the query's own constants."""
+    the one the backend wrapped the sentinel in (psycopg's Int4) so new values are bound alike
+    (a datetime as it comes: no wrapper); a constant marker for the query's own constants."""
     by_value = {_param_key(v): name for name, v in sentinels.items()}
     slots = [
-        (by_value[_param_key(p)], type(p)) if _param_key(p) in by_value else _CONSTANT
+        (by_value[_param_key(p)], type(p) if isinstance(p, int | str) else _as_is)
+        if _param_key(p) in by_value
+        else _CONSTANT
         for p in params
     ]
     missing = set(sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
@@ -109,6 +117,54 @@ def _default_samples(sentinels: Mapping[str, object]) -> dict[str, object]:
         else:
             raise ValueError(f"prepared statement: give a sample value for {name!r}")
     return samples
+
+
+# --- running them as PostgreSQL prepared statements --------------------------------------------
+
+# psycopg's own automatic preparation stays off (Django turns it off: prepare_threshold None);
+# only the statements below ask for it, one by one (prepare=True).
+_NO_AUTOMATIC_PREPARE = 2**31 - 1
+
+
+def _server_prepares(connection) -> bool:
+    """Whether this connection runs the statements as server-side prepared statements:
+    PostgreSQL with psycopg 3, unless the settings say no (``DB_SERVER_PREPARED``; off behind
+    pgbouncer in transaction pooling, which cannot keep a statement between transactions)."""
+    return (
+        connection.vendor == "postgresql"
+        and connection.Database.__name__ == "psycopg"
+        and getattr(settings, "DB_SERVER_PREPARED", True)
+    )
+
+
+@functools.cache
+def _preparing_cursor_class():
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparingCursor(ServerBindingCursor):
+        """Server-side binding, and the statement prepared in PostgreSQL on its first run on
+        the connection (parsed and planned once; later runs send only the values)."""
+
+        def execute(self, query, params=None, *, prepare=True, binary=None):
+            return super().execute(query, params, prepare=prepare, binary=binary)
+
+    return PreparingCursor
+
+
+def statement_cursor(connection):
+    """A cursor of ``connection`` for a prepared statement: on PostgreSQL (psycopg 3) one that
+    prepares it in the server, wrapped as Django wraps its own (execute wrappers, error
+    conversion); else, and while queries are logged (DEBUG, a test capturing them: the log
+    shows each query with its values), an ordinary cursor."""
+    if connection.queries_logged or not _server_prepares(connection):
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = _NO_AUTOMATIC_PREPARE
+    connection.validate_thread_sharing()
+    return connection.make_cursor(_preparing_cursor_class()(raw))
 
 
 class PreparedStatement:
@@ -203,7 +259,7 @@ class PreparedRead(PreparedStatement):
         alias = router.db_for_write(self.model) if locking else router.db_for_read(self.model)
         sql, params, slots, (converters, trim) = self._compiled.get(alias) or self._compile(alias)
         connection = connections[alias]
-        with connection.cursor() as cursor:
+        with statement_cursor(connection) as cursor:
             cursor.execute(sql, bind(params, slots, values))
             rows = cursor.fetchall()
         if trim is not None:
@@ -236,9 +292,65 @@ class PreparedUpdate(PreparedStatement):
     def run(self, **values: object) -> int:
         alias = router.db_for_write(self.model)
         sql, params, slots, _ = self._compiled.get(alias) or self._compile(alias)
-        with connections[alias].cursor() as cursor:
+        with statement_cursor(connections[alias]) as cursor:
             cursor.execute(sql, bind(params, slots, values))
             return cursor.rowcount
+
+
+class PreparedInsert(PreparedStatement):
+    """An INSERT of one row with a value for each of ``fields`` (attnames; default: every
+    concrete field but an auto primary key, as ``Model.objects.create`` inserts),
+    ``RETURNING`` the primary key: :meth:`run` returns it. Each value goes through its field's
+    ``get_db_prep_save`` as the ORM's does (JSON, dates); no instance is made and no save
+    signal is sent. Runs on the write database; ``samples`` gives a value for every field."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        model: type[Model],
+        samples: Mapping[str, object],
+        fields: tuple[str, ...] | None = None,
+    ) -> None:
+        opts = model._meta
+        names = fields or tuple(
+            f.attname for f in opts.concrete_fields if not (f.primary_key and f.auto_created)
+        )
+        self.fields = [opts.get_field(name) for name in names]
+        super().__init__(name, model=model, build=None, sentinels=samples, samples=samples)
+
+    def _orm_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, tuple, Any]:
+        query = InsertQuery(self.model)
+        query.insert_values(self.fields, [self.model(**values)])
+        compiler = query.get_compiler(alias)
+        compiler.returning_fields = [self.model._meta.pk]
+        [(sql, params)] = compiler.as_sql()
+        return sql, params, None
+
+    def _compile(self, alias: str) -> tuple:
+        sql, _, _ = self._orm_sql(alias, self.samples)
+        self._compiled[alias] = entry = (sql, None, None, None)
+        return entry
+
+    def prepared_sql(self, alias: str, values: Mapping[str, object]) -> tuple[str, list]:
+        sql = (self._compiled.get(alias) or self._compile(alias))[0]
+        connection = connections[alias]
+        return sql, [f.get_db_prep_save(values[f.attname], connection) for f in self.fields]
+
+    def run(self, **values: object) -> Any:
+        alias = router.db_for_write(self.model)
+        sql, params = self.prepared_sql(alias, values)
+        with statement_cursor(connections[alias]) as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone()[0]
+
+    def insert(self, instance: Model) -> Model:
+        """Insert ``instance`` (its values of the fields): it gets its primary key and counts as
+        saved, as after ``create`` (no save signal is sent)."""
+        instance.pk = self.run(**{f.attname: getattr(instance, f.attname) for f in self.fields})
+        instance._state.adding = False
+        instance._state.db = router.db_for_write(self.model)
+        return instance
 
 
 def model_columns(
@@ -294,7 +406,8 @@ registry = Registry()
 
 
 def _typed(params) -> list[tuple[type, object]]:
-    return [(type(p), p) for p in params]
+    # a JSON parameter is a wrapper (psycopg's Jsonb) around the value: compare the values
+    return [(type(p), getattr(p, "obj", p)) for p in params]
 
 
 def _cannot_prepare(statement: PreparedStatement, what: str, exc: Exception) -> checks.Error:

@@ -72,32 +72,35 @@ def participant_for_user(*, study: Study, user) -> Participant | None:
 
 
 def assignment_for_participant(
-    *, participant: Participant, assignment_id: int
+    *, participant: Participant, assignment_id: int, lock: bool = False
 ) -> Assignment | None:
-    """Only the participant's own assignment; None for anyone else's."""
-    assignment = (
+    """Only the participant's own assignment; None for anyone else's. ``lock``: its row locked
+    until the caller's transaction ends."""
+    assignments = (
         Assignment.objects.select_related("item__generation__procedure")
         .defer(*ASSIGNMENT_UNUSED_FIELDS)
         .filter(pk=assignment_id, participant=participant)
-        .first()
     )
+    if lock:
+        assignments = assignments.select_for_update(of=("self",))
+    assignment = assignments.first()
     if assignment is not None:
         assignment.participant = participant  # already loaded, with its study
     return assignment
 
 
 def assignment_for_cookie(
-    *, slug: str, participant_id: int | None, assignment_id: int
+    *, slug: str, participant_id: int | None, assignment_id: int, lock: bool = False
 ) -> Assignment | None:
     """One query for a save, draft or heartbeat: the assignment with its participant, study,
     item, generation and procedure, and whether a draft exists; only if it belongs to the
     participant of the signed cookie in this study. None otherwise (the caller then looks
-    the participant up the long way, for its message or an account-based entry)."""
+    the participant up the long way, for its message or an account-based entry). ``lock``:
+    the assignment's row locked until the caller's transaction ends."""
     if not participant_id:
         return None
-    rows = prepared.ASSIGNMENT_FULL.rows(
-        assignment_id=assignment_id, participant_id=participant_id, slug=slug
-    )
+    statement = prepared.ASSIGNMENT_FULL_LOCKED if lock else prepared.ASSIGNMENT_FULL
+    rows = statement.rows(assignment_id=assignment_id, participant_id=participant_id, slug=slug)
     if not rows:
         return None
     row = rows[0]
@@ -114,17 +117,21 @@ def assignment_for_cookie(
     return assignment
 
 
-def study_item_for_page(*, item_id: int) -> StudyItem | None:
-    """An item with its generation and procedure, as the item page shows it (one query)."""
-    rows = prepared.ITEM_FULL.rows(item_id=item_id)
-    if not rows:
-        return None
+def study_item_from_row(row: tuple) -> StudyItem:
+    """An item with its generation and procedure from a row of :data:`prepared.ITEM_FULL_PATHS`
+    (:data:`prepared.ITEM_FULL`, the pool's head)."""
     item, generation, procedure = model_instances(
-        router.db_for_read(StudyItem), rows[0], prepared.ITEM_FULL_PARTS
+        router.db_for_read(StudyItem), row, prepared.ITEM_FULL_PARTS
     )
     generation.procedure = procedure
     item.generation = generation
     return item
+
+
+def study_item_for_page(*, item_id: int) -> StudyItem | None:
+    """An item with its generation and procedure, as the item page shows it (one query)."""
+    rows = prepared.ITEM_FULL.rows(item_id=item_id)
+    return study_item_from_row(rows[0]) if rows else None
 
 
 def assignment_draft(*, assignment: Assignment) -> dict:

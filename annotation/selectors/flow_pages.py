@@ -100,6 +100,13 @@ def _blank_failure_html(n_l1: int, n_l2: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _codebook_question(version_id: int | None) -> str:
+    """The codebook's question every item page shows: read once per process and version (a
+    codebook version is never edited, :mod:`core.versions`; a change is a new version)."""
+    return study_codebook(study=Study(codebook_version_id=version_id))["question"]
+
+
 def item_timing(*, study: Study, served_at: datetime, now: datetime) -> dict:
     """The item page's clock: seconds spent (rounded down) and seconds left before submission
     opens (rounded up, :func:`annotation.rules.seconds_left`), which the page's countdown
@@ -152,7 +159,7 @@ def item_page_context(
         **item_timing(study=study, served_at=assignment.served_at, now=timezone.now()),
         "heartbeat_seconds": conf.heartbeat_seconds(),
         "idle_seconds": conf.idle_timeout_seconds(),
-        "codebook": {"question": study_codebook(study=study)["question"]},
+        "codebook": {"question": _codebook_question(study.codebook_version_id)},
         "position": rules.item_position(
             regular_done=participant.n_done,
             gold_served=participant.n_gold_served,

@@ -28,6 +28,7 @@ from annotation.selectors.flow import (
     participant_open_assignment,
     participant_unfinished_assignments,
     study_item_for_page,
+    study_item_from_row,
 )
 from annotation.services.flow import participant_finish, participant_finish_qualification
 
@@ -112,9 +113,8 @@ def item_take_slot(*, item_id: int, overlap: int) -> bool:
 
 
 def _new_assignment(participant: Participant, item: StudyItem, now: datetime) -> Assignment:
-    assignment = Assignment.objects.create(
-        participant=participant, item=item, served_at=now, last_seen_at=now
-    )
+    assignment = Assignment(participant=participant, item=item, served_at=now, last_seen_at=now)
+    prepared.NEW_ASSIGNMENT.insert(assignment)
     assignment.is_new = True  # no draft to look up
     return assignment
 
@@ -159,16 +159,21 @@ def _stratified_head(study: Study, pool: dict) -> int | None:
     )
 
 
-def _pool_head(study: Study, pool: dict) -> int | None:
+def _pool_head(study: Study, pool: dict) -> tuple[int, StudyItem | None] | None:
     """The next free regular item for this participant under the study's sampling strategy,
-    locked (SKIP LOCKED); None when none is free right now."""
+    locked (SKIP LOCKED): its id, and the item as its page shows it where the same read gave
+    it; None when none is free right now."""
     if study.sampling in STRATUM_PATHS:
-        return _stratified_head(study, pool)
+        item_id = _stratified_head(study, pool)
+        return None if item_id is None else (item_id, None)
     statement = (
         prepared.POOL_HEAD_SEEDED if study.sampling == Study.Sampling.SEEDED else prepared.POOL_HEAD
     )
     head = statement.rows(**pool)
-    return head[0][0] if head else None
+    if not head:
+        return None
+    item = study_item_from_row(head[0])
+    return item.pk, item
 
 
 def _claim_regular(participant: Participant, now: datetime) -> Assignment | None:
@@ -177,10 +182,14 @@ def _claim_regular(participant: Participant, now: datetime) -> Assignment | None
     # When every candidate is momentarily locked by other claims, look again shortly (bounded)
     # before calling the pool empty; claims never wait on each other, so they cannot deadlock.
     for attempt in range(40):
-        item_id = _pool_head(study, pool)
-        if item_id is not None:
+        head = _pool_head(study, pool)
+        if head is not None:
+            item_id, item = head
             if item_take_slot(item_id=item_id, overlap=study.overlap):
-                item = study_item_for_page(item_id=item_id)
+                if item is None:
+                    item = study_item_for_page(item_id=item_id)
+                else:
+                    item.n_assigned += 1  # the slot just taken
                 return _new_assignment(participant, item, now)
             continue
         if not prepared.regular_pool(**pool).exists():

@@ -174,7 +174,7 @@ def _store(
     if label.form_type != "critical_failure":  # another form type: its (scored) answer
         answer = form.type.finalize(label.answer, config=form.config, item=view)
         has_failure, failures = form.type.has_failure(answer, config=form.config), []
-    annotation = Annotation.objects.create(
+    annotation = Annotation(
         assignment=locked,
         participant_id=locked.participant_id,
         item=item,
@@ -192,9 +192,8 @@ def _store(
         },
         submitted_at=now,
     )
-    Assignment.objects.filter(pk=locked.pk).update(
-        state=Assignment.State.SUBMITTED, submitted_at=now, last_seen_at=now, active_ms=active
-    )
+    prepared.NEW_ANNOTATION.insert(annotation)
+    prepared.MARK_SUBMITTED.run(pk=locked.pk, now=now, active_ms=active)
     return annotation
 
 
@@ -246,6 +245,7 @@ def annotation_submit(
     now: datetime | None = None,
     form: BoundForm | None = None,
     view: ItemView | None = None,
+    row_locked: bool = False,
 ) -> SubmitResult:
     """Store the label once, in one transaction (the annotation, the assignment, the draft's
     removal, the known-answer results: all or nothing). Refuses (SubmissionRefused) refused
@@ -254,7 +254,10 @@ def annotation_submit(
 
     ``form`` and ``view``: the study's form and the item's view the caller built to parse the
     label (:func:`annotation.selectors.forms.study_form`, :func:`~annotation.selectors.forms.item_view`),
-    built here when not given; every check and the stored answer use these, none builds its own."""
+    built here when not given; every check and the stored answer use these, none builds its own.
+    ``row_locked``: the caller read ``assignment`` with its row locked in the transaction it calls
+    this in (:func:`annotation.selectors.flow.assignment_for_cookie` with ``lock``), so it is
+    current and is not read again."""
     now = now or timezone.now()
     item = assignment.item
     study = assignment.participant.study
@@ -268,8 +271,8 @@ def annotation_submit(
         view = item_view(item=item, participant_id=assignment.participant_id, form=form)
     _refuse_unready(assignment, study, label, now, form, view)
 
-    with transaction.atomic():
-        locked = _assignment_locked(assignment.pk)
+    with transaction.atomic(savepoint=not row_locked):  # the caller's transaction when locked
+        locked = assignment if row_locked else _assignment_locked(assignment.pk)
         if locked.state == Assignment.State.SUBMITTED:  # a double submit: the first one won
             return SubmitResult(Annotation.objects.get(assignment_id=locked.pk), False)
         if (

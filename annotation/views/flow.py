@@ -13,6 +13,7 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -334,11 +335,13 @@ def _keep(request: HttpRequest, assignment_id: int, label, errors: list[str], fi
     }
 
 
-def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
+def _own_assignment(request: HttpRequest, slug: str, assignment_id: int, *, lock: bool = False):
+    """(study, participant, assignment, response); ``lock``: the assignment's row locked."""
     assignment = assignment_for_cookie(
         slug=slug,
         participant_id=_cookie_participant_id(request, slug),
         assignment_id=assignment_id,
+        lock=lock,
     )
     if assignment is not None:  # the common case: one query for everything a save needs
         participant = assignment.participant
@@ -346,7 +349,9 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int):
     study, participant, response = _load(request, slug)
     if response:
         return study, participant, None, response
-    assignment = assignment_for_participant(participant=participant, assignment_id=assignment_id)
+    assignment = assignment_for_participant(
+        participant=participant, assignment_id=assignment_id, lock=lock
+    )
     if assignment is None:
         return (
             study,
@@ -376,18 +381,23 @@ def _int(value: str | None) -> int:
 @text_gate_exempt  # the service gates the free text; the item page shows why
 @require_POST
 def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    study, participant, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
-    label, form, view = _label(request, assignment)
     try:
-        result = annotation_submit(
-            assignment=assignment,
-            label=label,
-            active_ms=_int(request.POST.get("active_ms")),
-            form=form,
-            view=view,
-        )
+        # one transaction from the first read, which locks the assignment's row (read once)
+        with transaction.atomic():
+            study, participant, assignment, response = _own_assignment(
+                request, slug, assignment_id, lock=True
+            )
+            if response:
+                return response
+            label, form, view = _label(request, assignment)
+            result = annotation_submit(
+                assignment=assignment,
+                label=label,
+                active_ms=_int(request.POST.get("active_ms")),
+                form=form,
+                view=view,
+                row_locked=True,
+            )
     except SubmissionRefused as refusal:
         if refusal.item_gone:  # returned to the pool and completed by others: move on
             for message in refusal.messages:
@@ -400,9 +410,7 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
         return redirect("annotation:submitted", study.slug, assignment.pk)
     for notice in result.notices:
         messages.warning(request, notice)
-    if (
-        assignment.item.kind != "regular"
-    ):  # a known-answer item may end the qualification or the session
+    if assignment.item.kind != "regular":  # a known item may end the qualification or session
         participant.refresh_from_db()
         return redirect(_stage_url(study, participant))
     return redirect("annotation:item", study.slug)
@@ -443,13 +451,8 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
         )
     except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why
         # the page shows each reason at its field and keeps the text (static/js/annotate.js)
-        return JsonResponse(
-            {
-                "message": "Draft not saved: " + "; ".join(refusal.messages),
-                "fields": refusal.fields,
-            },
-            status=422,
-        )
+        message = "Draft not saved: " + "; ".join(refusal.messages)
+        return JsonResponse({"message": message, "fields": refusal.fields}, status=422)
     text = (
         f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
     )

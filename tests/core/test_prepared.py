@@ -10,11 +10,14 @@ import pytest
 from django.core import checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef
+from django.utils import timezone
 
 from annotation.models import Assignment, Participant
 from core.prepared import (
     CHECK_TAG,
+    PreparedInsert,
     PreparedRead,
     PreparedUpdate,
     check_prepared_statements,
@@ -59,6 +62,10 @@ def test_the_check_passes_on_every_registered_statement():
         "annotation.take_slot",
         "annotation.assignment_locked",
         "annotation.count_done",
+        "annotation.assignment_full_locked",
+        "annotation.new_assignment",
+        "annotation.new_annotation",
+        "annotation.mark_submitted",
     } <= names
     for statement in registry.values():  # inside the test's transaction: locking reads too
         assert statement_errors(statement) == []
@@ -221,3 +228,99 @@ def test_rows_come_back_in_the_order_the_names_are_given(temporary, order):
     assert want == [tuple(values[name] for name in order)]
     assert read.rows(pk=p.pk) == want
     assert statement_errors(read) == []
+
+
+# --- inserts, and PostgreSQL's own prepared statements ------------------------------------------
+
+
+def _row(obj) -> dict:
+    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+
+
+def test_an_insert_stores_what_create_stores(temporary):
+    study = make_study(n_items=2)
+    p = working_participant(study, "PID_INSERT")
+    items = list(study.items.order_by("pk"))
+    now = timezone.now()
+    insert = temporary(
+        PreparedInsert,
+        "tests.insert_assignment",
+        model=Assignment,
+        samples={
+            "participant_id": 1,
+            "item_id": 2,
+            "state": "active",
+            "served_at": now,
+            "last_seen_at": now,
+            "active_ms": 0,
+            "submitted_at": None,
+        },
+    )
+    assert statement_errors(insert) == []
+    made = insert.insert(Assignment(participant=p, item=items[0], served_at=now, last_seen_at=now))
+    assert made.pk is not None and not made._state.adding
+    want = Assignment.objects.create(
+        participant=p, item=items[1], served_at=now, last_seen_at=now, state="expired"
+    )
+    stored = {a.pk: _row(a) for a in Assignment.objects.filter(pk__in=[made.pk, want.pk])}
+    assert stored[made.pk] == {
+        **stored[want.pk],
+        "id": made.pk,
+        "item_id": items[0].pk,
+        "state": "active",
+    }
+    assert stored[made.pk] == _row(made)
+
+
+def test_json_values_go_in_as_the_orm_puts_them(temporary):
+    from annotation.models import Annotation
+
+    study = make_study(n_items=1)
+    p = working_participant(study, "PID_JSON")
+    item = study.items.get()
+    now = timezone.now()
+    a = Assignment.objects.create(participant=p, item=item, served_at=now, last_seen_at=now)
+    failures = [{"description": "L2 says “boil” — L1 says bake", "l1_steps": [1], "l2_steps": [2]}]
+    values = {
+        "assignment_id": a.pk,
+        "participant_id": p.pk,
+        "item_id": item.pk,
+        "has_failure": True,
+        "failures": failures,
+        "label": {},
+        "comments": "",
+        "wall_ms": 10,
+        "active_ms": 5,
+        "interface_checks": {"goal_ack": True, "n_steps": 4},
+        "submitted_at": now,
+    }
+    insert = temporary(PreparedInsert, "tests.insert_annotation", model=Annotation, samples=values)
+    assert statement_errors(insert) == []
+    pk = insert.run(**values)
+    assert _row(Annotation.objects.get(pk=pk)) == {"id": pk, **values}
+
+
+def _prepared_here() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_statements_are_prepared_in_postgresql_once_per_connection(temporary, settings):
+    study = make_study(n_items=1)
+    p = working_participant(study, "PID_PREP")
+    read = temporary(
+        PreparedRead,
+        "tests.server_prepared",
+        model=Participant,
+        build=lambda *, pk: Participant.objects.filter(pk=pk).values_list("pk", "prolific_pid"),
+        sentinels={"pk": 2_073_000_071},
+    )
+    sql = read.prepared_sql(read.alias(), {"pk": p.pk})[0].replace("%s", "$1")
+    settings.DB_SERVER_PREPARED = False
+    assert read.rows(pk=p.pk) == [(p.pk, "PID_PREP")]
+    assert sql not in _prepared_here()  # plain client-side binding
+    settings.DB_SERVER_PREPARED = True
+    for _ in range(3):
+        assert read.rows(pk=p.pk) == [(p.pk, "PID_PREP")]
+    assert _prepared_here().count(sql) == 1  # parsed and planned once, run three times

@@ -43,6 +43,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "tests" / "perf" / "out"
 
+from tests.perf._cpu import (  # noqa: E402
+    backend_cpu,
+    backend_cpu_spent,
+    postgres_cpu,
+    process_cpu,
+)
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
 
 DB_NAME = os.environ.get("BENCH_ANNOTATION_DB", "h2r_bench_annotation")
@@ -209,34 +215,6 @@ def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subproces
     raise RuntimeError("gunicorn did not start")
 
 
-def process_cpu(pid: int) -> float:
-    import psutil
-
-    root = psutil.Process(pid)
-    total = 0.0
-    for p in [root, *root.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
-def postgres_cpu() -> float:
-    import psutil
-
-    total = 0.0
-    for p in psutil.process_iter(["name"]):
-        if (p.info.get("name") or "").startswith("postgres"):
-            try:
-                t = p.cpu_times()
-                total += t.user + t.system
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                pass
-    return total
-
-
 def page_weight(port: int, slug: str) -> dict:
     """Fetch one item page as a browser would (gzip) and add the gzip size of its CSS and JS."""
     import http.cookiejar
@@ -307,24 +285,11 @@ def run_locust(
     )
     cmd = [
         str(Path(sys.executable).with_name("locust")),
-        "-f",
-        str(ROOT / "tests/perf/locustfile_annotation.py"),
-        "--headless",
-        "-u",
-        str(users),
-        "-r",
-        str(users),
-        "-t",
-        f"{seconds}s",
-        "--host",
-        f"http://127.0.0.1:{port}",
-        "--csv",
-        str(prefix),
-        "--only-summary",
-        "--loglevel",
-        "WARNING",
-        "--stop-timeout",  # every started item finishes and is counted (the server stores it)
-        "60",
+        *("-f", str(ROOT / "tests/perf/locustfile_annotation.py"), "--headless"),
+        *("-u", str(users), "-r", str(users), "-t", f"{seconds}s"),
+        *("--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary"),
+        # every started item finishes and is counted (the server stores it)
+        *("--loglevel", "WARNING", "--stop-timeout", "60"),
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
@@ -393,10 +358,12 @@ def main() -> int:
         weight = page_weight(port, slug)
         stored0 = stored_counts(slug)
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
+        own0 = backend_cpu(PG_URL, DB_NAME)
         stats, locust_cpu = run_locust(
             port, slug, args.users, args.seconds, rate=args.rate, mode=mode
         )
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
+        own = backend_cpu_spent(own0, backend_cpu(PG_URL, DB_NAME))
         stored1 = stored_counts(slug)
         from django.db import connections
 
@@ -471,6 +438,7 @@ def main() -> int:
         "items_per_s": round(items_per_s, 1),
         "gunicorn_cpu_ms_per_item": round(1000 * (cpu1 - cpu0) / max(saves_ok, 1), 2),
         "postgres_cpu_ms_per_item_all_processes": round(1000 * (pg1 - pg0) / max(saves_ok, 1), 2),
+        "postgres_cpu_ms_per_item_own_backends": round(1000 * own / max(saves_ok, 1), 2),
         "locust_cpu_ms_per_item": round(1000 * locust_cpu / max(saves_ok, 1), 2),
         "wall_s": round(elapsed, 1),
         "load_average": [round(load_before, 1), round(load_after, 1)],
@@ -510,7 +478,8 @@ def main() -> int:
     print(
         f"  server CPU {result['gunicorn_cpu_ms_per_item']} ms/item (gunicorn); "
         f"PostgreSQL {result['postgres_cpu_ms_per_item_all_processes']} ms/item (all postgres processes "
-        f"on a shared machine); Locust {result['locust_cpu_ms_per_item']} ms/item"
+        f"on a shared machine), {result['postgres_cpu_ms_per_item_own_backends']} ms/item (the "
+        f"backends of this database); Locust {result['locust_cpu_ms_per_item']} ms/item"
     )
     print(
         f"  item page  {weight['total_gzip'] / 1024:.1f} kB gzip in all (HTML {weight['html_gzip'] / 1024:.1f} kB; "
