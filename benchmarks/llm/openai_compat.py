@@ -33,6 +33,8 @@ Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malfo
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import json
 import logging
 import os
@@ -63,7 +65,23 @@ def _client_libs():
         import httpx2 as httpx
     except ImportError:  # pragma: no cover - depends on the openai version
         import httpx  # type: ignore[no-redef]
+    _quiet_http_loggers()
     return openai, httpx
+
+
+def _quiet_http_loggers() -> None:
+    """httpx2 and httpcore2 (openai 3.x's) log a line per request at INFO, 4% of a judge
+    worker's CPU at 300/s (py-spy): unless configured, their level is ``HTTP_CLIENT_LOG_LEVEL``
+    (default WARNING), as the settings give httpx and httpcore."""
+    for name in ("httpx2", "httpcore2"):
+        log = logging.getLogger(name)
+        if log.level == logging.NOTSET:
+            log.setLevel(os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING"))
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON as the ``openai`` client serializes a body (compact, UTF-8, no NaN)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 _SSL_CONTEXT = None
@@ -133,6 +151,10 @@ class OpenAICompatBackend(LLMBackend):
         self._aclient: openai.AsyncOpenAI | None = None  # the aiohttp transport's, on the loop
         self._client_lock = threading.Lock()
         self._response_type: type | None = None  # the HTTP library's Response, set with the client
+        self._heads: dict[tuple, tuple] = {}  # request shape -> its serialized body head
+        self._key_prefix = os.urandom(6).hex()  # idempotency keys: this prefix and a counter
+        self._requests = itertools.count()
+        self._content_param = False  # the client's post takes bytes as ``content`` (3.x)
 
     def prefill_refusal(self) -> str | None:
         """A completions endpoint takes the prefix on the prompt; a chat endpoint only when the
@@ -191,6 +213,7 @@ class OpenAICompatBackend(LLMBackend):
     def _new_client(self) -> openai.OpenAI:
         openai, httpx = _client_libs()
         self._response_type = httpx.Response
+        self._content_param = "content" in inspect.signature(openai.OpenAI.post).parameters
         # TCP_NODELAY: the client writes headers and body separately; with Nagle on, the body
         # waits for the server's delayed ACK (~40 ms a request on Linux).
         size = max(20, self.limits.concurrency * 2)
@@ -215,6 +238,7 @@ class OpenAICompatBackend(LLMBackend):
             if self._aclient is None:
                 openai, httpx = _client_libs()
                 self._response_type = httpx.Response
+                self._content_param = "content" in inspect.signature(openai.OpenAI.post).parameters
                 size = max(20, self.limits.concurrency * 2)
                 # aiohttp sets TCP_NODELAY on its connections itself
                 http = openai.DefaultAioHttpClient(
@@ -273,26 +297,51 @@ class OpenAICompatBackend(LLMBackend):
             kw["extra_body"] = extra
         return kw
 
-    def _request_body(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
-        """The path and JSON body of one request (chat or completions)."""
-        kw = self._kwargs(request)
-        body: dict[str, Any] = {k: v for k, v in kw.items() if k != "extra_body"}
-        body.update(kw.get("extra_body") or {})
+    def _request_body(self, request: LLMRequest) -> tuple[str, bytes]:
+        """The path and JSON body of one request: everything but the prompt (model, decoding,
+        schema, extra) serialized once per request shape (:meth:`_body_head`), then the
+        messages (chat) or the prompt (completions)."""
         if self.endpoint == "chat":
-            messages = request.messages
-            if messages is None:
+            field, path, value = "messages", "/chat/completions", request.messages
+            if value is None:
                 if request.prompt is None:
                     raise LLMError("request has neither messages nor prompt", retryable=False)
-                messages = [{"role": "user", "content": request.prompt}]
-            body["messages"] = messages
-            return "/chat/completions", body
-        prompt = request.prompt
-        if prompt is None:
-            if not request.messages:
-                raise LLMError("request has neither prompt nor messages", retryable=False)
-            prompt = "\n\n".join(m.get("content", "") for m in request.messages)
-        body["prompt"] = prompt
-        return "/completions", body
+                value = [{"role": "user", "content": request.prompt}]
+        else:
+            field, path, value = "prompt", "/completions", request.prompt
+            if value is None:
+                if not request.messages:
+                    raise LLMError("request has neither prompt nor messages", retryable=False)
+                value = "\n\n".join(m.get("content", "") for m in request.messages)
+        return path, self._body_head(request, field) + _dumps(value) + b"}"
+
+    def _body_head(self, request: LLMRequest, field: str) -> bytes:
+        """The body up to ``"<field>":``, cached per shape (same decoding values, same schema
+        and extra objects: a judge's requests), keeping those objects alive (ids stay theirs)."""
+        key = (field, id(request.json_schema), id(request.extra), request.temperature)
+        key += (request.max_tokens, request.top_p, tuple(request.stop or ()))
+        key += (request.json_schema_name,)
+        hit = self._heads.get(key)
+        if hit is None:
+            kw = self._kwargs(request)
+            body = {k: v for k, v in kw.items() if k != "extra_body"}
+            body.update(kw.get("extra_body") or {})
+            body.pop(field, None)  # the request's own messages or prompt win
+            if len(self._heads) >= 64:
+                self._heads.clear()
+            head = _dumps(body)[:-1] + f',"{field}":'.encode()
+            hit = self._heads[key] = (request.json_schema, request.extra, head)
+        return hit[2]
+
+    def _post_args(self, client: Any, path: str, body: bytes) -> tuple[str, dict[str, Any]]:
+        """``client.post``'s URL and keywords: the absolute URL (a path is parsed against the
+        base URL twice a request), the body as bytes (``content``, openai 3.x), an idempotency
+        key from a counter (else a uuid4 a request, which the OpenAI API client never sends)."""
+        url = str(client.base_url).rstrip("/") + path
+        options = {"idempotency_key": f"h2r-{self._key_prefix}-{next(self._requests)}"}
+        if self._content_param:
+            return url, {"content": body, "options": options}
+        return url, {"body": json.loads(body), "options": options}
 
     def _reply(self, content: bytes, started: float) -> LLMResponse:
         """The reply's text and usage from its raw body (``ValueError`` when malformed: retried)."""
@@ -317,22 +366,22 @@ class OpenAICompatBackend(LLMBackend):
 
     def _call(self, request: LLMRequest) -> LLMResponse:
         """One HTTP request through the client's documented raw-request API
-        (``client.post(path, body=..., cast_to=httpx.Response)``): same auth, headers, timeouts
-        and error types as ``chat.completions.create`` without the typed request transform and
+        (``client.post(path, ..., cast_to=httpx.Response)``): same auth, headers, timeouts and
+        error types as ``chat.completions.create`` without the typed request transform and
         response models, which cost ~1 ms of CPU a request (measured) and matter at 300+/s."""
         path, body = self._request_body(request)
         started = time.perf_counter()
         client = self.client
-        raw = client.post(
-            path, body=body, cast_to=self._response_type or _client_libs()[1].Response
-        )
+        url, kw = self._post_args(client, path, body)
+        raw = client.post(url, cast_to=self._response_type or _client_libs()[1].Response, **kw)
         return self._reply(raw.content, started)
 
     async def _acall(self, request: LLMRequest) -> LLMResponse:
         """:meth:`_call` on the async client (:mod:`benchmarks.llm.openai_feed`)."""
         path, body = self._request_body(request)
         started = time.perf_counter()
-        raw = await self._aclient.post(path, body=body, cast_to=self._response_type)
+        url, kw = self._post_args(self._aclient, path, body)
+        raw = await self._aclient.post(url, cast_to=self._response_type, **kw)
         return self._reply(raw.content, started)
 
     def _estimate_tokens(self, request: LLMRequest) -> int:

@@ -22,7 +22,7 @@ FLUSH_EVERY = 256  # at most this many results per write
 # the feed waits for a slot (then only what is there)
 GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
 GATE_POLL_S = 0.01  # a feed held back by the endpoint-wide gate asks it again this often
-LIVE_EVERY_S = 0.25  # the lease's beat, at most this often (live counters: core.runs.progress)
+LIVE_EVERY_S = 1.0  # the lease's beat (cancel, chunk time) at most this often while storing
 
 
 def unstored_max() -> int:
