@@ -13,8 +13,11 @@ Two settings (``--mode``):
   the load is printed beside it).
 
 Run: ``.venv/bin/python tests/perf/bench_lanes_every_run_type.py [--mode latency|cpu|both]
-[--types judge,generation,scoring,mining] [--n 400] [--repeat 3]``: ``--repeat`` interleaves
-rounds of one and two workers and prints medians. Each row also prints the CPU seconds of the
+[--types judge,generation,scoring,mining] [--n 400] [--repeat 3] [--timeline]``: ``--repeat``
+interleaves rounds of one and two workers and prints medians; ``--timeline`` prints, per round,
+where the slots were idle (before the first request, below the cap in the steady part, after the
+last reply, each lane's first and last request for mining) and the gate's Redis round trips per
+request (:mod:`tests.perf._timeline`, through ``MONITOR``: it costs Redis CPU, counted in "rest"). Each row also prints the CPU seconds of the
 workers and of the rest (this process, which runs the test server, plus PostgreSQL and Redis):
 on two cores that also run the rest, two pinned workers can be at most ``2w / (w + r)`` times
 one (w, r: the workers' and the rest's CPU per item), printed as "two cores allow at most". A scratch database ``bench_h2r_lanes``.
