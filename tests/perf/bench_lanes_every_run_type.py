@@ -233,15 +233,22 @@ CASES = {
 
 
 def _doc_tag(req) -> str:
-    """A mining request's document (``Recipe <i>`` is in every stage's prompt)."""
+    """A mining request's document (``Recipe <i>`` is in every stage's prompt), a generation
+    request's procedure (``Goal <i>``)."""
     import re
 
-    m = re.search(r"Recipe (\d+)", req.prompt_text)
-    return f"d{m.group(1)}" if m else ""
+    m = re.search(r"Recipe (\d+)|Goal (\d+)\b", req.prompt_text)
+    return f"d{m.group(1)}" if m and m.group(1) else (f"p{m.group(2)}" if m else "")
 
 
 def _lane_of(kind, run, n_lanes):
     """tag -> lane (documents' ids mod the lanes), or None when not known."""
+    if kind == "generation":
+        from benchmarks.models import Procedure
+
+        rows = Procedure.objects.filter(dataset=run.dataset).values_list("source_example_id", "pk")
+        lanes = {f"p{source.rsplit('-', 1)[-1]}": pk % n_lanes for source, pk in rows}
+        return lambda tag: lanes.get(tag, "?")
     if kind != "mining":
         return None
     from mining.models import MiningDocument
@@ -290,7 +297,7 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=Fals
     if timeline:
         from tests.perf._timeline import GateCalls, Timeline
 
-        responder = Timeline(counter, tag=_doc_tag if kind == "mining" else None)
+        responder = Timeline(counter, tag=_doc_tag if kind in ("mining", "generation") else None)
     env = {
         "H2R_JUDGE_CHUNK_ITEMS": "100",
         "RUN_CHUNK_SECONDS": "20",
