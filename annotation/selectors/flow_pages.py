@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
@@ -21,6 +22,7 @@ from annotation.selectors.flow import (
     training_items,
 )
 from annotation.selectors.forms import form_codebook, form_page_context
+from core.templatetags.core_icons import icon_svg
 
 
 def consent_context(*, study: Study, participant: Participant) -> dict:
@@ -100,6 +102,26 @@ def _blank_failure_html(n_l1: int, n_l2: int) -> str:
     )
 
 
+_CHECK_ICON = mark_safe(icon_svg("check"))  # beside every step
+_PK_MARK = 2_147_480_009  # where an assignment's id goes in a URL reversed once
+
+
+@functools.lru_cache(maxsize=1024)
+def study_page_url(name: str, slug: str, with_assignment: bool = False) -> str:
+    """The URL of the annotator page ``name`` of study ``slug`` (reversed once per process;
+    ``with_assignment``: with :data:`_PK_MARK` where the assignment's id goes)."""
+    return reverse(f"annotation:{name}", args=[slug, _PK_MARK] if with_assignment else [slug])
+
+
+def item_urls(slug: str, assignment_id: int) -> dict[str, str]:
+    """The URLs the item page posts to and links to."""
+    mark, pk = str(_PK_MARK), str(assignment_id)
+    urls = {n: study_page_url(n, slug, True).replace(mark, pk) for n in ("submit", "beat", "draft")}
+    urls["codebook"] = study_page_url("codebook_partial", slug)
+    urls["training"] = study_page_url("training", slug)
+    return urls
+
+
 @functools.lru_cache(maxsize=64)
 def _codebook_question(version_id: int | None) -> str:
     """The codebook's question every item page shows: read once per process and version (a
@@ -137,6 +159,8 @@ def item_page_context(
     n_l1_to_read = rules.l1_steps_to_read(click_through_l1=study.click_through_l1, n_l1=len(l1))
     read_l1 = set(state.get("read_l1_steps") or []) if n_l1_to_read else set()
     n_read, n_to_read = len(read) + len(read_l1), len(l2) + n_l1_to_read
+    timing = item_timing(study=study, served_at=assignment.served_at, now=timezone.now())
+    # numbers the page prints go in as text: the template engine localizes every integer
     return {
         "study": study,
         "participant": participant,
@@ -147,25 +171,31 @@ def item_page_context(
         "click_l1": bool(n_l1_to_read),
         "l1": [(str(n), text, n in read_l1) for n, text in enumerate(l1, 1)],
         "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
-        "n_read": n_read,
-        "n_to_read": n_to_read,
-        "read_percent": round(100 * n_read / n_to_read) if n_to_read else 100,
+        "n_read": str(n_read),
+        "n_to_read": str(n_to_read),
+        "read_percent": str(round(100 * n_read / n_to_read) if n_to_read else 100),
         "state": state,
         "failures": [
             _failure_entry(str(i), str(i + 1), f, len(l1), len(l2)) for i, f in enumerate(failures)
         ],
         "failure_blank_html": mark_safe(_blank_failure_html(len(l1), len(l2))),
         "errors": list(errors),
-        **item_timing(study=study, served_at=assignment.served_at, now=timezone.now()),
-        "heartbeat_seconds": conf.heartbeat_seconds(),
-        "idle_seconds": conf.idle_timeout_seconds(),
+        "elapsed": str(timing["elapsed"]),
+        "remaining": timing["remaining"],
+        "remaining_text": str(timing["remaining"]),
+        "heartbeat_seconds": str(conf.heartbeat_seconds()),
+        "idle_seconds": str(conf.idle_timeout_seconds()),
+        "urls": item_urls(study.slug, assignment.pk),
+        "check_icon": _CHECK_ICON,
         "codebook": {"question": _codebook_question(study.codebook_version_id)},
-        "position": rules.item_position(
-            regular_done=participant.n_done,
-            gold_served=participant.n_gold_served,
-            current_is_gold=assignment.item.kind == StudyItem.Kind.GOLD,
+        "position": str(
+            rules.item_position(
+                regular_done=participant.n_done,
+                gold_served=participant.n_gold_served,
+                current_is_gold=assignment.item.kind == StudyItem.Kind.GOLD,
+            )
         ),
-        "items_total": _items_total(study),
+        "items_total": str(_items_total(study)),
         "warning": rules.attention_warning(
             failures=participant.attention_failures,
             warn_after=study.attention_warn_after,

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -36,6 +36,7 @@ from annotation.selectors.flow_pages import (
     consent_context,
     final_context,
     item_page_context,
+    study_page_url,
     training_context,
 )
 from annotation.selectors.forms import (
@@ -413,7 +414,7 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
     if assignment.item.kind != "regular":  # a known item may end the qualification or session
         participant.refresh_from_db()
         return redirect(_stage_url(study, participant))
-    return redirect("annotation:item", study.slug)
+    return HttpResponseRedirect(study_page_url("item", study.slug))
 
 
 @require_http_methods(["GET"])
