@@ -13,9 +13,10 @@ the loop each wave of requests in one call and yields the replies as they come. 
 request's slot goes to the feed's next request (no Redis round trip per request while the feed
 keeps sending); slots it has no request for go back in one round trip once it stops sending,
 and every slot it holds at the end. A retry gives its slot back for the back-off and takes one
-again, off the loop (the gate and the rate limiter block). Retries, Retry-After, rate limits and
-slow start (``ramp_up_s``) are the thread path's; an abandoned iteration waits for what is in
-flight, as a thread pool's exit does.
+again, off the loop (the gate's wait blocks); the rate limit is paid on the loop
+(``try_acquire``, then an asyncio sleep), so a request goes as soon as it is paid. Retries,
+Retry-After, rate limits and slow start (``ramp_up_s``) are the thread path's; an abandoned
+iteration waits for what is in flight, as a thread pool's exit does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
@@ -97,8 +97,9 @@ async def _send(
         limited = backend.limiter.enabled
         tokens = backend._estimate_tokens(request) if limited else 0
         while True:
-            if limited:
-                await loop.run_in_executor(None, partial(backend.limiter.acquire, tokens=tokens))
+            # the rate limit on the loop (a lock, or one Redis round trip): sent as soon as paid
+            while limited and (wait := backend.limiter.try_acquire(tokens=tokens)) > 0:
+                await asyncio.sleep(wait)
             try:
                 result = await backend._acall(request)
                 break

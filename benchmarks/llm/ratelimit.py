@@ -85,26 +85,32 @@ class RateLimiter:
     def enabled(self) -> bool:
         return self._requests is not None or self._tokens is not None
 
-    def acquire(self, *, tokens: int = 0) -> float:
-        """Block until one request of ``tokens`` tokens may go. Returns the seconds waited."""
+    def try_acquire(self, *, tokens: int = 0) -> float:
+        """One request of ``tokens`` tokens now if the budget allows (0.0), else the seconds to
+        wait before asking again, nothing taken. Never blocks (an event loop's requests)."""
         if not self.enabled:
             return 0.0
+        with self._lock:
+            wait = 0.0
+            if self._requests is not None:
+                wait = max(wait, self._requests.wait_time(1))
+            if self._tokens is not None and tokens:
+                wait = max(wait, self._tokens.wait_time(tokens))
+            if wait > 0:
+                return wait
+            if self._requests is not None:
+                self._requests.take(1)
+            if self._tokens is not None and tokens:
+                self._tokens.take(tokens)
+            return 0.0
+
+    def acquire(self, *, tokens: int = 0) -> float:
+        """Block until one request of ``tokens`` tokens may go. Returns the seconds waited."""
         waited = 0.0
-        while True:
-            with self._lock:
-                wait = 0.0
-                if self._requests is not None:
-                    wait = max(wait, self._requests.wait_time(1))
-                if self._tokens is not None and tokens:
-                    wait = max(wait, self._tokens.wait_time(tokens))
-                if wait <= 0:
-                    if self._requests is not None:
-                        self._requests.take(1)
-                    if self._tokens is not None and tokens:
-                        self._tokens.take(tokens)
-                    return waited
+        while (wait := self.try_acquire(tokens=tokens)) > 0:
             self._sleep(wait)
             waited += wait
+        return waited
 
 
 # KEYS: requests bucket, tokens bucket. ARGV: requests capacity (0 = none), tokens capacity
@@ -208,27 +214,30 @@ class SharedRateLimiter:
         args = [self.requests_per_minute, self.tokens_per_minute, int(tokens), self.period_s]
         return int(self._script(keys=self._keys, args=args)) / 1000.0
 
-    def acquire(self, *, tokens: int = 0) -> float:
-        """Block until one request of ``tokens`` tokens may go. Returns the seconds waited."""
+    def try_acquire(self, *, tokens: int = 0) -> float:
+        """One request of ``tokens`` tokens now if the budget allows (0.0), else the seconds to
+        wait before asking again, nothing taken: one round trip, never waits."""
         if not self.enabled:
             return 0.0
         import redis
 
         from benchmarks.llm.base import LLMError
 
+        try:
+            return self._take(tokens)
+        except redis.RedisError as exc:
+            raise LLMError(
+                f"rate limiter: Redis at RATE_LIMIT_REDIS_URL unreachable: {exc}",
+                retryable=True,
+            ) from exc
+
+    def acquire(self, *, tokens: int = 0) -> float:
+        """Block until one request of ``tokens`` tokens may go. Returns the seconds waited."""
         waited = 0.0
-        while True:
-            try:
-                wait = self._take(tokens)
-            except redis.RedisError as exc:
-                raise LLMError(
-                    f"rate limiter: Redis at RATE_LIMIT_REDIS_URL unreachable: {exc}",
-                    retryable=True,
-                ) from exc
-            if wait <= 0:
-                return waited
+        while (wait := self.try_acquire(tokens=tokens)) > 0:
             self._sleep(wait)
             waited += wait
+        return waited
 
 
 def rate_limit_redis_url() -> str:
