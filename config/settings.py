@@ -387,8 +387,11 @@ LOGGING = {
         # worker's INFO level that is a line per LLM call, each passed from the pool process to
         # Celery's main process — a measurable share of a judge run's CPU
         # (docs/performance/index.md#one-concurrency-per-endpoint)
-        "httpx": {"level": os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING")},
-        "httpcore": {"level": os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING")},
+        # (openai 3.x sends through httpx2/httpcore2, the same lines under other names)
+        **{
+            name: {"level": os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING")}
+            for name in ("httpx", "httpcore", "httpx2", "httpcore2")
+        },
     },
 }
 

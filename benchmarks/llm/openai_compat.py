@@ -65,18 +65,7 @@ def _client_libs():
         import httpx2 as httpx
     except ImportError:  # pragma: no cover - depends on the openai version
         import httpx  # type: ignore[no-redef]
-    _quiet_http_loggers()
     return openai, httpx
-
-
-def _quiet_http_loggers() -> None:
-    """httpx2 and httpcore2 (openai 3.x's) log a line per request at INFO, 4% of a judge
-    worker's CPU at 300/s (py-spy): unless configured, their level is ``HTTP_CLIENT_LOG_LEVEL``
-    (default WARNING), as the settings give httpx and httpcore."""
-    for name in ("httpx2", "httpcore2"):
-        log = logging.getLogger(name)
-        if log.level == logging.NOTSET:
-            log.setLevel(os.environ.get("HTTP_CLIENT_LOG_LEVEL", "WARNING"))
 
 
 def _dumps(value: Any) -> bytes:
