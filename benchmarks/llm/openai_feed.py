@@ -74,11 +74,7 @@ def close_client(client: Any) -> None:
 def take_slots(gate: Any, n: int, *, block: bool, stop: Callable[[], bool] | None) -> list[str]:
     """Up to ``n`` free slots of ``gate`` in one round trip (``Gate.acquire_many``), waiting
     for at least one only with ``block`` (else a try); ``[]`` once ``stop()``."""
-    many = getattr(gate, "acquire_many", None)
-    if many is not None:
-        return many(n, stop, None if block else 0)
-    token = gate.acquire(stop) if block else gate.try_acquire()  # a gate without it
-    return [token] if token else []
+    return gate.acquire_many(n, stop, None if block else 0)
 
 
 async def _send(

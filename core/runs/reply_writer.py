@@ -109,11 +109,7 @@ class Backpressure:
 
     def _try_take(self, n: int) -> list[str]:
         """Up to ``n`` of the gate's free slots now, in one round trip (never waits)."""
-        many = getattr(self.gate, "acquire_many", None)
-        if many is not None:
-            return many(n, None, 0)
-        token = self.gate.try_acquire()  # a gate without acquire_many
-        return [token] if token else []
+        return self.gate.acquire_many(n, None, 0)
 
     def returned(self) -> None:
         """One reply handed to the writer."""
