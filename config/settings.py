@@ -141,8 +141,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 if env_bool("DB_PGBOUNCER_TRANSACTION", False):
     # Behind pgbouncer in *transaction* pooling: no server-side cursors (a cursor would outlive
-    # its transaction's server connection) and no server-side prepared statements (psycopg 3
-    # prepares after 5 executions; pgbouncer < 1.21, or without max_prepared_statements, cannot).
+    # its transaction's server connection) and no server-side prepared statements (pgbouncer
+    # < 1.21, or without max_prepared_statements, cannot keep them; see DB_SERVER_PREPARED).
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
 # The annotator's hot statements (core.prepared) run as PostgreSQL prepared statements, parsed
