@@ -9,21 +9,19 @@ among the compiled parameters (pick values no constant of the query has, inside 
 integer range, else the ORM may compile the lookup away). Rows come back as the ORM gives them:
 the same columns in the same order, through the same converters.
 
-This leans on ORM internals (``Query.get_compiler``, ``SQLCompiler.select``/``col_count``,
-``UpdateQuery``). Every statement is kept in :data:`registry` under a unique name, and the
-system check :func:`check_prepared_statements` (run by ``manage.py check`` and at server start)
-compiles each one with its sentinels, binds its *sample* values, and compares SQL, parameters
-(types included) and result columns with what the ORM itself makes of the QuerySet built with
-those samples, so a Django upgrade that compiles differently fails loudly:
+This leans on ORM internals (``Query.get_compiler``, ``SQLCompiler.select``, ``UpdateQuery``).
+Every statement is kept in :data:`registry` under a unique name, and the system check
+:func:`check_prepared_statements` (run by ``manage.py check`` and at server start) compiles
+each one with its sentinels, binds its *sample* values, and compares SQL, parameters (types
+included) and result columns with what the ORM makes of the QuerySet built with those samples,
+so a Django upgrade that compiles differently fails loudly:
 
 - ``core.E001``: the SQL or the parameters differ from the ORM's;
 - ``core.E002``: the rows' columns are not the ones, in the order, the QuerySet names;
 - ``core.E003``: the statement cannot be prepared (a sentinel is not among the parameters, or
   building or compiling it fails).
 
-The check compiles only: it needs no database connection.
-
-Apps define their statements in a ``prepared`` module (``<app>/prepared.py``), which the check
+The check compiles only: it needs no database connection. Apps define their statements in a ``prepared`` module (``<app>/prepared.py``), which the check
 imports. Column order: since Django 5.2 ``values_list(*names)`` selects the columns in the
 order the names are given, annotations included, and the ORM returns them as selected; so does
 :class:`PreparedRead` (it never reorders), and ``core.E002`` catches a Django that does not.
@@ -34,6 +32,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -80,22 +79,29 @@ def _as_is(value: object) -> object:
     return value
 
 
-def bind_plan(params, sentinels: Mapping[str, object]) -> list:
+def bind_plan(params, sentinels: Mapping[str, object], ops: Any = None) -> list:
     """Where each keyword goes among compiled parameters: (name, type) per slot, the type being
     the one the backend wrapped the sentinel in (psycopg's Int4) so new values are bound alike
-    (a datetime as it comes: no wrapper); a constant marker for the query's own constants."""
-    by_value = {_param_key(v): name for name, v in sentinels.items()}
-    slots = [
-        (by_value[_param_key(p)], type(p) if isinstance(p, int | str) else _as_is)
-        if _param_key(p) in by_value
-        else _CONSTANT
-        for p in params
-    ]
+    (a datetime as it comes: no wrapper); a constant marker for the query's own constants.
+    ``ops`` (the connection's ``ops``): a backend that compiles a datetime to another value
+    (SQLite: a string) has that value found too, and new datetimes adapted the same way."""
+    by_value = {_param_key(v): (name, None) for name, v in sentinels.items()}
+    for name, value in sentinels.items():
+        if ops is not None and isinstance(value, datetime):
+            adapted = ops.adapt_datetimefield_value(value)
+            if adapted is not value:
+                by_value.setdefault(_param_key(adapted), (name, ops.adapt_datetimefield_value))
+    slots = []
+    for p in params:
+        found = by_value.get(_param_key(p))
+        if found is None:
+            slots.append(_CONSTANT)
+        else:
+            name, adapt = found
+            slots.append((name, adapt or (type(p) if isinstance(p, int | str) else _as_is)))
     missing = set(sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
     if missing:
-        raise PreparedStatementError(
-            f"prepared query: parameters {sorted(missing)} not found in the SQL"
-        )
+        raise PreparedStatementError(f"prepared query: parameters {sorted(missing)} not in the SQL")
     return slots
 
 
@@ -207,7 +213,7 @@ class PreparedStatement:
 
     def _compile(self, alias: str) -> tuple:
         sql, params, extra = self._orm_sql(alias, self.sentinels)
-        entry = (sql, params, bind_plan(params, self.sentinels), extra)
+        entry = (sql, params, bind_plan(params, self.sentinels, connections[alias].ops), extra)
         self._compiled[alias] = entry
         return entry
 

@@ -324,3 +324,29 @@ def test_statements_are_prepared_in_postgresql_once_per_connection(temporary, se
     for _ in range(3):
         assert read.rows(pk=p.pk) == [(p.pk, "PID_PREP")]
     assert _prepared_here().count(sql) == 1  # parsed and planned once, run three times
+
+
+def test_a_backend_that_compiles_datetimes_to_text_binds_new_datetimes_the_same_way():
+    """SQLite (the embedded demo) compiles a datetime parameter to a string: the sentinel is
+    found in that form and a new datetime is adapted as the ORM would (the check failed with
+    'parameters ['now'] not found' and `make demo`'s migrate stopped on it)."""
+    from datetime import UTC, datetime
+
+    from core.prepared import bind, bind_plan
+
+    class TextOps:
+        @staticmethod
+        def adapt_datetimefield_value(value):
+            return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
+
+    sentinel = datetime(2073, 1, 2, 3, 4, 5, 678_901, tzinfo=UTC)
+    compiled = ("submitted", TextOps.adapt_datetimefield_value(sentinel), 7)
+    slots = bind_plan(compiled, {"now": sentinel, "pk": 7}, TextOps)
+    later = datetime(2026, 11, 28, 1, 2, 3, tzinfo=UTC)
+    assert bind(compiled, slots, {"now": later, "pk": 9}) == [
+        "submitted",
+        "2026-11-28 01:02:03",
+        9,
+    ]
+    with pytest.raises(Exception, match="now"):
+        bind_plan(compiled, {"now": sentinel, "pk": 7})  # without the backend's adapter
