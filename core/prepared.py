@@ -101,7 +101,7 @@ def bind_plan(params, sentinels: Mapping[str, object], ops: Any = None) -> list:
             slots.append((name, adapt or (type(p) if isinstance(p, int | str) else _as_is)))
     missing = set(sentinels) - {slot[0] for slot in slots if slot is not _CONSTANT}
     if missing:
-        raise PreparedStatementError(f"prepared query: parameters {sorted(missing)} not in the SQL")
+        raise PreparedStatementError(f"prepared query: parameters {sorted(missing)} not found")
     return slots
 
 
