@@ -13,9 +13,13 @@ def process_cpu(pid: int) -> float:
     """User + system CPU seconds of a process and all its children."""
     import psutil
 
-    root = psutil.Process(pid)
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:  # ended already
+        return 0.0
     total = 0.0
-    for p in [root, *root.children(recursive=True)]:
+    for p in procs:
         try:
             t = p.cpu_times()
             total += t.user + t.system

@@ -50,27 +50,11 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
+from tests.perf._cpu import process_cpu  # noqa: E402
+
 PACKS = ROOT / "demo" / "fixtures" / "packs"
 # one folder for every setting: the storage keeps the MEDIA_ROOT it was first used with
 VAR_DIR = tempfile.mkdtemp(prefix="bench-lanes-")
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of a process and its children so far."""
-    import psutil
-
-    try:
-        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
-    for p in procs:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
 
 
 def services_cpu() -> float:
@@ -319,7 +303,7 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=Fals
                 pin(w, k % (os.cpu_count() or 1))
             started.append(w)
         load = os.getloadavg()[0]
-        cpu0 = (sum(tree_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
+        cpu0 = (sum(process_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
         calls = stack.enter_context(GateCalls(settings.RATE_LIMIT_REDIS_URL)) if timeline else None
         t0 = time.perf_counter()
         m0 = time.monotonic()
@@ -330,7 +314,7 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=Fals
         m1 = time.monotonic()
         if calls is not None:
             calls.__exit__(None, None, None)
-        cpu1 = (sum(tree_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
+        cpu1 = (sum(process_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
         # the workers' CPU, and the rest's: this process (the test server's threads, the launch)
         # plus PostgreSQL and Redis, all on the same cores
         worker_cpu, rest_cpu = cpu1[0] - cpu0[0], (cpu1[1] - cpu0[1]) + (cpu1[2] - cpu0[2])
