@@ -30,6 +30,10 @@ Taking and giving back slots:
   token now or None: ``acquire_many(1, timeout=0)``.
 - a release frees the slots and wakes one waiter per freed slot; wake-ups beyond the free
   slots are dropped (a waiter is never woken for a slot that is already gone).
+- ``release_if_wanted(tokens)`` → whether it gave them back: only when another caller found
+  the gate full since the last such give-back (a failed take leaves a mark, :data:`WANTED_MS`
+  long); else the caller keeps them (one round trip either way). A feed that keeps a stored
+  reply's slot for its next request gives it up this way when another process waits for one.
 
 The key is the backend's endpoint key (:meth:`benchmarks.llm.openai_compat.OpenAICompatBackend.
 endpoint_key`, the same keying as the shared rate limits, :mod:`benchmarks.llm.ratelimit`);
@@ -57,6 +61,7 @@ logger = logging.getLogger(__name__)
 
 WAIT_S = 1.0  # a blocked waiter looks again at least this often (and asks should_stop)
 LOCAL_WAIT_S = 0.1  # the same for the per-process gate (no round trip: a lock and a clock)
+WANTED_MS = 1000  # a failed take marks the gate wanted this long (a blocked waiter looks again)
 
 
 def lease_s() -> float:
@@ -88,6 +93,8 @@ class Gate(Protocol):
 
     def release_many(self, tokens: list[str]) -> None: ...
 
+    def release_if_wanted(self, tokens: list[str]) -> bool: ...
+
 
 def _deadline(timeout: float | None) -> float | None:
     return None if timeout is None else time.monotonic() + max(0.0, timeout)
@@ -96,6 +103,7 @@ def _deadline(timeout: float | None) -> float | None:
 # --- per process ----------------------------------------------------------------------------
 
 _local: dict[str, tuple[threading.Condition, set[str]]] = {}
+_local_wanted: dict[str, float] = {}  # key -> until when a failed take marks it wanted
 _local_lock = threading.Lock()
 
 
@@ -117,6 +125,7 @@ class LocalGate:
         deadline = _deadline(timeout)
         with self._cond:
             while len(self._holders) >= self.limit:
+                _local_wanted[self.key] = time.monotonic() + WANTED_MS / 1000
                 if should_stop is not None and should_stop():
                     return []
                 left = LOCAL_WAIT_S if deadline is None else deadline - time.monotonic()
@@ -149,6 +158,16 @@ class LocalGate:
             self._holders.difference_update(tokens)
             self._cond.notify(len(tokens))
 
+    def release_if_wanted(self, tokens: list[str]) -> bool:
+        """Give the slots back only when a caller found the gate full lately (the module's
+        docstring); True when given back."""
+        with self._cond:
+            if not tokens or _local_wanted.get(self.key, 0.0) < time.monotonic():
+                return False
+            _local_wanted.pop(self.key, None)
+        self.release_many(tokens)
+        return True
+
     def held(self) -> int:
         with self._cond:
             return len(self._holders)
@@ -156,8 +175,9 @@ class LocalGate:
 
 # --- shared through Redis -------------------------------------------------------------------
 
-# KEYS: holders (zset), wake list. ARGV: limit, lease in ms, tokens... Takes as many of the
-# tokens as there are free slots; returns {taken, ms until the first holder's lease ends}.
+# KEYS: holders (zset), wake list, wanted mark. ARGV: limit, lease in ms, tokens... Takes as
+# many of the tokens as there are free slots; returns {taken, ms until the first holder's lease
+# ends}. Taking none marks the gate wanted (release_if_wanted).
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -166,6 +186,7 @@ local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
 local take = math.min(free, #ARGV - 2)
 if take <= 0 then
   redis.call('DEL', KEYS[2])
+  redis.call('SET', KEYS[3], '1', 'PX', WANTED_MS)
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {0, tonumber(first[2] or now) - now}
 end
@@ -180,11 +201,17 @@ else
   redis.call('LTRIM', KEYS[2], take - free, -1)
 end
 return {take, 0}
-"""
+""".replace("WANTED_MS", str(WANTED_MS))
 
-# KEYS: holders, wake list. ARGV: limit, tokens... Frees each held token and leaves one
-# wake-up per free slot (at most 64) for the waiters.
+# KEYS: holders, wake list[, wanted mark]. ARGV: limit, tokens... Frees each held token and
+# leaves one wake-up per free slot (at most 64) for the waiters; with the wanted mark, only
+# when it is set (and clears it), returning -1 when not.
 _RELEASE_MANY = """
+if KEYS[3] then
+  if redis.call('DEL', KEYS[3]) == 0 then
+    return -1
+  end
+end
 local freed = 0
 for i = 2, #ARGV do
   freed = freed + redis.call('ZREM', KEYS[1], ARGV[i])
@@ -300,6 +327,7 @@ class SharedGate:
         digest = hashlib.sha256(key.encode()).hexdigest()[:24]
         self._holders = f"{self.PREFIX}{digest}:holders"
         self._wake = f"{self.PREFIX}{digest}:wake"
+        self._wanted = f"{self.PREFIX}{digest}:wanted"
 
     def _client(self):
         return redis_client(self.redis_url)
@@ -312,7 +340,7 @@ class SharedGate:
         tokens = [uuid.uuid4().hex for _ in range(max(1, min(int(n), self.limit)))]
         try:
             taken, wait_ms = _script(self.redis_url, _ACQUIRE)(
-                keys=[self._holders, self._wake],
+                keys=[self._holders, self._wake, self._wanted],
                 args=[self.limit, int(lease_s() * 1000), *tokens],
             )
         except redis.RedisError as exc:
@@ -371,6 +399,22 @@ class SharedGate:
             logger.warning(
                 "concurrency limit: %d slot(s) of %s lapse on their own", len(tokens), self.key
             )
+
+    def release_if_wanted(self, tokens: list[str]) -> bool:
+        """Give the slots back (in one round trip) only when a caller found the gate full
+        since the last such give-back; True when given back, else they are still held."""
+        if not tokens:
+            return False
+        try:
+            freed = _script(self.redis_url, _RELEASE_MANY)(
+                keys=[self._holders, self._wake, self._wanted], args=[self.limit, *tokens]
+            )
+        except Exception:  # noqa: BLE001 - kept: they go back with the feed's others
+            return False
+        if int(freed) < 0:
+            return False
+        _renewer.remove(self.redis_url, self._holders, tokens)
+        return True
 
     def held(self) -> int:
         """Holders with a live lease (tests, the console)."""

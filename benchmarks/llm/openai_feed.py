@@ -7,12 +7,15 @@
 (``AsyncOpenAI`` on its aiohttp transport, ``openai.DefaultAioHttpClient``: the
 ``openai[aiohttp]`` extra) on this process's request loop, one daemon thread started on first use
 (a forked child starts its own). The thread iterating ``complete_iter`` — the feed — does the
-rest, as the thread pool's feed does: it asks ``should_stop()`` and ``admit()``, takes each
-request's slot of the endpoint's concurrency gate (:mod:`benchmarks.llm.concurrency`), hands
-the loop each wave of requests in one call and yields the replies as they come. A finished
-request's slot goes to the feed's next request (no Redis round trip per request while the feed
-keeps sending); slots it has no request for go back in one round trip once it stops sending,
-and every slot it holds at the end. A retry gives its slot back for the back-off and takes one
+rest, as the thread pool's feed does: it asks ``should_stop()`` and ``admit()`` and takes the
+requests the caller admits (:func:`_gather`), then exactly as many slots of the endpoint's
+concurrency gate (:mod:`benchmarks.llm.concurrency`) as that wave lacks, in one round trip, hands
+the loop the wave in one call and yields the replies as they come. A finished request's slot
+goes to the feed's next request (no Redis round trip per request while the feed keeps sending);
+a slot it has no request for — the caller holds it back, or nothing more is to send — goes back
+at once (one round trip for all), so another worker's lanes never wait on a slot that sits
+unused here. Held back with nothing in flight it asks again after 1 ms, then longer, up to
+:data:`GATE_POLL_S` (no spinning). A retry gives its slot back for the back-off and takes one
 again, off the loop (the gate's wait blocks); the rate limit is paid on the loop
 (``try_acquire``, then an asyncio sleep), so a request goes as soon as it is paid. Retries,
 Retry-After, rate limits and slow start (``ramp_up_s``) are the thread path's; an abandoned
@@ -153,8 +156,8 @@ def loop_feed(
 
     iterator = iter(enumerate(requests))
     spare: list[str] = []  # slots of finished requests, for the next ones
-    wave: list[tuple[int, LLMRequest, str | None]] = []
-    in_flight = started = 0
+    pending: list[tuple[int, LLMRequest]] = []  # requests in hand, waiting for a slot
+    in_flight = started = looks = 0
     exhausted = False
     try:
         while True:
@@ -169,47 +172,41 @@ def loop_feed(
                 if token is not None:
                     spare.append(token)
                 yield index, result
+            # the wave's requests first (as many as the caller admits), then exactly as many
+            # slots as they need: the feed never holds a slot it has no request for
             held = False
-            while not exhausted and in_flight < width:
-                if should_stop is not None and should_stop():
+            if not exhausted:
+                exhausted, held = _gather(iterator, pending, width - in_flight, should_stop, admit)
+            if pending and len(spare) < len(pending):
+                # in one round trip; blocking only with none out (only should_stop ends it)
+                spare += take_slots(
+                    gate, len(pending) - len(spare), block=not in_flight, stop=should_stop
+                )
+                if not spare and not in_flight:
+                    pending.clear()  # stopped while waiting: nothing more is sent
                     exhausted = True
-                    break
-                if admit is not None and not admit():
-                    held = True
-                    break
-                if not spare:  # the slots of this wave at once; blocking only with none out
-                    spare = take_slots(
-                        gate, width - in_flight, block=not in_flight, stop=should_stop
-                    )
-                if not spare:
-                    held = bool(in_flight)
-                    exhausted = not in_flight  # only should_stop ends a blocking wait
-                    break
-                token = spare.pop()
-                try:
-                    index, request = next(iterator)
-                except StopIteration:
-                    spare.append(token)
-                    exhausted = True
-                    break
+                held = held or len(spare) < len(pending)
+            wave: list[tuple[int, LLMRequest, str | None]] = []
+            while pending and spare:
+                index, request = pending.pop(0)
                 if started < width and backend.ramp_up_s and started:
                     if wave:  # slow start: spread the first wave
                         loop.call_soon_threadsafe(launch, wave)
                         wave = []
                     time.sleep(backend.ramp_up_s / width)
-                wave.append((index, request, token))
+                wave.append((index, request, spare.pop()))
                 in_flight += 1
                 started += 1
             if wave:
                 loop.call_soon_threadsafe(launch, wave)
-                wave = []
-            if exhausted and spare:  # nothing more to send: the slots go back at once
+                looks = 0
+            if spare:  # held back or nothing more to send: the slots go back at once
                 gate.release_many(spare)
                 spare = []
             if not in_flight:
-                if exhausted:
+                if exhausted and not pending:
                     return
-                time.sleep(0.002)  # held back with nothing in flight: a slot frees soon
+                looks = _pause(looks)  # held back with nothing in flight
                 continue
             try:
                 index, result, token = finished.get(timeout=GATE_POLL_S if held else None)
@@ -229,6 +226,37 @@ def loop_feed(
             gate.release_many(spare)
 
 
+def _gather(
+    iterator: Iterator[tuple[int, LLMRequest]],
+    pending: list[tuple[int, LLMRequest]],
+    room: int,
+    should_stop: Callable[[], bool] | None,
+    admit: Callable[[], bool] | None,
+) -> tuple[bool, bool]:
+    """Pull requests into ``pending`` while it has fewer than ``room``, asking ``should_stop``
+    and ``admit`` before each: ``(exhausted, held)`` — nothing more will come (the iterator's
+    end, or stopping: then ``pending`` is emptied), or the caller holds the next one back."""
+    while len(pending) < room:
+        if should_stop is not None and should_stop():
+            pending.clear()
+            return True, False
+        if admit is not None and not admit():
+            return False, True
+        try:
+            pending.append(next(iterator))
+        except StopIteration:
+            return True, False
+    return False, False
+
+
+def _pause(looks: int) -> int:
+    """A feed held back with nothing in flight waits before asking again: 1 ms, then longer,
+    up to :data:`GATE_POLL_S` (a caller's ``admit`` that waits itself, as the writer's
+    backpressure does, is asked again at once)."""
+    time.sleep(min(GATE_POLL_S, 0.001 * 2**looks) if looks else 0)
+    return min(looks + 1, 8)
+
+
 def thread_feed(
     backend: OpenAICompatBackend,
     requests: Iterable[LLMRequest],
@@ -245,7 +273,8 @@ def thread_feed(
         _ = backend.client
     iterator = iter(enumerate(requests))
     finished: queue.SimpleQueue = queue.SimpleQueue()
-    in_flight = started = 0
+    pending: list[tuple[int, LLMRequest]] = []
+    in_flight = started = looks = 0
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="llm") as pool:
         exhausted = False
         while True:
@@ -259,31 +288,24 @@ def thread_feed(
                 in_flight -= 1
                 yield index, future.result()
             held = False
-            while not exhausted and in_flight < width:
-                if should_stop is not None and should_stop():
-                    exhausted = True
-                    break
-                if admit is not None and not admit():
-                    held = True
-                    break
-                try:
-                    index, request = next(iterator)
-                except StopIteration:
-                    exhausted = True
-                    break
+            if not exhausted:
+                exhausted, held = _gather(iterator, pending, width - in_flight, should_stop, admit)
+            for index, request in pending:
                 if started < width and backend.ramp_up_s and started:
                     time.sleep(backend.ramp_up_s / width)  # slow start: spread the first wave
                 future = pool.submit(backend._safe, request)
                 future.add_done_callback(lambda f, i=index: finished.put((i, f)))
                 in_flight += 1
                 started += 1
+                looks = 0
+            pending.clear()
             if not in_flight:
                 if exhausted:
                     return
-                time.sleep(0.002)  # held back with nothing in flight: a slot frees soon
+                looks = _pause(looks)  # held back with nothing in flight
                 continue
             try:
-                index, future = finished.get(timeout=0.002 if held else None)
+                index, future = finished.get(timeout=GATE_POLL_S if held else None)
             except queue.Empty:
                 continue
             in_flight -= 1

@@ -214,8 +214,9 @@ class _Chunk:
         backend: LLMBackend,
     ) -> None:
         self.run, self.lease, self.procedures = run, lease, procedures
-        # at most ``concurrency`` sent and not yet stored, across every lane and worker
-        self.slots = Backpressure(run.concurrency, backend.unstored_gate())
+        # at most ``concurrency`` sent and not yet stored, across every lane and worker; the
+        # chunk's own count, so it never holds endpoint slots it has no request for
+        self.slots = Backpressure(run.concurrency, backend.unstored_gate(), total=len(procedures))
         self.scorers = sc.get_scorers(run.scorers or None)
         self.answered = [False] * len(procedures)
         self.frontier = 0  # procedures[:frontier] all have a reply
@@ -232,10 +233,13 @@ class _Chunk:
         return self.stopped
 
     def requests(self) -> Iterator[LLMRequest]:
-        for procedure in self.procedures:
-            if not self.slots.take(self.should_stop):
-                return
-            yield generation_request(run=self.run, procedure=procedure)
+        try:
+            for procedure in self.procedures:
+                if not self.slots.take(self.should_stop):
+                    return
+                yield generation_request(run=self.run, procedure=procedure)
+        finally:
+            self.slots.done_sending()  # the slots of replies still to store go back as stored
 
     def add(self, index: int, result: LLMResult) -> None:
         procedure = self.procedures[index]

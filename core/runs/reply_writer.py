@@ -22,6 +22,7 @@ FLUSH_EVERY = 256  # at most this many results per write
 # the feed waits for a slot (then only what is there)
 GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
 GATE_POLL_S = 0.01  # a feed held back by the endpoint-wide gate asks it again this often
+HOLD_WAIT_S = 0.05  # a feed with nothing in flight waits this long for a slot before looking again
 LIVE_EVERY_S = 1.0  # the lease's beat (cancel, chunk time) at most this often while storing
 
 
@@ -48,12 +49,15 @@ class Backpressure:
     any (a vLLM batch) is not held back: while the writer has nothing to store, waiting could
     not free a slot.
 
-    With an endpoint-wide ``gate``, a slot freed by a stored reply is kept for this feed's next
-    request (no Redis round trip per request while the feed keeps sending); once the feed has
-    nothing more to send (:meth:`done_sending`) each freed slot goes back at once, and
-    :meth:`close` gives back every slot still held."""
+    With an endpoint-wide ``gate`` the feed holds only the slots it can send with: :meth:`free`
+    takes at most what the feed may still send (``total``, when the caller knows how many
+    requests it has, less those sent), a slot freed by a stored reply is kept for this feed's
+    next request (no Redis round trip per request while the feed keeps sending) unless another
+    process found the gate full lately (``release_if_wanted``, asked at most every
+    :data:`GATE_POLL_S`) or the feed has nothing more to send (``total`` reached,
+    :meth:`done_sending`), and :meth:`close` gives back every slot still held."""
 
-    def __init__(self, width: int, gate: Any | None = None) -> None:
+    def __init__(self, width: int, gate: Any | None = None, total: int | None = None) -> None:
         self.width = max(1, width)
         self._cond = threading.Condition()
         self.sent = self.handed = self.written = 0
@@ -61,10 +65,21 @@ class Backpressure:
         # the endpoint-wide limit (a backend's ``unstored_gate()``): one slot per request sent
         # and not yet stored, across every lane, process and machine; None: this feed's own
         self.gate = gate
+        self.total = total  # how many requests the feed sends at most (None: not known)
         self._tokens: list[str] = []  # the gate's slots of requests sent and not yet stored
         self._spare: list[str] = []  # the gate's slots this feed holds for its next requests
         self._sending = True  # False once the feed has nothing more to send
-        self._next_try = 0.0
+        self._next_try = self._next_offer = 0.0
+
+    def _room(self) -> bool:
+        return self.sent - self.written < self.width or self.handed == self.written
+
+    def _wanted(self) -> int:
+        """How many more slots of the gate the feed could send with now (under the lock)."""
+        want = self.width - (self.sent - self.written) - len(self._spare)
+        if self.total is not None:
+            want = min(want, self.total - self.sent - len(self._spare))
+        return want if self._sending else 0
 
     def take(self, should_stop) -> bool:
         """Wait for a slot; False when the feed should stop instead."""
@@ -85,31 +100,53 @@ class Backpressure:
             if token is not None:
                 self._tokens.append(token)
             self.sent += 1
+            last = self.total is not None and self.sent >= self.total
+        if last:
+            self.done_sending()
         return True
 
     def free(self) -> bool:
         """Whether :meth:`take` would not wait (a backend's ``admit``: it keeps handing over
         replies while a request waits for a slot). With a gate and no slot of it held for the
-        next request, a free one is taken here (asked at most every :data:`GATE_POLL_S`) for
-        the next :meth:`take`."""
-        free = self.sent - self.written < self.width or self.handed == self.written
-        if free and self.gate is not None and not self._spare:
+        next request, free ones are taken here for the next :meth:`take`s: as many as the feed
+        may still send, asked at most every :data:`GATE_POLL_S` while replies are due. With
+        nothing in flight (nothing to hand over) it waits up to :data:`HOLD_WAIT_S` for a slot
+        instead — for the writer's next store, or on the gate's wake list — rather than being
+        asked again and again."""
+        with self._cond:
+            idle = self.handed == self.sent  # nothing in flight: the feed only waits
+            if not self._room() and idle:
+                self._cond.wait(HOLD_WAIT_S)  # stored() notifies
+            free = self._room()
+            if self.total is not None and self.sent >= self.total:
+                free = True  # nothing more to send: the feed's iterator ends, no slot needed
+            need = free and self.gate is not None and not self._spare
+            want = max(1, self._wanted())
+        if need:
             now = time.monotonic()
-            if now < self._next_try:
-                free = False
-            else:  # as many as this feed may send now, in one round trip
-                want = self.width - (self.sent - self.written)
-                tokens = self._try_take(max(1, want))
-                free = bool(tokens)
+            if idle and self.handed > self.written:
+                # our own writer's next store frees a slot (kept for us): wait for it
                 with self._cond:
-                    self._spare.extend(tokens)
+                    if not self._spare:
+                        self._cond.wait(HOLD_WAIT_S)
+                free = bool(self._spare) or self._take_now(want, 0)
+            elif idle:  # only another process can free one: block on the gate's wake list
+                free = self._take_now(want, HOLD_WAIT_S)
+            elif now < self._next_try:
+                free = False
+            else:
+                free = self._take_now(want, 0)
                 self._next_try = 0.0 if free else now + GATE_POLL_S
         self.waiting = not free
         return free
 
-    def _try_take(self, n: int) -> list[str]:
-        """Up to ``n`` of the gate's free slots now, in one round trip (never waits)."""
-        return self.gate.acquire_many(n, None, 0)
+    def _take_now(self, n: int, wait: float) -> bool:
+        """Up to ``n`` of the gate's free slots in one round trip, waiting up to ``wait`` s for
+        at least one; kept for the next :meth:`take`s. Whether any was taken."""
+        tokens = self.gate.acquire_many(n, None, wait)
+        with self._cond:
+            self._spare.extend(tokens)
+            return bool(self._spare)
 
     def returned(self) -> None:
         """One reply handed to the writer."""
@@ -120,12 +157,26 @@ class Backpressure:
         with self._cond:
             self.written += n
             freed, self._tokens = self._tokens[:n], self._tokens[n:]
-            if self._sending:
-                self._spare.extend(freed)  # for the feed's next requests
-                freed = []
+            keep = max(0, min(len(freed), self._wanted()))  # for the feed's next requests
+            kept, freed = freed[:keep], freed[keep:]
             self._cond.notify_all()
         if freed:
             self.gate.release_many(freed)  # one round trip for the batch
+        if not kept:
+            return
+        offer = getattr(self.gate, "release_if_wanted", None)
+        now = time.monotonic()
+        if offer is not None and now >= self._next_offer:
+            # another process waits for a slot: it gets these instead of this feed
+            self._next_offer = now + GATE_POLL_S
+            if offer(kept):
+                return
+        with self._cond:
+            if self._sending:
+                self._spare.extend(kept)
+                kept = []
+        if kept:  # done_sending() came meanwhile
+            self.gate.release_many(kept)
 
     def done_sending(self) -> None:
         """The feed sends nothing more: the slots it kept for its next requests go back now,
