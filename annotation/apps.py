@@ -8,4 +8,10 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # registers the Prolific tasks, which the webhook receiver sends by name
+        # manage.py check and server start: the item path's one-statement writes compose
+        from django.core import checks
+
         from annotation import tasks  # noqa: F401
+        from annotation.prepared_cte import check_composed_statements
+
+        checks.register(check_composed_statements, "prepared_statements")

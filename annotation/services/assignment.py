@@ -15,13 +15,14 @@ statements (:mod:`annotation.prepared`); the stratified strategies add two small
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from annotation import conf, prepared, rules
+from annotation import conf, prepared, prepared_cte, rules
 from annotation.models import Assignment, Participant, Study, StudyItem
 from annotation.selectors.flow import (
     next_known_item,
@@ -249,6 +250,35 @@ def _claim_regular_optimistic(participant: Participant, now: datetime) -> Assign
         return None
 
 
+def _claim_in_one_statement(participant: Participant, now: datetime) -> Assignment | None:
+    """The optimistic claim as one statement (PostgreSQL: :data:`annotation.prepared_cte.CLAIM`):
+    the pool's head locked (SKIP LOCKED), its slot taken, the assignment inserted, the item read,
+    atomic without a transaction of its own. None when it claimed nothing (no free item, every
+    candidate locked, another tab of this participant claimed meanwhile: the database refuses a
+    second active assignment): the locked path then decides, as after the ORM claim."""
+    study = participant.study
+    statement = prepared_cte.CLAIM_SEEDED if study.sampling == Study.Sampling.SEEDED else None
+    pool = {"study_id": study.pk, "overlap": study.overlap, "participant_id": participant.pk}
+    new = {"participant_id": participant.pk, "item_id": None, "state": Assignment.State.ACTIVE}
+    new |= {"served_at": now, "last_seen_at": now, "active_ms": 0, "submitted_at": None}
+    connection = connections[router.db_for_write(Assignment)]
+    try:  # inside a caller's transaction, a savepoint keeps it usable after a refusal
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            got = (statement or prepared_cte.CLAIM).run(pool=pool, new=new)
+    except IntegrityError:
+        return None
+    if got is None:
+        return None
+    row, assignment_id = got
+    item = study_item_from_row(row)
+    item.n_assigned += 1  # the slot just taken
+    new |= {"item_id": item.pk}
+    assignment = Assignment.from_db(connection.alias, ["id", *new], [assignment_id, *new.values()])
+    assignment.participant, assignment.item = participant, item
+    assignment.is_new = True  # no draft to look up
+    return assignment
+
+
 def _next_qualification(participant: Participant, unfinished: list, now: datetime):
     """The next qualification item, or None once all are answered (the participant is then
     scored: on to the items, or screened out)."""
@@ -319,7 +349,11 @@ def participant_current_assignment(
     if participant.stage == Stage.WORKING:
         _maybe_release_stale(participant.study, now)
         if known and not participant.has_expired and _plain_claim_due(participant):
-            claimed = _claim_regular_optimistic(participant, now)
+            one_statement = (
+                participant.study.sampling not in STRATUM_PATHS and prepared_cte.available()
+            )
+            claim = _claim_in_one_statement if one_statement else _claim_regular_optimistic
+            claimed = claim(participant, now)
             if claimed is not None:
                 return claimed
     with transaction.atomic():

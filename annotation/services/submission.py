@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import router, transaction
 from django.utils import timezone
 
-from annotation import conf, prepared, rules
+from annotation import conf, prepared, prepared_cte, rules
 from annotation.form_types.base import BoundForm, ItemView
 from annotation.form_types.registry import get_form_type
 from annotation.labels import (
@@ -166,7 +166,9 @@ def _store(
     form: BoundForm,
     view: ItemView,
 ) -> Annotation:
-    """The annotation row, and the assignment marked submitted with its times."""
+    """The annotation row, the assignment marked submitted with its times, its draft removed
+    and, for a regular item, the participant's count of items done raised (on PostgreSQL in
+    one statement: :data:`annotation.prepared_cte.SUBMIT`)."""
     n_l2 = len(item.generation.predicted_steps)
     active = _active_ms(locked, active_ms, now)
     wall_ms = rules.wall_ms(served_at=locked.served_at, now=now)
@@ -192,8 +194,20 @@ def _store(
         },
         submitted_at=now,
     )
+    mark = {"pk": locked.pk, "now": now, "active_ms": active}
+    if prepared_cte.available():  # one statement: the annotation, the assignment, the draft,
+        statement = prepared_cte.SUBMIT if item.kind == Kind.REGULAR else prepared_cte.SUBMIT_KNOWN
+        values = {f.attname: getattr(annotation, f.attname) for f in prepared.NEW_ANNOTATION.fields}
+        annotation.pk = statement.run(annotation=values, mark=mark)  # and the count (regular)
+        annotation._state.adding = False
+        annotation._state.db = router.db_for_write(Annotation)
+        return annotation
     prepared.NEW_ANNOTATION.insert(annotation)
-    prepared.MARK_SUBMITTED.run(pk=locked.pk, now=now, active_ms=active)
+    prepared.MARK_SUBMITTED.run(**mark)
+    if getattr(locked, "has_draft", True):  # read with the assignment when known
+        Draft.objects.filter(assignment_id=locked.pk).delete()
+    if item.kind == Kind.REGULAR:
+        prepared.COUNT_DONE.run(pk=locked.participant_id)
     return annotation
 
 
@@ -288,11 +302,7 @@ def annotation_submit(
                 item_gone=True,
             )
         annotation = _store(locked, item, label, active_ms, now, form, view)
-        if getattr(assignment, "has_draft", True):  # read with the assignment when known
-            Draft.objects.filter(assignment_id=locked.pk).delete()
         notices: list[str] = []
-        if item.kind == Kind.REGULAR:
-            prepared.COUNT_DONE.run(pk=locked.participant_id)
-        elif item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
+        if item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
             notices = _record_known_answer(locked, item, study, annotation, form)
     return SubmitResult(annotation, True, notices)

@@ -62,4 +62,4 @@ def test_an_item_page_and_its_save_take_few_statements(client, monkeypatch):
     assert Assignment.objects.filter(state="submitted").count() == 2
     page_n = len(page_trips["queries"]) + 2 * page_trips["transactions"]
     save_n = len(save_trips["queries"]) + 2 * save_trips["transactions"]
-    assert (page_n, save_n) == (6, 6), (page_trips, save_trips)
+    assert (page_n, save_n) == (2, 4), (page_trips, save_trips)
