@@ -19,6 +19,10 @@ def pytest_configure(config) -> None:
 
     modify_settings(INSTALLED_APPS={"append": "tests.runapp"}).enable()
 
+    from tests.support.fast_flush import install
+
+    install()  # transactional tests end with DELETEs of the tables they wrote, not a TRUNCATE
+
 
 # ------------------------------------------------------------------------------------------------
 
