@@ -7,11 +7,12 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
-        # registers the Prolific tasks, which the webhook receiver sends by name
-        # manage.py check and server start: the item path's one-statement writes compose
         from django.core import checks
 
+        # registers the Prolific tasks, which the webhook receiver sends by name
         from annotation import tasks  # noqa: F401
+
+        # manage.py check and server start: the item path's one-statement writes compose
         from annotation.prepared_cte import check_composed_statements
 
         checks.register(check_composed_statements, "prepared_statements")
