@@ -37,8 +37,21 @@ def _wanted_codenames(role: str, perms) -> set[int]:
     return wanted
 
 
-def ensure_roles(**_kwargs) -> None:
+def _last_project_app() -> str:
+    """The project app whose ``post_migrate`` comes last (signals go in INSTALLED_APPS order)."""
+    from django.apps import apps
+
+    return [c.label for c in apps.get_app_configs() if c.label in PROJECT_APPS][-1]
+
+
+def ensure_roles(sender=None, **_kwargs) -> None:
+    """The role groups with their permissions. As a ``post_migrate`` receiver it does its work
+    once per ``migrate``/``flush``: on the signal of the last project app, when every project
+    app's permissions exist (Django sends the signal once per app)."""
     from django.contrib.auth.models import Group, Permission
+
+    if sender is not None and getattr(sender, "label", None) != _last_project_app():
+        return
 
     perms = list(
         Permission.objects.filter(content_type__app_label__in=PROJECT_APPS).select_related(

@@ -128,3 +128,21 @@ def test_each_role_on_pages_and_api(client, make_user, role, data_page, api):
         client.force_login(make_user(f"u-{role}", role=role))
     assert client.get("/data/").status_code == data_page
     assert client.get("/api/procedures/").status_code == api
+
+
+@pytest.mark.django_db
+def test_post_migrate_builds_the_roles_once_on_the_last_project_app(django_assert_num_queries):
+    """Django sends post_migrate once per app: the roles are built on the last project app's
+    signal (every project permission exists by then), not a dozen times per migrate/flush."""
+    from django.apps import apps
+
+    from core.roles import ensure_roles
+
+    Group.objects.filter(name__in=["annotator", "researcher", "admin"]).delete()
+    with django_assert_num_queries(0):
+        ensure_roles(sender=apps.get_app_config("core"))
+        ensure_roles(sender=apps.get_app_config("benchmarks"))
+    ensure_roles(sender=apps.get_app_config("judging"))
+    admin = Group.objects.get(name="admin")
+    assert admin.permissions.filter(content_type__app_label="judging").exists()
+    assert admin.permissions.filter(content_type__app_label="annotation").exists()

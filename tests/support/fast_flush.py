@@ -11,7 +11,9 @@ Installed by ``tests/conftest.py``, :func:`install` makes the PostgreSQL backend
 ``DELETE`` the rows of the tables that hold any (found in one query) instead. Every foreign key
 of the schema is ``DEFERRABLE INITIALLY DEFERRED`` (Django makes them so; the suite checks it),
 so the deletes run in any order inside the flush's transaction and the constraints are checked
-once at its commit. The end state is the same as Django's: every table empty. Sequences are
+once at its commit. The end state is the same as Django's once its ``post_migrate`` has run:
+every table empty but the content types and permissions (:data:`KEPT`), which that signal would
+make again, identical. Sequences are
 not reset, as Django's flush does not reset them unless asked (``reset_sequences=True`` keeps
 Django's own ``TRUNCATE … RESTART IDENTITY``).
 """
@@ -21,6 +23,11 @@ from __future__ import annotations
 from typing import Any
 
 _installed = False
+
+# Rows every migrate makes again, identical (post_migrate): kept, so the flush's post_migrate
+# finds them instead of making ~50 content types and ~250 permissions again after every test.
+# A test that deletes one gets it back from that post_migrate; groups are emptied and remade.
+KEPT = frozenset({"django_content_type", "auth_permission"})
 
 
 def nonempty_tables(connection: Any, tables: list[str]) -> list[str]:
@@ -36,7 +43,7 @@ def nonempty_tables(connection: Any, tables: list[str]) -> list[str]:
 
 def flush_sql(connection: Any, style: Any, tables: list[str]) -> list[str]:
     """``DELETE`` statements for the non-empty ones of ``tables``, constraints deferred."""
-    full = nonempty_tables(connection, tables)
+    full = nonempty_tables(connection, [t for t in tables if t not in KEPT])
     if not full:
         return []
     quote = connection.ops.quote_name
