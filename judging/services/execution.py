@@ -35,6 +35,7 @@ from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse, takes_admit
 from benchmarks.llm.batch import is_batch
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.services import batch_runs
+from core.bulk_insert import bulk_insert
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.lanes import MAX_LANES
 from core.runs.models import RunStatus
@@ -301,7 +302,8 @@ def judgments_store(
         if new:
             stale = progress is None or progress.stale_parse_failures
             to_create = replace_parse_failed(judge=judge, new=new) if stale else new
-            Judgment.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=1000)
+            # one INSERT compiled once and bound on the server (core.bulk_insert)
+            bulk_insert(Judgment, to_create, ignore_conflicts=True)
             # one UPDATE linking each item to the judgment of its content (unique index lookup)
             JudgeRunItem.objects.filter(id__in=answered).update(
                 judgment_id=Subquery(_judgment_of_item(judge)), error="", reused=False

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2review")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
-os.environ["TEST_DATABASE_NAME"] = "bench_h2r_judges"
+os.environ.setdefault("TEST_DATABASE_NAME", "bench_h2r_judges")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django  # noqa: E402
@@ -228,6 +228,7 @@ def main() -> int:
         )
         print(
             f"  requests sent over {e2e['request_window_s']:.2f}s; CPU: worker {e2e['worker_cpu_s']:.1f}s, "
+            f"({1000 * e2e['worker_cpu_s'] / args.n:.2f} ms per judgment), "
             f"test server + poller {e2e['server_cpu_s']:.1f}s; machine load average {os.getloadavg()[0]:.2f} "
             f"on {os.cpu_count()} CPUs"
         )
