@@ -32,10 +32,10 @@ from django.db import connections, router
 from annotation import prepared
 from annotation.models import Assignment, Draft, StudyItem
 from core.prepared import (
-    _COMPILE_ERRORS,
+    COMPILE_ERRORS,
     PreparedRead,
     PreparedStatement,
-    _as_in_a_transaction,
+    as_in_a_transaction,
     bind,
     statement_cursor,
 )
@@ -49,7 +49,7 @@ def available(model=Assignment) -> bool:
 def _entry(statement: PreparedStatement, alias: str) -> tuple:
     """The registered statement's compiled (sql, params, slots, extra), compiled once."""
     if statement.locking:
-        with _as_in_a_transaction(alias):
+        with as_in_a_transaction(alias):
             return statement._compiled.get(alias) or statement._compile(alias)
     return statement._compiled.get(alias) or statement._compile(alias)
 
@@ -200,7 +200,7 @@ def check_composed_statements(app_configs=None, **kwargs) -> list[checks.CheckMe
                     params = statement.params(alias, samples["annotation"], samples["mark"])
                 if sql.count("%s") != len(params):
                     raise ValueError(f"{sql.count('%s')} placeholders, {len(params)} parameters")
-            except _COMPILE_ERRORS as exc:
+            except COMPILE_ERRORS as exc:
                 errors.append(
                     checks.Error(
                         f"composed statement {statement.name} on {alias!r}: "

@@ -57,7 +57,7 @@ class ColumnOrderError(PreparedStatementError):
 
 # What building or compiling a statement may raise when the ORM changed under it: reported by
 # the check as core.E003 instead of ending it with a traceback.
-_COMPILE_ERRORS = (
+COMPILE_ERRORS = (
     PreparedStatementError,
     FieldError,
     EmptyResultSet,
@@ -442,11 +442,11 @@ def statement_errors(statement: PreparedStatement, alias: str | None = None) -> 
                 id="core.E002",
             )
         ]
-    except _COMPILE_ERRORS as exc:
+    except COMPILE_ERRORS as exc:
         return [_cannot_prepare(statement, f"{where} cannot be prepared", exc)]
     try:
         want_sql, want_params = statement.orm_sql(alias, statement.samples)
-    except _COMPILE_ERRORS as exc:
+    except COMPILE_ERRORS as exc:
         return [_cannot_prepare(statement, f"{where}: the ORM cannot compile its samples", exc)]
     if sql != want_sql or _typed(params) != _typed(want_params):
         return [
@@ -463,7 +463,7 @@ def statement_errors(statement: PreparedStatement, alias: str | None = None) -> 
 
 
 @contextmanager
-def _as_in_a_transaction(alias: str) -> Iterator[None]:
+def as_in_a_transaction(alias: str) -> Iterator[None]:
     """Compiling SELECT ... FOR UPDATE, the ORM asks the connection whether it is inside a
     transaction (and refuses outside one), which opens a connection. The check only compiles,
     never runs anything, so the connection answers "inside one" without being opened."""
@@ -479,12 +479,12 @@ def _checked(statement: PreparedStatement) -> list[checks.CheckMessage]:
     """:func:`statement_errors`, with no database connection needed (locking reads too)."""
     try:
         locking = statement.locking
-    except _COMPILE_ERRORS as exc:
+    except COMPILE_ERRORS as exc:
         return [_cannot_prepare(statement, f"prepared statement {statement.name}", exc)]
     if not locking:
         return statement_errors(statement)
     alias = statement.alias()
-    with _as_in_a_transaction(alias):
+    with as_in_a_transaction(alias):
         return statement_errors(statement, alias)
 
 
