@@ -400,7 +400,11 @@ class JudgeRunExecutor(RunExecutor):
             )
         order: list[ItemInput | None] = []
         # at most ``concurrency`` sent and not yet stored across every lane and worker
-        slots = Backpressure(unstored_max() or backend.limits.concurrency, backend.unstored_gate())
+        slots = Backpressure(
+            unstored_max() or backend.limits.concurrency,
+            backend.unstored_gate(),
+            total=len(inputs) if hasattr(inputs, "__len__") else None,  # never more slots
+        )
         writer = ReplyWriter(
             name=f"judge-run-{run.pk}-writer",
             store=store,
