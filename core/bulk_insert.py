@@ -21,25 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db import connections, router
 from django.db.models import Model
 from django.db.models.constants import OnConflict
 from django.db.models.sql import InsertQuery
 
-from core.prepared import statement_cursor
+from core.prepared import server_prepares, statement_cursor
 
 _compiled: dict[tuple, str | None] = {}
-
-
-def _server_binds(connection) -> bool:
-    """Whether :func:`~core.prepared.statement_cursor` gives a server-binding cursor here (the
-    same test as its own: PostgreSQL, psycopg 3, ``DB_SERVER_PREPARED`` not off)."""
-    return (
-        connection.vendor == "postgresql"
-        and connection.Database.__name__ == "psycopg"
-        and getattr(settings, "DB_SERVER_PREPARED", True)
-    )
 
 
 def _fields(model: type[Model]) -> list[Any]:
@@ -76,7 +65,7 @@ def bulk_insert(
     connection = connections[alias]
     fields = _fields(model)
     sql = None
-    if len(objs) > 1 and not connection.queries_logged and _server_binds(connection):
+    if len(objs) > 1 and not connection.queries_logged and server_prepares(connection):
         sql = _sql(model, fields, alias, ignore_conflicts)
     if sql is None:
         model._default_manager.using(alias).bulk_create(objs, ignore_conflicts=ignore_conflicts)

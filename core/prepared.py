@@ -132,7 +132,7 @@ def _default_samples(sentinels: Mapping[str, object]) -> dict[str, object]:
 _NO_AUTOMATIC_PREPARE = 2**31 - 1
 
 
-def _server_prepares(connection) -> bool:
+def server_prepares(connection) -> bool:
     """Whether this connection runs the statements as server-side prepared statements:
     PostgreSQL with psycopg 3, unless the settings say no (``DB_SERVER_PREPARED``; off behind
     pgbouncer in transaction pooling, which cannot keep a statement between transactions)."""
@@ -162,7 +162,7 @@ def statement_cursor(connection):
     prepares it in the server, wrapped as Django wraps its own (execute wrappers, error
     conversion); else, and while queries are logged (DEBUG, a test capturing them: the log
     shows each query with its values), an ordinary cursor."""
-    if connection.queries_logged or not _server_prepares(connection):
+    if connection.queries_logged or not server_prepares(connection):
         return connection.cursor()
     connection.close_if_health_check_failed()
     connection.ensure_connection()
