@@ -9,7 +9,25 @@ from annotation.api import report as report_api
 from annotation.api import views as api
 from annotation.views import flow, prolific, prolific_study, report, research, rounds
 
+# the annotator flow, first (the hottest path): one prefix test, then its own patterns
+flow_pages = [
+    path("", flow.enter, name="enter"),
+    path("consent/", flow.consent, name="consent"),
+    path("codebook/", flow.training, name="training"),
+    path("codebook/partial/", flow.codebook_partial, name="codebook_partial"),
+    path("item/", flow.item, name="item"),
+    path("a/<int:assignment_id>/submit/", flow.submit, name="submit"),
+    path("a/<int:assignment_id>/draft/", flow.draft, name="draft"),
+    path("a/<int:assignment_id>/submitted/", flow.submitted, name="submitted"),
+    path("a/<int:assignment_id>/beat/", flow.beat, name="beat"),
+    path("done/", flow.done, name="done"),
+    path("screened-out/", flow.screened_out, name="screened_out"),
+    path("declined/", flow.declined, name="declined"),
+    path("returned/", prolific_study.returned, name="returned"),
+]
+
 pages = [
+    path("s/<slug:slug>/", include(flow_pages)),
     # researchers
     path("manage/", research.study_list, name="study_list"),
     path("manage/new/", research.study_create, name="study_create"),
@@ -48,20 +66,6 @@ pages = [
     path("manage/<int:pk>/prolific/sync/", prolific_study.sync, name="prolific_sync"),
     path("prolific/hooks/", prolific_study.hooks_page, name="prolific_hooks"),
     path("prolific/hook/", prolific_study.hook_receive, name="prolific_hook"),
-    # annotators
-    path("s/<slug:slug>/", flow.enter, name="enter"),
-    path("s/<slug:slug>/consent/", flow.consent, name="consent"),
-    path("s/<slug:slug>/codebook/", flow.training, name="training"),
-    path("s/<slug:slug>/codebook/partial/", flow.codebook_partial, name="codebook_partial"),
-    path("s/<slug:slug>/item/", flow.item, name="item"),
-    path("s/<slug:slug>/a/<int:assignment_id>/submit/", flow.submit, name="submit"),
-    path("s/<slug:slug>/a/<int:assignment_id>/draft/", flow.draft, name="draft"),
-    path("s/<slug:slug>/a/<int:assignment_id>/submitted/", flow.submitted, name="submitted"),
-    path("s/<slug:slug>/a/<int:assignment_id>/beat/", flow.beat, name="beat"),
-    path("s/<slug:slug>/done/", flow.done, name="done"),
-    path("s/<slug:slug>/screened-out/", flow.screened_out, name="screened_out"),
-    path("s/<slug:slug>/declined/", flow.declined, name="declined"),
-    path("s/<slug:slug>/returned/", prolific_study.returned, name="returned"),
 ]
 
 router = DefaultRouter(trailing_slash=True)

@@ -188,7 +188,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            "core.storage.StaticManifestStorage"  # whitenoise's, each URL worked out once
             if PRODUCTION
             else "django.contrib.staticfiles.storage.StaticFilesStorage"
         )

@@ -11,7 +11,8 @@ from datetime import datetime
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from annotation import conf, rules
 from annotation.models import Assignment, Participant, Study, StudyItem
@@ -129,6 +130,35 @@ def _codebook_question(version_id: int | None) -> str:
     return study_codebook(study=Study(codebook_version_id=version_id))["question"]
 
 
+def steps_html(steps: list[str], read: set[int], *, side: str, clickable: bool) -> SafeString:
+    """One step list of the critical-failure item page (``side`` "l1" or "l2"), built here rather
+    than by a template loop: the list is the page's largest part and the engine's per-node cost
+    (escaping, lookups, localizing) made it ~40% of the page's render. ``clickable``: each step
+    is a checkbox the annotator ticks once read (``read``: the steps already ticked)."""
+    name = "read_l1" if side == "l1" else "read"
+    label_id = "l1-step-" if side == "l1" else "l2-"
+    tag = side.upper()
+    out = ['<ol class="steps">']
+    for n, text in enumerate(steps, 1):
+        item_id = f' id="l1-{n}"' if side == "l1" else ""
+        if not clickable:
+            out.append(
+                f'<li{item_id}><span class="num">{tag}.{n}</span>'
+                f'<span class="text">{escape(text)}</span></li>'
+            )
+            continue
+        on = n in read
+        out.append(
+            f'<li{item_id}><label class="step{" is-read" if on else ""}" id="{label_id}{n}">\n'
+            f'  <input type="checkbox" name="{name}" value="{n}" class="step-check"'
+            f"{' checked' if on else ''}>\n"
+            f'  <span class="num">{tag}.{n}</span><span class="text">{escape(text)}</span>'
+            f'<span class="tick">{_CHECK_ICON}</span></label></li>'
+        )
+    out.append("</ol>")
+    return mark_safe("".join(out))
+
+
 def item_timing(*, study: Study, served_at: datetime, now: datetime) -> dict:
     """The item page's clock: seconds spent (rounded down) and seconds left before submission
     opens (rounded up, :func:`annotation.rules.seconds_left`), which the page's countdown
@@ -169,8 +199,8 @@ def item_page_context(
         "goal": procedure.goal,
         "resources": procedure.resources if study.show_resources else [],
         "click_l1": bool(n_l1_to_read),
-        "l1": [(str(n), text, n in read_l1) for n, text in enumerate(l1, 1)],
-        "l2": [(str(n), text, n in read) for n, text in enumerate(l2, 1)],
+        "l1_html": steps_html(l1, read_l1, side="l1", clickable=bool(n_l1_to_read)),
+        "l2_html": steps_html(l2, read, side="l2", clickable=True),
         "n_read": str(n_read),
         "n_to_read": str(n_to_read),
         "read_percent": str(round(100 * n_read / n_to_read) if n_to_read else 100),
@@ -186,7 +216,6 @@ def item_page_context(
         "heartbeat_seconds": str(conf.heartbeat_seconds()),
         "idle_seconds": str(conf.idle_timeout_seconds()),
         "urls": item_urls(study.slug, assignment.pk),
-        "check_icon": _CHECK_ICON,
         "codebook": {"question": _codebook_question(study.codebook_version_id)},
         "position": str(
             rules.item_position(

@@ -114,3 +114,21 @@ def test_create_study_command_sets_the_options():
     a, b = Study.objects.get(name="A"), Study.objects.get(name="B")
     assert (a.show_resources, a.click_through_l1) == (False, True)
     assert (b.show_resources, b.click_through_l1) == (True, False)
+
+
+def test_step_lists_are_escaped_and_keep_what_was_ticked():
+    """The step lists are built in Python (annotation.selectors.flow_pages.steps_html), not by
+    the template engine: a step's text is escaped, a ticked step stays ticked, and L1 without
+    click-through is plain text with no checkbox."""
+    from annotation.selectors.flow_pages import steps_html
+
+    steps = ['Mix <b>flour</b> & "water"', "Bake it"]
+    l2 = str(steps_html(steps, {2}, side="l2", clickable=True))
+    assert "<b>" not in l2 and "Mix &lt;b&gt;flour&lt;/b&gt; &amp; &quot;water&quot;" in l2
+    assert l2.count('type="checkbox" name="read"') == 2
+    assert '<label class="step is-read" id="l2-2">' in l2 and '<label class="step" id="l2-1">' in l2
+    assert 'value="2" class="step-check" checked' in l2 and 'value="1" class="step-check">' in l2
+    l1 = str(steps_html(steps, set(), side="l1", clickable=True))
+    assert 'name="read_l1"' in l1 and 'id="l1-step-1"' in l1 and '<li id="l1-2">' in l1
+    plain = str(steps_html(steps, set(), side="l1", clickable=False))
+    assert "checkbox" not in plain and '<span class="num">L1.2</span>' in plain

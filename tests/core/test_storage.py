@@ -152,3 +152,22 @@ def test_filesystem_storage_reads_the_same_way(settings, tmp_path):
     assert storage_kind() == "filesystem"
     with open_stored(stored) as fh:
         assert [r.data["text"] for r in readers.iter_records(fh, name=stored)] == ["z"]
+
+
+def test_static_urls_are_worked_out_once_and_a_missing_name_still_raises(tmp_path, settings):
+    """Production static storage (core.storage.StaticManifestStorage) caches each name's URL for
+    the process; a name not in the manifest raises every time, never a cached guess."""
+    import json
+
+    from core.storage import StaticManifestStorage
+
+    (tmp_path / "staticfiles.json").write_text(
+        json.dumps({"version": "1.1", "paths": {"css/app.css": "css/app.abc123.css"}})
+    )
+    storage = StaticManifestStorage(location=str(tmp_path), base_url="/static/")
+    assert storage.url("css/app.css") == "/static/css/app.abc123.css"
+    storage.hashed_files["css/app.css"] = "css/app.changed.css"  # the cache answers, not this
+    assert storage.url("css/app.css") == "/static/css/app.abc123.css"
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"nope\.css"):
+            storage.url("nope.css")

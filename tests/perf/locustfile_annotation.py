@@ -20,7 +20,7 @@ MODE = os.environ.get("BENCH_MODE", "annotate")
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _ACTION = re.compile(r'id="item-form" method="post" action="([^"]+)"')
 # saves sent: one cut off unanswered by the stop may still be stored by the server
-SAVES = {"sent": 0}
+SAVES = {"sent": 0, "answered": 0}
 
 
 @events.quitting.add_listener
@@ -110,3 +110,5 @@ class Annotator(FastHttpUser):
         ) as r:
             if r.status_code != 302:
                 r.failure(f"save answered {r.status_code}")
+            else:
+                SAVES["answered"] += 1
