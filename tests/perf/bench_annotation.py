@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "tests" / "perf" / "out"
 
+from tests.perf import _locust_saves  # noqa: E402
 from tests.perf._cpu import (  # noqa: E402
     backend_cpu,
     backend_cpu_spent,
@@ -419,10 +420,8 @@ def main() -> int:
         return ledger.verdict()
 
     item, save = stats["item page"], stats["save (submit)"]
-    # saves answered 302, counted by the simulated users themselves: Locust's CSV can miss
-    # requests that end while the run stops (246 of 5,802 once, 20 s at 50 users)
-    ledger_file = json.loads((OUT / "annotation-saves.json").read_text())
-    saves_ok = int(ledger_file["answered"])
+    # saves answered 302, counted by the simulated users themselves (tests/perf/_locust_saves.py)
+    saves_ok, cut = _locust_saves.read(OUT / "annotation-saves.json", users=args.users)
     items_per_s = float(save["Requests/s"])
     result = {
         "users": args.users,
@@ -447,8 +446,6 @@ def main() -> int:
         "load_average": [round(load_before, 1), round(load_after, 1)],
         "page_weight": weight,
     }
-    # sent, never answered: cut off by the stop (each simulated user has one save at a time)
-    cut = min(int(ledger_file["sent"]) - saves_ok, args.users)
     ledger.expect(
         "annotations",
         saves_ok,

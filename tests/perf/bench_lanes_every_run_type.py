@@ -38,6 +38,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# items per judge-run chunk (--judge-chunk-items): 100 hands over often; the product's default
+# is 20,000 (judging.services.execution.CHUNK_ITEMS), one chunk per lane for these runs
+JUDGE_CHUNK_ITEMS = [100]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2review")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
@@ -283,7 +286,7 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=Fals
 
         responder = Timeline(counter, tag=_doc_tag if kind in ("mining", "generation") else None)
     env = {
-        "H2R_JUDGE_CHUNK_ITEMS": "100",
+        "H2R_JUDGE_CHUNK_ITEMS": str(JUDGE_CHUNK_ITEMS[0]),
         "RUN_CHUNK_SECONDS": "20",
         "HOW2REVIEW_VAR_DIR": var_dir,
     }
@@ -358,6 +361,7 @@ def main() -> int:
     parser.add_argument("--mode", default="both", choices=("latency", "cpu", "both"))
     parser.add_argument("--types", default="judge,generation,scoring,mining")
     parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--judge-chunk-items", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument(
         "--repeat", type=int, default=1, help="rounds of (one worker, two workers), interleaved"
@@ -369,6 +373,7 @@ def main() -> int:
         "commands per request (MONITOR)",
     )
     args = parser.parse_args()
+    JUDGE_CHUNK_ITEMS[0] = args.judge_chunk_items
     modes = ("latency", "cpu") if args.mode == "both" else (args.mode,)
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

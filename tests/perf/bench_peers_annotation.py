@@ -18,7 +18,11 @@
 
 Per run: items/s (saves per second), p50/p95 of the item page and of save, server CPU ms per
 item (the server's process tree), the load average before and after. Figures go to
-tests/perf/out/peers_annotation.{json,md}.
+tests/perf/out/peers_annotation.{json,md}. Each run counts what the server stored — how2review's
+annotations in its database, Potato's labelled items in its annotator state files — against the
+saves the simulated users saw answered (tests/perf/_locust_saves.py, + at most one cut off per
+user at the stop); a mismatch fails the script (exit 1), and so does any refused how2review
+request (setup included). Potato's own refused requests are its result: shown in the table.
 
 Run: ``.venv/bin/python tests/perf/bench_peers_annotation.py [--users 1,50] [--seconds 20]
 [--rounds 2] [--only potato|how2review]``; PostgreSQL at ``PERF_PG_URL`` (default
@@ -42,14 +46,17 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.perf import _locust_saves, peers  # noqa: E402
 from tests.perf import bench_annotation as h2r  # noqa: E402
-from tests.perf import peers  # noqa: E402
+from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
 
 h2r.DB_NAME = "h2r_peers_annotation"
 h2r.OUT = peers.OUT / "peers"
 WORDS = "Measure the ingredients carefully and combine them in a clean bowl before heating gently"
 N_STEPS = h2r.N_STEPS
 PORTS = range(18600, 18700)
+# what the simulated users counted (tests/perf/_locust_saves.py)
+SAVES_FILE = h2r.OUT / "saves.json"
 
 
 def free_port() -> int:
@@ -158,11 +165,12 @@ def locust(locustfile: Path, port: int, users: int, seconds: int, env: dict) -> 
     cmd += ["-u", str(users), "-r", str(users), "-t", f"{seconds}s"]
     cmd += ["--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary"]
     cmd += ["--loglevel", "WARNING", "--stop-timeout", "5"]
+    SAVES_FILE.unlink(missing_ok=True)
     with (h2r.OUT / "locust.log").open("wb") as log:
         subprocess.run(
             cmd,
             cwd=ROOT,
-            env=dict(os.environ, **env),
+            env=dict(os.environ, **env, BENCH_SAVES_FILE=str(SAVES_FILE)),
             check=False,
             timeout=seconds + 120,
             stdout=subprocess.DEVNULL,
@@ -172,10 +180,18 @@ def locust(locustfile: Path, port: int, users: int, seconds: int, env: dict) -> 
         return {row["Name"]: row for row in csv.DictReader(fh)}
 
 
-def row_from(tool: str, users: int, stats: dict, cpu_s: float, load0: float) -> dict:
+def row_from(
+    tool: str, users: int, stats: dict, cpu_s: float, load0: float, ledger: Ledger
+) -> dict:
+    """One table row; ``ledger`` holds the rows stored before and after the run: the saves the
+    simulated users saw answered (tests/perf/_locust_saves.py) must equal the rows added (+ at
+    most the saves cut off at the stop), and every refused request is listed."""
     none = {"Request Count": 0, "Failure Count": 0, "Requests/s": 0, "50%": 0, "95%": 0}
     item, save = stats.get("item page", none), stats.get("save (submit)", none)
-    saves = int(save["Request Count"]) - int(save["Failure Count"])
+    saves, cut = _locust_saves.read(SAVES_FILE, users=users)
+    ledger.expect("saved items", saves, before=ledger.before.get("saved items", 0), in_flight=cut)
+    failed, details = locust_refusals(h2r.OUT / "locust")
+    ledger.refused(failed, "; ".join(details) or "failed request")
     return {
         "tool": tool,
         "users": users,
@@ -186,6 +202,8 @@ def row_from(tool: str, users: int, stats: dict, cpu_s: float, load0: float) -> 
         "save_ms": [float(save["50%"]), float(save["95%"])],
         "server_cpu_ms_per_item": 1000 * cpu_s / max(saves, 1),
         "load": [load0, peers.load()],
+        "stored": ledger.after["saved items"] - ledger.before["saved items"],
+        "problems": ledger.problems(),
     }
 
 
@@ -206,19 +224,21 @@ def potato_run(python: Path, home: Path, users: int, args) -> dict:
         cpu = h2r.process_cpu(proc.pid) - cpu0
     finally:
         stop(proc)
-    row = row_from("Potato", users, stats, cpu, load0)
-    row["stored"] = potato_stored(home)
-    return row
+    stored, annotators = potato_stored(home)
+    ledger = Ledger(f"Potato, {users} users").expect("saved items", 0, before=0)
+    ledger.stored("saved items", stored).users(asked=users, served=annotators)
+    return row_from("Potato", users, stats, cpu, load0, ledger)
 
 
-def potato_stored(home: Path) -> int:
-    """Items with labels in Potato's saved annotator states (each annotator's
+def potato_stored(home: Path) -> tuple[int, int]:
+    """(items with labels, annotators) in Potato's saved annotator states (each annotator's
     ``user_state.json``), read after the server stopped."""
-    n = 0
+    n = annotators = 0
     for state in (home / "annotation_output").glob("*/user_state.json"):
         labels = json.loads(state.read_text()).get("instance_id_to_label_to_value") or {}
         n += sum(1 for v in labels.values() if v)
-    return n
+        annotators += 1
+    return n, annotators
 
 
 # --- how2review (bench_annotation.py's harness) ---------------------------------------------
@@ -238,6 +258,7 @@ def h2r_run(users: int, args) -> dict:
     try:
         proc, port = h2r.start_gunicorn(3, h2r.OUT / "gunicorn.log")
         h2r.page_weight(port, slug)  # warm-up: one annotator's way in, as bench_annotation.py
+        before = h2r.stored_counts(slug)
         load0 = peers.load()
         cpu0 = h2r.process_cpu(proc.pid)
         stats = locust(
@@ -251,7 +272,13 @@ def h2r_run(users: int, args) -> dict:
     finally:
         if proc is not None:
             stop(proc)
-    return row_from("how2review", users, stats, cpu, load0)
+    after = h2r.stored_counts(slug)
+    ledger = Ledger(f"how2review, {users} users").expect(
+        "saved items", 0, before=before["annotations"]
+    )
+    ledger.stored("saved items", after["annotations"])
+    ledger.users(asked=users, served=after["participants"] - before["participants"])
+    return row_from("how2review", users, stats, cpu, load0, ledger)
 
 
 def report(rows: list[dict], args, versions: dict) -> str:
@@ -278,7 +305,7 @@ def report(rows: list[dict], args, versions: dict) -> str:
         "item page p50 / p95 ms",
         "save p50 / p95 ms",
         "server CPU ms/item",
-        "labels stored (Potato)",
+        "items stored (rows, labels)",
         "failed requests",
         "load 1-min",
     ]
@@ -325,11 +352,21 @@ def main() -> int:
             h2r.drop_db()
     text = report(rows, args, versions)
     print(text)
+    # stored = counted for both tools; a refused request fails how2review's rows only (a peer's
+    # refusals are its result, shown in the table)
+    bad = [
+        f"row {i} ({r['tool']}): " + " | ".join(r["problems"])
+        for i, r in enumerate(rows, 1)
+        if r["problems"]
+        and (r["tool"] == "how2review" or any("stored" in p for p in r["problems"]))
+    ]
+    for line in bad:
+        print(f"honest: FAIL {line}", flush=True)
     (peers.OUT / "peers_annotation.md").write_text(text + "\n")
     (peers.OUT / "peers_annotation.json").write_text(
         json.dumps({"args": vars(args), "versions": versions, "rows": rows}, indent=2)
     )
-    return 0
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

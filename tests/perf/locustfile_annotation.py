@@ -4,11 +4,11 @@ refused at any step is a failed request (bench_annotation.py then exits 1)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import uuid
 
+import _locust_saves  # tests/perf, on Locust's path beside this file
 from locust import FastHttpUser, constant, constant_throughput, events, task
 from locust.exception import StopUser
 
@@ -19,16 +19,9 @@ RATE = float(os.environ.get("BENCH_RATE_PER_USER", "0") or 0)
 MODE = os.environ.get("BENCH_MODE", "annotate")
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _ACTION = re.compile(r'id="item-form" method="post" action="([^"]+)"')
-# saves sent: one cut off unanswered by the stop may still be stored by the server
-SAVES = {"sent": 0, "answered": 0}
-
-
-@events.quitting.add_listener
-def _write_saves(environment, **kwargs):
-    out = os.environ.get("BENCH_SAVES_FILE")
-    if out:
-        with open(out, "w") as fh:
-            json.dump(SAVES, fh)
+# saves sent and answered: one cut off unanswered by the stop may still be stored by the server
+SAVES = _locust_saves.SAVES
+_locust_saves.install(events)
 
 
 class Annotator(FastHttpUser):

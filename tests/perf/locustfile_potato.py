@@ -9,8 +9,12 @@ from __future__ import annotations
 import re
 import uuid
 
-from locust import FastHttpUser, constant, task
+import _locust_saves  # tests/perf, on Locust's path beside this file
+from locust import FastHttpUser, constant, events, task
 from locust.exception import StopUser
+
+SAVES = _locust_saves.SAVES
+_locust_saves.install(events)
 
 # the page's current instance, as its template writes it
 _INSTANCE = re.compile(r'id="instance_id"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*id="instance_id"')
@@ -47,11 +51,14 @@ class PotatoAnnotator(FastHttpUser):
             },
             "span_annotations": [],
         }
+        SAVES["sent"] += 1
         with self.client.post(
             "/updateinstance", json=payload, name="save (submit)", catch_response=True
         ) as r:
             if r.status_code != 200:
                 r.failure(f"save answered {r.status_code}")
+            else:
+                SAVES["answered"] += 1
         with self.client.post(
             "/annotate",
             data="action=next_instance",
