@@ -30,7 +30,6 @@ the rest, the same way for every type:
 
 from __future__ import annotations
 
-import enum
 import logging
 import os
 import time
@@ -52,6 +51,7 @@ from django.utils.module_loading import import_string
 
 from core.runs import dispatch, lanes
 from core.runs.heartbeat import side_heartbeat
+from core.runs.lease import KEEP_WORKING, Lease, LeaseState  # noqa: F401 - the engine's interface
 from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, chunk_seconds, lease_seconds
 
 logger = logging.getLogger(__name__)
@@ -59,64 +59,6 @@ logger = logging.getLogger(__name__)
 
 class RunStateError(ValueError):
     """An action the run's status does not allow (e.g. cancelling a finished run)."""
-
-
-class LeaseState(enum.Enum):
-    HELD = "held"
-    CANCELLING = "cancelling"
-    LOST = "lost"
-    # held, but the chunk's time (RUN_CHUNK_SECONDS) is up: store what is in flight and return
-    # True ("more"); the next chunk goes on. Keeps every chunk shorter than the broker's
-    # visibility timeout, whatever the backend's speed.
-    DUE = "due"
-
-
-# what a one-step executor (an estimate, a leaderboard, a promotion) may store its result under:
-# its step cannot be split, so a chunk whose time is up still stores what it computed
-KEEP_WORKING = (LeaseState.HELD, LeaseState.DUE)
-
-
-@dataclass(frozen=True)
-class Lease:
-    """The right of one execution to work one run, or one lane of it (``lane``; the executor
-    then works only that lane's part, :meth:`RunExecutor.lanes`)."""
-
-    model: type[Run]
-    run_id: int
-    token: str
-    due: float = 0.0  # time.monotonic() when the chunk should stop taking new work; 0: never
-    lane: int | None = None
-    n_lanes: int = 1
-
-    def renew(self) -> bool:
-        """Beat the heartbeat; False when the lease is no longer held."""
-        if self.lane is not None:
-            return lanes.renew(self.model, self.run_id, self.lane, self.token)
-        return bool(
-            self.model.objects.filter(pk=self.run_id, lease_owner=self.token).update(
-                heartbeat_at=timezone.now()
-            )
-        )
-
-    def held(self):
-        """The run's row while this lease is held: guard every write to the run row with it."""
-        if self.lane is not None:
-            return lanes.held(self.model, self.run_id, self.lane, self.token)
-        return self.model.objects.filter(pk=self.run_id, lease_owner=self.token)
-
-    def beat(self) -> LeaseState:
-        """Renew the heartbeat; say whether the lease is still held, whether the run is being
-        cancelled and whether the chunk's time is up (``DUE``). Cheap (two or three indexed
-        statements): call it after each stored batch. Anything but ``HELD`` means: send
-        nothing new, store what is in flight, return."""
-        if not self.renew():
-            return LeaseState.LOST
-        status = self.model.objects.filter(pk=self.run_id).values_list("status", flat=True).first()
-        if status == RunStatus.CANCELLING:
-            return LeaseState.CANCELLING
-        if self.due and time.monotonic() >= self.due:
-            return LeaseState.DUE
-        return LeaseState.HELD
 
 
 class RunExecutor(ABC):
@@ -401,16 +343,18 @@ def _close(
     the executor), or ``cancelled``/``failed``. A lane ends the run only as its last lane (or
     at once on a failure, :func:`core.runs.lanes.finish`)."""
     if lease.lane is not None:
-        ended = lanes.finish(
-            lease.model,
-            lease.run_id,
-            lease.lane,
-            lease.token,
-            status=status,
-            error=error,
-            outcome=executor.outcome,
-            counters=executor.counters,
-        )
+        ended = None
+        for lane in [*lease.adopted, lease.lane]:  # its own lane last: it may end the run
+            ended = lanes.finish(
+                lease.model,
+                lease.run_id,
+                lane,
+                lease.token,
+                status=status,
+                error=error,
+                outcome=executor.outcome,
+                counters=executor.counters,
+            )
         return ChunkOutcome(ended or "lost")
     if status is None:
         status, error = executor.outcome(run)
@@ -424,6 +368,9 @@ def _hand_over(run: Run, lease: Lease, counters: dict, *, chain: bool) -> ChunkO
     model = lease.model
     with transaction.atomic():
         if lease.lane is not None:
+            for lane in lease.adopted:  # each adopted lane gets its own next chunk
+                if lanes.release(model, lease.run_id, lane, lease.token, counters) and chain:
+                    transaction.on_commit(lambda lane=lane: enqueue(run, lane=lane))
             released = lanes.release(model, lease.run_id, lease.lane, lease.token, counters)
         else:
             released = model.objects.filter(pk=lease.run_id, lease_owner=lease.token).update(

@@ -105,6 +105,25 @@ def acquire(model: type[Run], run_id: int, lane: int, token: str) -> int | None:
         return row.n_lanes
 
 
+def adopt(model: type[Run], run_id: int, token: str, *, held: list[int]) -> int | None:
+    """Take, for ``token``, the first open lane that no live execution holds and that is not in
+    ``held`` (an execution that has sent all of its lane's work goes on with another lane's
+    instead of draining and handing over, :meth:`core.runs.engine.Lease.adopt`); its number, or
+    None when every open lane is held or done."""
+    free = (
+        _rows(model, run_id)
+        .filter(done=False)
+        .exclude(lane__in=held)
+        .filter(_free(timezone.now()))
+        .order_by("lane")
+        .values_list("lane", flat=True)
+    )
+    for lane in list(free):
+        if acquire(model, run_id, lane, token) is not None:
+            return lane
+    return None
+
+
 def retry_in(model: type[Run], run_id: int, lane: int) -> float | None:
     """After a refused :func:`acquire`: seconds until the lane's lease would go stale, or None
     when there is nothing to do (the lane is done or gone, the run inactive)."""
@@ -118,11 +137,13 @@ def retry_in(model: type[Run], run_id: int, lane: int) -> float | None:
     return max(0.5, (expires - timezone.now()).total_seconds() + 0.5)
 
 
-def renew(model: type[Run], run_id: int, lane: int, token: str) -> bool:
-    """Beat the lane's lease and the run's heartbeat; False when the lane is no longer held or
-    the run is no longer active (another lane failed it, or it was resumed anew)."""
+def renew(model: type[Run], run_id: int, held: list[int], token: str) -> bool:
+    """Beat the leases of the lanes ``held`` and the run's heartbeat; False when one of them is
+    no longer held or the run is no longer active (another lane failed it, or it was resumed
+    anew)."""
     now = timezone.now()
-    if not _rows(model, run_id).filter(lane=lane, lease_owner=token).update(heartbeat_at=now):
+    mine = _rows(model, run_id).filter(lane__in=held, lease_owner=token)
+    if mine.update(heartbeat_at=now) != len(set(held)):
         return False
     return bool(
         model.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES).update(heartbeat_at=now)

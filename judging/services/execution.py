@@ -68,15 +68,29 @@ MAX_ITEM_ATTEMPTS = 3
 HEX = "0123456789abcdef"
 
 
-def lane_items(lease: Lease | None) -> Q:
-    """The run items of the lease's lane (all of them for a run not worked in lanes)."""
+def lane_items(lease: Lease | None, lanes: list[int] | None = None) -> Q:
+    """The run items of the lanes the lease holds, or of ``lanes`` (all of them for a run not
+    worked in lanes)."""
     if lease is None or lease.lane is None or lease.n_lanes <= 1:
         return Q()
+    held = set(lease.held_lanes() if lanes is None else lanes)
     mine = Q()
     for digit in HEX:
-        if int(digit, 16) % lease.n_lanes == lease.lane:
+        if int(digit, 16) % lease.n_lanes in held:
             mine |= Q(content_hash__startswith=digit)
     return mine
+
+
+def _inputs_then_adopted(run: JudgeRun, lease: Lease, template: str) -> Iterator[ItemInput]:
+    """The chunk's pending items, then — once they are all sent — those of each lane it can
+    adopt (:meth:`core.runs.engine.Lease.adopt`: a free lane of the same run), so one worker
+    goes from lane to lane with its requests still in flight instead of draining them."""
+    yield from _pending_inputs(run, limit=CHUNK_ITEMS, template=template, only=lane_items(lease))
+    while (lane := lease.adopt()) is not None:
+        link_known(run, only=lane_items(lease, [lane]))
+        yield from _pending_inputs(
+            run, limit=CHUNK_ITEMS, template=template, only=lane_items(lease, [lane])
+        )
 
 
 # --- counting -------------------------------------------------------------------------------
@@ -358,7 +372,6 @@ class JudgeRunExecutor(RunExecutor):
         judge = run.judge
         if is_batch(judge.backend_config()):  # the provider's Batch API
             return batch_runs.work(run=run, lease=lease)
-        only = lane_items(lease)
         template = judge.prompt_text()
         progress = _Progress(
             live=LiveCounters(run, lease, run_counters),
@@ -368,10 +381,11 @@ class JudgeRunExecutor(RunExecutor):
         )
         backend = build_backend(judge.backend_config())
         try:
-            inputs = _pending_inputs(run, limit=CHUNK_ITEMS, template=template, only=only)
+            inputs = _inputs_then_adopted(run, lease, template)
             for _ in range(1 + PARSE_RETRIES[judge.parse_profile]):
                 if not self._judge_pass(run, judge, lease, progress, backend, inputs):
                     return True  # the engine ends a cancelled run and leaves a lost one alone
+                only = lane_items(lease)  # with the lanes adopted by the first pass
                 inputs = _pending_inputs(
                     run, limit=CHUNK_ITEMS, template=template, retries_only=True, only=only
                 )

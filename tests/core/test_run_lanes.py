@@ -74,7 +74,7 @@ def test_a_held_lane_is_left_alone_and_a_stale_one_taken_over(four_lanes, engine
     # the first execution's worker died: its lane goes stale and is taken over
     lanes_of(run).filter(lane=0).update(heartbeat_at=timezone.now() - timedelta(seconds=31))
     assert execute(run, lane=0).status == "lane-done"
-    assert not lanes.renew(EngineRun, run.pk, 0, "first")  # the dead execution lost it
+    assert not lanes.renew(EngineRun, run.pk, [0], "first")  # the dead execution lost it
     for k in (2, 3):
         execute(run, lane=k)
     run.refresh_from_db()

@@ -42,22 +42,39 @@ def lane_of(content_hash: str, n: int = 4) -> int:
     return int(content_hash[0], 16) % n
 
 
-def test_each_lane_judges_its_own_items_and_the_last_lane_ends_the_run(llm_server, four_lanes):
+def _duplicated_run(llm_server):
     llm_server.responder = judge_responder
     data = make_data(n=40, generators=("gen-a", "gen-b"))
     # gen-b's steps copy gen-a's: 40 duplicate contents, asked once each (same lane)
     for a, b in zip(data["generations"][:40], data["generations"][40:], strict=True):
         b.predicted_steps = a.predicted_steps
         b.save(update_fields=["predicted_steps"])
-    run = services.judge_run_create(
+    return services.judge_run_create(
         judge=make_judge(name="lanes-judge", base_url=llm_server.base_url, preset=FAIL_FAST),
         selection={"dataset": data["dataset"].pk},
     )
+
+
+def _hold(run, lane: int, owner: str = "another-worker") -> None:
+    """Lane ``lane`` held by a live execution elsewhere (a fresh heartbeat)."""
+    from django.utils import timezone
+
+    RunLane.objects.filter(run_label=LABEL, run_id=run.pk, lane=lane).update(
+        lease_owner=owner, heartbeat_at=timezone.now()
+    )
+
+
+def test_each_lane_judges_its_own_items_and_the_last_lane_ends_the_run(llm_server, four_lanes):
+    """With the other lanes held elsewhere, each execution judges its own lane's items only."""
+    run = _duplicated_run(llm_server)
     assert four_lanes == [(run.pk, k) for k in range(4)]  # one chunk task per lane
     rows = RunLane.objects.filter(run_label=LABEL, run_id=run.pk).order_by("lane")
     assert [(r.lane, r.n_lanes, r.done) for r in rows] == [(k, 4, False) for k in range(4)]
     outcomes = []
     for k in range(4):
+        _hold(run, k, owner="")  # this lane is free; those after it are busy elsewhere
+        for other in range(k + 1, 4):
+            _hold(run, other)
         before = len(llm_server.requests)
         outcomes.append(engine.execute(LABEL, run.pk, lane=k, chain=False).status)
         # the first lane's execution inserted the run's items (judge_run_prepare)
@@ -76,6 +93,57 @@ def test_each_lane_judges_its_own_items_and_the_last_lane_ends_the_run(llm_serve
     assert not RunLane.objects.filter(run_label=LABEL, run_id=run.pk, done=False).exists()
     # an execution of a done lane, or of a lane of a finished run, has nothing to do
     assert engine.execute(LABEL, run.pk, lane=2, chain=False).status == "inactive"
+
+
+def test_a_lane_done_sending_adopts_the_free_lanes_and_skips_held_ones(llm_server, four_lanes):
+    """One execution that has sent its own lane's work goes on with the other free lanes
+    (no drain and no chunk task between lanes for one worker), never with a lane another
+    execution holds; every content is still asked once."""
+    run = _duplicated_run(llm_server)
+    for k in (0, 1, 2):
+        _hold(run, k)
+    # items inserted; lane 3 done alone (the others are busy elsewhere)
+    assert engine.execute(LABEL, run.pk, lane=3, chain=False).status == "lane-done"
+    for k in (0, 1):
+        _hold(run, k, owner="")  # free again; lane 2 stays held
+    before = len(llm_server.requests)
+    assert engine.execute(LABEL, run.pk, lane=0, chain=False).status == "lane-done"
+    hashes = set(JudgeRunItem.objects.filter(run=run).values_list("content_hash", flat=True))
+    # lanes 0 and 1 judged in one execution, lane 2 (held elsewhere) untouched
+    assert len(llm_server.requests) - before == sum(1 for h in hashes if lane_of(h) in (0, 1))
+    done = dict(RunLane.objects.filter(run_label=LABEL, run_id=run.pk).values_list("lane", "done"))
+    assert done == {0: True, 1: True, 2: False, 3: True}
+    # lane 1's own chunk task, still queued, finds nothing to do
+    assert engine.execute(LABEL, run.pk, lane=1, chain=False).status == "inactive"
+    _hold(run, 2, owner="")  # its holder died: the lease is free again
+    assert engine.execute(LABEL, run.pk, lane=2, chain=False).status == "done"
+    run.refresh_from_db()
+    assert (run.status, run.n_done) == ("done", 80)
+    assert len(llm_server.requests) == 40 == Judgment.objects.count()
+
+
+def test_an_adopted_lane_is_handed_over_with_its_own_chunk_when_time_is_up(
+    llm_server, four_lanes, monkeypatch
+):
+    """A chunk whose time runs out after adopting a lane gives back both lanes and enqueues
+    a chunk for each."""
+    run = _duplicated_run(llm_server)
+    for k in (2, 3):
+        _hold(run, k)
+    real_adopt = engine.Lease.adopt
+
+    def adopt_then_due(self):
+        lane = real_adopt(self)
+        if lane is not None:
+            object.__setattr__(self, "due", 1.0)  # monotonic 1.0: long past
+        return lane
+
+    monkeypatch.setattr(engine.Lease, "adopt", adopt_then_due)
+    four_lanes.clear()
+    assert engine.execute(LABEL, run.pk, lane=0, chain=True).status == "more"
+    assert sorted(four_lanes) == [(run.pk, 0), (run.pk, 1)]
+    rows = RunLane.objects.filter(run_label=LABEL, run_id=run.pk, lane__in=(0, 1))
+    assert set(rows.values_list("lease_owner", flat=True)) == {""}
 
 
 def test_lane_filter_splits_by_the_first_hex_digit():
