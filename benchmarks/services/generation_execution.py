@@ -3,8 +3,9 @@
 :class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) takes the next
 ``chunk_size`` procedures of the selection after the run's ``cursor`` that have no generation
 by the run's generator, sends their H.2 requests concurrently, parses, scores and stores each
-reply as it arrives (:data:`FLUSH_EVERY` replies per write), renewing the lease after each
-write and stopping early when the run is cancelled or the lease is lost. ``cursor`` advances over the answered prefix of the
+replies in batches as they arrive (:data:`FLUSH_EVERY`, :data:`FLUSH_INTERVAL_S`), renewing the
+lease at most every :data:`BEAT_EVERY_S` and stopping early when the run is cancelled or the
+lease is lost. ``cursor`` advances over the answered prefix of the
 chunk, so the procedures up to it without a generation are this attempt's failures
 (``n_failed``).
 
@@ -56,8 +57,13 @@ from core.runs.reply_writer import Backpressure
 FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the run
 # each reply is stored as it arrives (one small transaction): a killed worker re-buys only the
 # requests in flight, never replies it already had
-FLUSH_EVERY = 1  # replies per stored batch
-FLUSH_INTERVAL_S = 2.0  # …or this long since the last batch (when FLUSH_EVERY is raised)
+# A batch is stored once it holds FLUSH_EVERY replies, FLUSH_INTERVAL_S after the last write,
+# or at once when nothing else is in flight or the feed waits for a slot (its next request
+# waits on this write). One transaction per reply (1 until stop 38) kept the chunk's thread
+# waiting on PostgreSQL ~70% of a CPU-bound run (three commits and a lease beat per reply).
+FLUSH_EVERY = 32
+FLUSH_INTERVAL_S = 0.05
+BEAT_EVERY_S = 1.0  # the lease's beat (renewal; cancel, chunk time) at most this often
 
 
 # --- requests and replies -------------------------------------------------------------------
@@ -221,7 +227,8 @@ class _Chunk:
         self.answered = [False] * len(procedures)
         self.frontier = 0  # procedures[:frontier] all have a reply
         self.buffer: list[_Reply] = []
-        self.last_flush = time.monotonic()
+        self.last_flush = self.last_beat = time.monotonic()
+        self.n_sent = 0  # requests handed to the backend
         self.n_replies = 0
         self.refusals: list[LLMError] = []
         self.stopped = False
@@ -237,6 +244,7 @@ class _Chunk:
             for procedure in self.procedures:
                 if not self.slots.take(self.should_stop):
                     return
+                self.n_sent += 1
                 yield generation_request(run=self.run, procedure=procedure)
         finally:
             self.slots.done_sending()  # the slots of replies still to store go back as stored
@@ -271,6 +279,8 @@ class _Chunk:
         if (
             len(self.buffer) >= FLUSH_EVERY
             or time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S
+            or self.n_replies >= self.n_sent  # nothing else in flight: no later reply to wait for
+            or self.slots.waiting  # the feed's next request waits on this write
         ):
             self.flush()
 
@@ -286,8 +296,10 @@ class _Chunk:
             self.slots.stored(len(self.buffer))
             self.live.write()
         self.buffer = []
-        self.last_flush = time.monotonic()
-        self.stopped = self.lease.beat() is not LeaseState.HELD
+        self.last_flush = now = time.monotonic()
+        if now - self.last_beat >= BEAT_EVERY_S or self.frontier >= len(self.procedures):
+            self.last_beat = now
+            self.stopped = self.lease.beat() is not LeaseState.HELD
 
     @property
     def refused_entirely(self) -> bool:

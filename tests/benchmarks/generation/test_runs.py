@@ -324,6 +324,7 @@ class CancelledMidChunkBackend(LLMBackend):
 def test_cancel_mid_chunk_keeps_the_finished_replies(small_dataset, generator, monkeypatch):
     dataset, _, procedures = small_dataset
     monkeypatch.setattr(generation_execution, "FLUSH_EVERY", 1)  # store (and beat) every reply
+    monkeypatch.setattr(generation_execution, "BEAT_EVERY_S", 0.0)
     monkeypatch.setattr(generation_execution, "_BACKENDS", {})  # a fresh backend instance
     run = generation_run_create(
         generator=generator,
