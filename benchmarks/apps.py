@@ -15,6 +15,18 @@ def ensure_topics(**_kwargs) -> None:
         Topic.objects.update_or_create(slug=slug, defaults={"name": name, "position": position})
 
 
+def warm_up_worker(**_kwargs) -> None:
+    """A Celery pool process, when it starts: with ``settings.WORKER_WARM_UP`` it loads the LLM
+    client and the token counter now rather than on its first chunk
+    (:func:`benchmarks.llm.openai_compat.warm_up`)."""
+    from django.conf import settings
+
+    if settings.WORKER_WARM_UP:
+        from benchmarks.llm.openai_compat import warm_up
+
+        warm_up()
+
+
 class BenchmarksConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "benchmarks"
@@ -22,3 +34,6 @@ class BenchmarksConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(ensure_topics, sender=self, dispatch_uid="how2review.ensure_topics")
+        from celery.signals import worker_process_init
+
+        worker_process_init.connect(warm_up_worker, dispatch_uid="how2review.warm_up_worker")

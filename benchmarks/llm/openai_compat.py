@@ -68,6 +68,19 @@ def _client_libs():
     return openai, httpx
 
 
+def warm_up() -> None:
+    """Load what a chunk that calls a model needs on first use — the ``openai`` client and its
+    HTTP libraries (aiohttp too, where installed) and the token counter's tables — so a worker
+    process started with ``settings.WORKER_WARM_UP`` (``H2R_WORKER_WARM_UP=1``) sends its first
+    chunk's requests at once (:mod:`benchmarks.apps`, Celery's ``worker_process_init``)."""
+    from benchmarks.tokens import count_tokens
+
+    openai, _ = _client_libs()
+    if openai_feed.aiohttp_installed():
+        _ = openai.DefaultAioHttpClient  # imports the aiohttp transport
+    count_tokens("warm")
+
+
 def _dumps(value: Any) -> bytes:
     """JSON as the ``openai`` client serializes a body (compact, UTF-8, no NaN)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

@@ -1,16 +1,16 @@
 """The work of a generation run, one chunk at a time, for the run engine (:mod:`core.runs`).
 
-:class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) takes the next
-``chunk_size`` procedures of the selection after the run's ``cursor`` that have no generation
-by the run's generator, sends their H.2 requests concurrently, parses, scores and stores each
-replies in batches as they arrive (:data:`FLUSH_EVERY`, :data:`FLUSH_INTERVAL_S`), renewing the
-lease at most every :data:`BEAT_EVERY_S` and stopping early when the run is cancelled or the
-lease is lost. ``cursor`` advances over the answered prefix of the
-chunk, so the procedures up to it without a generation are this attempt's failures
-(``n_failed``).
+:class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) reads the procedures
+of the selection after the run's ``cursor`` that have no generation by the run's generator,
+``chunk_size`` at a time as the requests go out, sends their H.2 requests concurrently, parses, scores and stores the replies in batches as they arrive
+(:data:`FLUSH_EVERY`, :data:`FLUSH_INTERVAL_S`), renewing the lease at most every
+:data:`BEAT_EVERY_S`; it keeps walking the run (its lane) page after page until none is left,
+the chunk's time is up (``RUN_CHUNK_SECONDS``), the run is cancelled or the lease is lost.
+``cursor`` advances over the answered prefix, so the procedures up to it without a generation
+are this attempt's failures (``n_failed``).
 
-A whole chunk refused with 401/403/404 (bad key, model or URL) fails the run with that reason;
-a backend that cannot be built fails it naming the backend; a backend that crashes fails it
+A first page refused entirely with 401/403/404 (bad key, model or URL) fails the run with that
+reason; a backend that cannot be built fails it naming the backend; a backend that crashes fails it
 (the engine records the exception) keeping every reply stored before the crash.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,67 +165,67 @@ class _Reply:
 
 
 def _store(*, run: GenerationRun, lease: Lease, replies: list[_Reply], cursor: int | None) -> None:
-    """One batch in one transaction: new generations (never a second one for a procedure) and,
-    while this execution holds the run, the cursor and the recent failures. The run's counters
-    (tokens and cost too) are counted from the rows afterwards (:class:`LiveCounters`)."""
+    """One batch in one transaction: new generations (never a second one for a procedure: the
+    unique (procedure, generator) constraint) and, while this execution holds the run (its
+    lane), the cursor and the recent failures. The run row is locked only for a batch with
+    failures (they are appended to its ``errors``): the lanes of a run worked by several workers
+    do not queue behind one row for every batch. The run's counters (tokens and cost too) are
+    counted from the rows afterwards (:class:`LiveCounters`)."""
+    failed = [
+        {
+            "source_example_id": r.procedure.source_example_id,
+            "procedure_id": r.procedure.pk,
+            "error": r.error,
+        }
+        for r in sorted(replies, key=lambda r: r.procedure.pk)
+        if r.generation is None
+    ]
     with transaction.atomic():
-        locked = (
-            GenerationRun.objects.select_for_update().only("errors", "lease_owner").get(pk=run.pk)
-        )
-        answered = [r for r in replies if r.generation is not None]
-        have = set(
-            Generation.objects.filter(
-                generator_id=run.generator_id, procedure_id__in=[r.procedure.pk for r in answered]
-            ).values_list("procedure_id", flat=True)
-        )
-        new = [r for r in answered if r.procedure.pk not in have]
         # linked to this run (Generation.run): its tokens and cost are counted from them
-        Generation.objects.bulk_create([r.generation for r in new], ignore_conflicts=True)
-        updates: dict[str, Any] = {"updated_at": timezone.now()}
+        Generation.objects.bulk_create(
+            [r.generation for r in replies if r.generation is not None], ignore_conflicts=True
+        )
         if lease.lane is not None:  # a lane keeps its own cursor; the run row the failures
             holds = cursor is None or lanes.advance(
                 GenerationRun, run.pk, lease.lane, lease.token, cursor
             )
-            holds = holds and lease.held().exists()
         else:
-            holds = locked.lease_owner == lease.token
-            if holds and cursor is not None:
-                updates["cursor"] = cursor
-        if holds:
-            failed = [
-                {
-                    "source_example_id": r.procedure.source_example_id,
-                    "procedure_id": r.procedure.pk,
-                    "error": r.error,
-                }
-                for r in sorted(replies, key=lambda r: r.procedure.pk)
-                if r.generation is None
-            ]
-            if failed:
-                updates["errors"] = (list(locked.errors) + failed)[-GenerationRun.MAX_ERRORS_KEPT :]
-        GenerationRun.objects.filter(pk=run.pk).update(**updates)
+            moved = {"cursor": cursor} if cursor is not None else {}
+            holds = bool(lease.held().update(updated_at=timezone.now(), **moved))
+        if holds and failed:
+            locked = lease.held().select_for_update().only("errors").first()
+            if locked is not None:
+                errors = (list(locked.errors) + failed)[-GenerationRun.MAX_ERRORS_KEPT :]
+                GenerationRun.objects.filter(pk=run.pk).update(errors=errors)
     if cursor is not None:
         run.cursor = cursor
 
 
 class _Chunk:
-    """One chunk's replies on their way to the database, and what they say about the run."""
+    """One chunk's walk of the run (or of its lane) and its replies on their way to the
+    database. It reads the procedures ``chunk_size`` at a time (:attr:`pages`: the next page
+    after a procedure id) as the feed needs them and keeps walking until none is left, the
+    chunk's time is up (the lease's beat says ``DUE``), the run is cancelled or the lease
+    lost — so a worker's request loop does not drain every ``chunk_size`` procedures and wait
+    for the next chunk task. Procedures are forgotten once their reply is stored and the cursor
+    passed them."""
 
     def __init__(
         self,
         *,
         run: GenerationRun,
         lease: Lease,
-        procedures: list[Procedure],
+        pages: Callable[[int], list[Procedure]],
         backend: LLMBackend,
     ) -> None:
-        self.run, self.lease, self.procedures = run, lease, procedures
-        # at most ``concurrency`` sent and not yet stored, across every lane and worker; the
-        # chunk's own count, so it never holds endpoint slots it has no request for
-        self.slots = Backpressure(run.concurrency, backend.unstored_gate(), total=len(procedures))
+        self.run, self.lease, self.pages = run, lease, pages
+        # at most ``concurrency`` sent and not yet stored, across every lane and worker
+        self.slots = Backpressure(run.concurrency, backend.unstored_gate())
         self.scorers = sc.get_scorers(run.scorers or None)
-        self.answered = [False] * len(procedures)
-        self.frontier = 0  # procedures[:frontier] all have a reply
+        self.procedures: dict[int, Procedure] = {}  # by request index, until stored and passed
+        self.answered: set[int] = set()
+        self.frontier = 0  # every request before it has a stored reply
+        self.first_page = 0  # how many procedures the first page held
         self.buffer: list[_Reply] = []
         self.last_flush = self.last_beat = time.monotonic()
         self.n_sent = 0  # requests handed to the backend
@@ -239,11 +239,28 @@ class _Chunk:
     def should_stop(self) -> bool:
         return self.stopped
 
+    def _walk(self) -> Iterator[Procedure]:
+        """The procedures to ask, a page at a time; none once the first page was refused
+        entirely (bad key, model or URL: every request would be)."""
+        after = 0
+        while not self.stopped:
+            if after and self.lease.due and time.monotonic() >= self.lease.due:
+                return  # the chunk's time is up: the next chunk goes on from here
+            page = self.pages(after)
+            if not page:
+                return
+            self.first_page = self.first_page or len(page)
+            yield from page
+            after = page[-1].pk
+            if self.refused_entirely:
+                return
+
     def requests(self) -> Iterator[LLMRequest]:
         try:
-            for procedure in self.procedures:
+            for procedure in self._walk():
                 if not self.slots.take(self.should_stop):
                     return
+                self.procedures[self.n_sent] = procedure
                 self.n_sent += 1
                 yield generation_request(run=self.run, procedure=procedure)
         finally:
@@ -272,8 +289,10 @@ class _Chunk:
                 else f"unexpected result {type(result).__name__}"
             )
             reply = _Reply(procedure, None, error=message[:500])
-        self.answered[index] = True
+        self.answered.add(index)
         self.n_replies += 1
+        if self.refused_entirely:  # bad key, model or URL: send nothing more
+            self.stopped = True
         self.slots.returned()
         self.buffer.append(reply)
         if (
@@ -286,24 +305,31 @@ class _Chunk:
 
     def flush(self) -> None:
         """Store the buffered replies, advance the cursor over the answered prefix, renew the
-        lease (stop sending when the run is being cancelled or the lease is lost)."""
-        start = self.frontier
-        while self.frontier < len(self.procedures) and self.answered[self.frontier]:
+        lease (stop sending when the run is being cancelled, the lease is lost or the chunk's
+        time is up)."""
+        cursor = None
+        while self.frontier in self.answered:
+            self.answered.discard(self.frontier)
+            cursor = self.procedures.pop(self.frontier).pk
             self.frontier += 1
-        cursor = self.procedures[self.frontier - 1].pk if self.frontier > start else None
         if self.buffer or cursor is not None:
             _store(run=self.run, lease=self.lease, replies=self.buffer, cursor=cursor)
             self.slots.stored(len(self.buffer))
             self.live.write()
         self.buffer = []
         self.last_flush = now = time.monotonic()
-        if now - self.last_beat >= BEAT_EVERY_S or self.frontier >= len(self.procedures):
+        if now - self.last_beat >= BEAT_EVERY_S:
             self.last_beat = now
             self.stopped = self.lease.beat() is not LeaseState.HELD
 
     @property
     def refused_entirely(self) -> bool:
-        return bool(self.refusals) and len(self.refusals) == self.n_replies == len(self.procedures)
+        """Every reply so far refused with 401/403/404, and at least the first page's."""
+        return (
+            bool(self.refusals)
+            and len(self.refusals) == self.n_replies
+            and self.n_replies >= self.first_page
+        )
 
 
 # --- the executor ------------------------------------------------------------------------------
@@ -329,10 +355,8 @@ class GenerationRunExecutor(RunExecutor):
         run.error = ""  # set below when this chunk stops the run; outcome() reports it
         if is_batch(generation_run_backend_config(run=run)):  # the provider's Batch API
             return batch_runs.work(run=run, lease=lease)
-        procedures = list(
-            self._unvisited(run, lease).defer("source_text").order_by("pk")[: run.chunk_size]
-        )
-        if not procedures:
+        unvisited = self._unvisited(run, lease).defer("source_text").order_by("pk")
+        if not unvisited.exists():
             return False
         try:
             backend = _backend_for(run)
@@ -340,7 +364,11 @@ class GenerationRunExecutor(RunExecutor):
             run.error = f"backend: {exc}"
             lease.held().update(error=run.error)  # the outcome of a run's last lane reads it
             return False
-        chunk = _Chunk(run=run, lease=lease, procedures=procedures, backend=backend)
+
+        def pages(after: int) -> list[Procedure]:
+            return list(unvisited.filter(pk__gt=after)[: run.chunk_size])
+
+        chunk = _Chunk(run=run, lease=lease, pages=pages, backend=backend)
         # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
         hold = {"admit": chunk.slots.free} if takes_admit(backend) else {}
         try:
@@ -354,12 +382,12 @@ class GenerationRunExecutor(RunExecutor):
             finally:
                 chunk.slots.close()
                 chunk.converter.close()
-        if chunk.stopped:
-            return True  # cancelling or lost: the engine ends or leaves the run
         if chunk.refused_entirely:  # bad key, model or URL: every request will be refused
             run.error = f"the backend refused every request of a chunk: {chunk.refusals[0]}"
             lease.held().update(error=run.error)
             return False
+        if chunk.stopped:
+            return True  # cancelling, lost or due: the engine ends, leaves or chains the run
         return self._unvisited(run, lease).exists()
 
     def counters(self, run: GenerationRun) -> dict[str, Any]:

@@ -41,6 +41,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # items per judge-run chunk (--judge-chunk-items): 100 hands over often; the product's default
 # is 20,000 (judging.services.execution.CHUNK_ITEMS), one chunk per lane for these runs
 JUDGE_CHUNK_ITEMS = [100]
+# workers load the LLM client and token counter when they start (settings.WORKER_WARM_UP), as a
+# long-lived worker has after its first chunk; --cold: on their first chunk, inside the run
+WARM_UP = ["1"]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/how2review")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
@@ -260,6 +263,18 @@ def _trace(kind, run, endpoint, timeline, calls, *, concurrency, t0, t1) -> dict
     return out
 
 
+def settle(workers, *, timeout: float = 30.0) -> None:
+    """Until the workers' processes are idle (their pool processes' warm-up done: its CPU is
+    not the run's)."""
+    last, deadline = -1.0, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = sum(process_cpu(w.proc.pid) for w in workers)
+        if now - last < 0.02:
+            return
+        last = now
+        time.sleep(0.3)
+
+
 def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=False):
     from django.conf import settings
 
@@ -288,6 +303,7 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=Fals
     env = {
         "H2R_JUDGE_CHUNK_ITEMS": str(JUDGE_CHUNK_ITEMS[0]),
         "RUN_CHUNK_SECONDS": "20",
+        "H2R_WORKER_WARM_UP": WARM_UP[0],
         "HOW2REVIEW_VAR_DIR": var_dir,
     }
     with (
@@ -305,6 +321,7 @@ def one_setting(*, kind, workers, n, latency, concurrency, pinned, timeline=Fals
             if pinned:
                 pin(w, k % (os.cpu_count() or 1))
             started.append(w)
+        settle(started)
         load = os.getloadavg()[0]
         cpu0 = (sum(process_cpu(w.proc.pid) for w in started), time.process_time(), services_cpu())
         calls = stack.enter_context(GateCalls(settings.RATE_LIMIT_REDIS_URL)) if timeline else None
@@ -372,8 +389,15 @@ def main() -> int:
         help="print where slots were idle (start, steady, end, per lane) and the gate's Redis "
         "commands per request (MONITOR)",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="workers load the LLM client and token counter on their first chunk (inside the "
+        "measured run; ~0.9 s of CPU each) instead of when they start (H2R_WORKER_WARM_UP)",
+    )
     args = parser.parse_args()
     JUDGE_CHUNK_ITEMS[0] = args.judge_chunk_items
+    WARM_UP[0] = "0" if args.cold else "1"
     modes = ("latency", "cpu") if args.mode == "both" else (args.mode,)
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

@@ -125,8 +125,9 @@ def test_procbench_run_converts_free_text_stores_both_and_the_pack_scores_it(llm
     assert scored_run.summary["pa"] == pytest.approx(1.25 / 3)
 
 
-def test_procbench_cancel_then_resume_asks_only_what_is_missing(llm_server, generator):
+def test_procbench_cancel_then_resume_asks_only_what_is_missing(llm_server, generator, settings):
     llm_server.responder = procbench_responder
+    settings.RUN_CHUNK_SECONDS = 0  # a chunk's time is up after its first page (chunk_size)
     dataset = imported("procbench", procbench_items(), "pb")
     run = make_generation_run(
         llm_server, dataset, generator, protocol="procbench", chunk_size=1,

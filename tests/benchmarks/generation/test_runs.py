@@ -163,8 +163,9 @@ def test_existing_generations_are_skipped_and_a_second_execution_does_nothing(
     assert Generation.objects.filter(generator=generator).count() == 5
 
 
-def test_cancel_stops_at_the_next_chunk(llm_server, small_dataset, generator):
+def test_cancel_stops_at_the_next_chunk(llm_server, small_dataset, generator, settings):
     dataset, _, _ = small_dataset
+    settings.RUN_CHUNK_SECONDS = 0  # a chunk's time is up after its first page (chunk_size)
     llm_server.responder = steps_responder
     run = make_generation_run(llm_server, dataset, generator)
     assert chunk(run) == "more"
@@ -260,9 +261,10 @@ def test_vllm_offline_runs_go_to_the_gpu_queue(
 def test_a_chunk_refused_entirely_stops_the_run(llm_server, small_dataset, generator):
     dataset, _, _ = small_dataset
     llm_server.add_fault("status", status=401, count=100)
-    run = drive(make_generation_run(llm_server, dataset, generator))
+    # the first page (chunk_size 2) refused with 2 in flight: nothing more is sent
+    run = drive(make_generation_run(llm_server, dataset, generator, concurrency=2))
     assert run.status == "failed" and "refused every request" in run.error and "401" in run.error
-    assert len(llm_server.requests) == 2  # one chunk, not the whole dataset
+    assert len(llm_server.requests) == 2  # one page, not the whole dataset
     assert run.n_failed == 2  # replies are stored as they arrive: errors in arrival order
     assert sorted(e["source_example_id"] for e in run.errors)[0] == "ex-0"
 
@@ -367,3 +369,44 @@ def test_a_run_held_by_a_live_worker_is_only_taken_over_with_force(small_dataset
     with pytest.raises(GenerationRunError, match="done; nothing to resume"):
         GenerationRun.objects.filter(pk=run.pk).update(status="done")
         generation_run_start(run=run)
+
+
+def test_a_chunk_walks_past_chunk_size_until_its_time_is_up(
+    llm_server, small_dataset, generator, settings
+):
+    """``chunk_size`` is how many procedures a chunk reads at a time: the chunk keeps walking,
+    page after page, with its requests in flight (no drain and no new task every page) until
+    none is left — or, with its time up (``RUN_CHUNK_SECONDS``), after the page it is on."""
+    dataset, _, procedures = small_dataset
+    llm_server.responder = steps_responder
+    run = make_generation_run(llm_server, dataset, generator, chunk_size=2, concurrency=2)
+    assert chunk(run) == "done"  # five procedures, pages of two: one chunk
+    run.refresh_from_db()
+    assert (run.n_done, run.cursor, len(llm_server.requests)) == (5, procedures[-1].pk, 5)
+
+    settings.RUN_CHUNK_SECONDS = 0  # due at once: each chunk stops after its first page
+    other = Generator.objects.create(name="paged")
+    run = make_generation_run(llm_server, dataset, other, chunk_size=2, concurrency=2)
+    assert [chunk(run) for _ in range(3)] == ["more", "more", "done"]
+    run.refresh_from_db()
+    assert (run.status, run.n_done, len(llm_server.requests)) == ("done", 5, 10)
+
+
+def test_a_chunk_forgets_each_procedure_once_its_reply_is_stored(
+    llm_server, small_dataset, generator, monkeypatch
+):
+    """A chunk that walks a whole lane holds only the procedures in flight or waiting for an
+    earlier reply (the cursor's prefix), not every procedure it asked."""
+    dataset, _, _ = small_dataset
+    llm_server.responder = steps_responder
+    seen: list[int] = []
+    flush = generation_execution._Chunk.flush
+
+    def watched(self):
+        flush(self)
+        seen.append(len(self.procedures))
+
+    monkeypatch.setattr(generation_execution._Chunk, "flush", watched)
+    run = make_generation_run(llm_server, dataset, generator, chunk_size=1, concurrency=2)
+    assert chunk(run) == "done"
+    assert seen and max(seen) <= 2 and seen[-1] == 0, seen
