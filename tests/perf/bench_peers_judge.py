@@ -196,14 +196,41 @@ def h2e_startup(python, src, server, args) -> dict:
     return {"cpu_s": cpu, "peak_rss_mb": rss}
 
 
+H2R_STARTUP = """
+import os, time
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+import django
+django.setup()
+t = time.process_time()
+import openai
+openai.DefaultAioHttpClient  # the aiohttp transport, as a worker's first judge chunk loads it
+print(time.process_time() - t)
+"""
+
+
+def h2r_startup() -> dict:
+    """What how2review's worker pays on its first judge chunk and never again (the ``openai``
+    client and its aiohttp transport), measured apart in a fresh process: the analog of h2e's
+    imports (a worker started with ``H2R_WORKER_WARM_UP=1`` pays it when it starts)."""
+    out = subprocess.run(
+        [sys.executable, "-c", H2R_STARTUP],
+        cwd=HERE.parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {"cpu_s": float(out.stdout.strip().splitlines()[-1])}
+
+
 def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
     ideal = args.concurrency / args.latency
     out = []
     for i, row in enumerate(rows, 1):
         per = 1000 * row["cpu_s"] / row["judgments"]
         net = ""
-        if row["tool"] == "h2e" and startup:
-            net = f"{1000 * (row['cpu_s'] - startup['cpu_s']) / row['judgments']:.2f}"
+        paid = (startup or {}).get(row["tool"])
+        if paid is not None:
+            net = f"{1000 * (row['cpu_s'] - paid['cpu_s']) / row['judgments']:.2f}"
         rate = row["judgments"] / row["wall_s"]
         out.append(
             [
@@ -244,10 +271,16 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
         f"{1000 * args.latency:.0f} ms (ideal {ideal:.0f}/s); {os.cpu_count()} CPUs",
         "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()),
     ]
-    if startup:
+    if startup and "h2e" in startup:
         lines.append(
-            f"h2e start-up (imports, measured apart): {startup['cpu_s']:.2f} s CPU, "
-            f"{startup['peak_rss_mb']:.0f} MB"
+            f"h2e start-up (imports, measured apart): {startup['h2e']['cpu_s']:.2f} s CPU, "
+            f"{startup['h2e']['peak_rss_mb']:.0f} MB"
+        )
+    if startup and "how2review" in startup:
+        lines.append(
+            "how2review start-up (the openai client and its aiohttp transport, loaded by a "
+            f"worker's first judge chunk; measured apart): {startup['how2review']['cpu_s']:.2f} "
+            "s CPU"
         )
     lines += ["", text, "", "means: " + "; ".join(means)]
     return "\n".join(lines)
@@ -292,8 +325,11 @@ def main() -> int:
             tmp = Path(tmp_name)
             gens = tmp / "generations.jsonl"
             assert write_generations(gens) == args.n
+            startup = {}
             if python is not None:
-                startup = h2e_startup(python, src, server, args)
+                startup["h2e"] = h2e_startup(python, src, server, args)
+            if args.only != "h2e":
+                startup["how2review"] = h2r_startup()
             for r in range(1, args.rounds + 1):
                 if args.only != "how2review":
                     rows.append(h2e_round(python, src, server, gens, tmp, r, args))
