@@ -223,5 +223,9 @@ class LLMBackend(ABC):
 
 def takes_admit(backend: LLMBackend) -> bool:
     """Whether the backend's ``complete_iter`` takes ``admit`` (the caller's backpressure: it
-    keeps handing over replies while the next request waits)."""
+    keeps handing over replies while the next request waits). An ``admit`` with a ``wake``
+    attribute (:class:`core.runs.reply_writer.Backpressure`) gets a callable there from a
+    backend that waits for replies (the request loop): the caller calls it when ``admit()`` may
+    have turned true (a slot freed by the writer), so the feed sends at once instead of at its
+    next poll."""
     return "admit" in inspect.signature(backend.complete_iter).parameters

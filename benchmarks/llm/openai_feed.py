@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 GATE_POLL_S = 0.01  # a feed whose gate is full while its own requests are out asks this often
+_WAKE = object()  # put on the replies' queue by the caller's ``admit.wake()``: look again now
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_pid = 0
@@ -147,6 +148,9 @@ def loop_feed(
         return
     finished: queue.SimpleQueue = queue.SimpleQueue()
     tasks: set[asyncio.Task] = set()  # the loop holds tasks weakly
+    if admit is not None and hasattr(admit, "wake"):
+        # the caller wakes the feed when a request it held back may go (no poll's delay)
+        admit.wake = lambda: finished.put(_WAKE)
 
     def launch(wave: list[tuple[int, LLMRequest, str | None]]) -> None:  # on the loop
         for index, request, token in wave:
@@ -165,9 +169,12 @@ def loop_feed(
             # once replies are stored gets them all)
             while in_flight:
                 try:
-                    index, result, token = finished.get_nowait()
+                    item = finished.get_nowait()
                 except queue.Empty:
                     break
+                if item is _WAKE:
+                    continue
+                index, result, token = item
                 in_flight -= 1
                 if token is not None:
                     spare.append(token)
@@ -209,16 +216,24 @@ def loop_feed(
                 looks = _pause(looks)  # held back with nothing in flight
                 continue
             try:
-                index, result, token = finished.get(timeout=GATE_POLL_S if held else None)
+                item = finished.get(timeout=GATE_POLL_S if held else None)
             except queue.Empty:
                 continue
+            if item is _WAKE:  # a held request may go now
+                continue
+            index, result, token = item
             in_flight -= 1
             if token is not None:
                 spare.append(token)
             yield index, result
     finally:
+        if admit is not None and hasattr(admit, "wake"):
+            admit.wake = None
         while in_flight:  # abandoned: what was sent finishes, its slots go back
-            _, _, token = finished.get()
+            item = finished.get()
+            if item is _WAKE:
+                continue
+            _, _, token = item
             in_flight -= 1
             if token is not None:
                 spare.append(token)

@@ -370,7 +370,7 @@ class GenerationRunExecutor(RunExecutor):
 
         chunk = _Chunk(run=run, lease=lease, pages=pages, backend=backend)
         # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
-        hold = {"admit": chunk.slots.free} if takes_admit(backend) else {}
+        hold = {"admit": chunk.slots} if takes_admit(backend) else {}
         try:
             for index, result in backend.complete_iter(
                 chunk.requests(), should_stop=chunk.should_stop, **hold

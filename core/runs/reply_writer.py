@@ -21,6 +21,10 @@ FLUSH_EVERY = 256  # at most this many results per write
 # after the first reply, gather what else arrives within this long (one write for a burst), unless
 # the feed waits for a slot (then only what is there)
 GATHER_S = float(os.environ.get("H2R_JUDGE_GATHER_S", "0.05"))
+# a judge run's writer, while the feed waits for a slot: what else arrives this soon goes in the
+# same write (0: one write per reply or two, ~1.5 ms of CPU each; 5 ms: ~3x fewer writes, the
+# slot freed at most 5 ms later; measured: docs/performance/index.md#peers-judge)
+SETTLE_S = 0.005
 GATE_POLL_S = 0.01  # a feed held back by the endpoint-wide gate asks it again this often
 HOLD_WAIT_S = 0.05  # a feed with nothing in flight waits this long for a slot before looking again
 LIVE_EVERY_S = 1.0  # the lease's beat (cancel, chunk time) at most this often while storing
@@ -70,6 +74,13 @@ class Backpressure:
         self._spare: list[str] = []  # the gate's slots this feed holds for its next requests
         self._sending = True  # False once the feed has nothing more to send
         self._next_try = self._next_offer = 0.0
+        # set by a backend that waits for replies (benchmarks.llm.base.takes_admit): called when
+        # a stored reply frees a slot the feed waits for, so it sends at once, not at its poll
+        self.wake: Any | None = None
+
+    def __call__(self) -> bool:
+        """The backend's ``admit``: :meth:`free`."""
+        return self.free()
 
     def _room(self) -> bool:
         return self.sent - self.written < self.width or self.handed == self.written
@@ -160,6 +171,16 @@ class Backpressure:
             keep = max(0, min(len(freed), self._wanted()))  # for the feed's next requests
             kept, freed = freed[:keep], freed[keep:]
             self._cond.notify_all()
+            wake = self.wake if self.waiting else None
+        try:
+            self._hand_back(freed, kept)
+        finally:
+            if wake is not None:  # the feed waits for this slot: it looks again now
+                wake()
+
+    def _hand_back(self, freed: list[str], kept: list[str]) -> None:
+        """The gate's slots of stored replies: ``freed`` go back; ``kept`` stay with this feed
+        for its next requests, unless another process waits for a slot."""
         if freed:
             self.gate.release_many(freed)  # one round trip for the batch
         if not kept:

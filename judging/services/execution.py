@@ -42,6 +42,7 @@ from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
 from core.runs.reply_writer import (
     FLUSH_EVERY,  # noqa: F401 - part of this module's interface (benchmarks read it here)
+    SETTLE_S,
     Backpressure,
     ReplyWriter,
     unstored_max,
@@ -424,6 +425,7 @@ class JudgeRunExecutor(RunExecutor):
             store=store,
             lease=lease,
             slots=slots,
+            settle_s=SETTLE_S,
         )
 
         def tracked() -> Iterator[LLMRequest]:
@@ -434,8 +436,9 @@ class JudgeRunExecutor(RunExecutor):
                 yield request(inp)
             slots.done_sending()  # the slots kept for more requests go back
 
-        # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot
-        hold = {"admit": slots.free} if takes_admit(backend) else {}
+        # a backend that takes ``admit`` keeps yielding replies while a request waits for a slot,
+        # and is woken by the writer when a stored reply frees one (``Backpressure.wake``)
+        hold = {"admit": slots} if takes_admit(backend) else {}
         writer.start()
         try:
             for index, result in backend.complete_iter(

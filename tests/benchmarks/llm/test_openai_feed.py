@@ -208,3 +208,48 @@ def test_backpressure_close_gives_back_what_was_not_stored():
     assert gate.held() == 2  # one sent and not stored, one kept
     slots.close()
     assert gate.held() == 0
+
+
+def _held_feed(backend, server, admit_of, tag: str) -> float:
+    """Five requests through the request loop behind a writer's backpressure of 2 whose replies
+    are stored 50 ms after they are handed over (another thread, as the reply writer); request
+    0 is answered after 1.5 s, the others at once. Seconds from request 0 to request 4 at the
+    server: the feed is held with request 0 in flight until a stored reply frees a slot."""
+    server.add_fault("slow", seconds=1.5, match=lambda r: r.prompt_text == f"{tag}-0")
+    slots = Backpressure(2)
+
+    def tracked():
+        for i in range(5):
+            if not slots.take(lambda: False):
+                return
+            yield LLMRequest(prompt=f"{tag}-{i}")
+
+    def store_later() -> None:
+        time.sleep(0.05)
+        slots.stored(1)
+
+    got = 0
+    for _index, result in backend.complete_iter(tracked(), admit=admit_of(slots)):
+        assert isinstance(result, LLMResponse)
+        slots.returned()
+        threading.Thread(target=store_later).start()
+        got += 1
+    assert got == 5
+    at = {r.prompt_text: r.received_at for r in server.requests}
+    return at[f"{tag}-4"] - at[f"{tag}-0"]
+
+
+def test_a_slot_freed_by_the_writer_wakes_the_feed_instead_of_its_next_poll(
+    llm_server, llm_backend_config, monkeypatch
+):
+    """The writer's stored reply wakes a feed held back by the backpressure while a request is
+    still out (``admit.wake``, set by the request loop): the next request goes at once. With a
+    poll of 1 s, a feed that is only polled (a plain ``admit`` callable) waits for the poll."""
+    monkeypatch.setattr(openai_feed, "GATE_POLL_S", 1.0)
+    backend = build_backend(_config(llm_backend_config, concurrency=4, transport="aiohttp"))
+    try:
+        woken = _held_feed(backend, llm_server, lambda slots: slots, "w")  # has ``wake``
+        polled = _held_feed(backend, llm_server, lambda slots: slots.free, "p")  # polled only
+    finally:
+        backend.close()
+    assert woken < 0.5 and polled > 0.9, (woken, polled)
