@@ -140,6 +140,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
 
     # Item 2: two failures, each linked to steps (Figures 10-11)
     page.get_by_text("Item 2 of 2").wait_for()
+    page.wait_for_load_state()  # its scripts (autosave) set up before the first change
     page.screenshot(path=str(shots / "item-fresh.png"), full_page=True)
     read_everything(page)
     page.locator("input[name=choice][value=failure]").check()

@@ -101,6 +101,8 @@ def test_every_form_type_in_the_browser(live_server, page, shots, make_user):
     expect(page.locator("#submit-errors")).to_contain_text(
         "Overall (fluency and executability): choose a rating from 0 to 4."
     )
+    # the refused page's scripts (autosave) are set up at its load, not when its errors show
+    page.wait_for_load_state()
     page.locator("#dim-overall").get_by_text("3", exact=True).click()
     page.locator("#save-status").filter(has_text="Draft saved").wait_for()  # autosave
     page.on("dialog", lambda dialog: dialog.accept())
