@@ -2,16 +2,17 @@
 
 :class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) reads the procedures
 of the selection after the run's ``cursor`` that have no generation by the run's generator,
-``chunk_size`` at a time as the requests go out, sends their H.2 requests concurrently, parses, scores and stores the replies in batches as they arrive
-(:data:`FLUSH_EVERY`, :data:`FLUSH_INTERVAL_S`), renewing the lease at most every
-:data:`BEAT_EVERY_S`; it keeps walking the run (its lane) page after page until none is left,
-the chunk's time is up (``RUN_CHUNK_SECONDS``), the run is cancelled or the lease is lost.
+``chunk_size`` at a time as the requests go out, sends their H.2 requests concurrently, parses,
+scores and stores the replies in batches as they arrive (:data:`FLUSH_EVERY`,
+:data:`FLUSH_INTERVAL_S`), renewing the lease at most every :data:`BEAT_EVERY_S`; it keeps
+walking the run (its lane) page after page until none is left, the chunk's time is up
+(``RUN_CHUNK_SECONDS``), the run is cancelled or the lease is lost.
 ``cursor`` advances over the answered prefix, so the procedures up to it without a generation
 are this attempt's failures (``n_failed``).
 
 A first page refused entirely with 401/403/404 (bad key, model or URL) fails the run with that
-reason; a backend that cannot be built fails it naming the backend; a backend that crashes fails it
-(the engine records the exception) keeping every reply stored before the crash.
+reason; a backend that cannot be built fails it naming the backend; a backend that crashes fails
+it (the engine records the exception) keeping every reply stored before the crash.
 """
 
 from __future__ import annotations
@@ -240,8 +241,8 @@ class _Chunk:
         return self.stopped
 
     def _walk(self) -> Iterator[Procedure]:
-        """The procedures to ask, a page at a time; none once the first page was refused
-        entirely (bad key, model or URL: every request would be)."""
+        """The procedures to ask, a page at a time, until none is left, the chunk's time is up
+        or it stops (:meth:`add` stops it once the first page is refused entirely)."""
         after = 0
         while not self.stopped:
             if after and self.lease.due and time.monotonic() >= self.lease.due:
@@ -252,8 +253,6 @@ class _Chunk:
             self.first_page = self.first_page or len(page)
             yield from page
             after = page[-1].pk
-            if self.refused_entirely:
-                return
 
     def requests(self) -> Iterator[LLMRequest]:
         try:
