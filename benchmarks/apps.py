@@ -37,3 +37,7 @@ class BenchmarksConfig(AppConfig):
         from celery.signals import worker_process_init
 
         worker_process_init.connect(warm_up_worker, dispatch_uid="how2review.warm_up_worker")
+        # registers benchmarks.batches_poll, which beat sends by name, at start (as core.apps and
+        # annotation.apps do theirs): a task module first imported later in a long-lived process
+        # was once missing from the app's registry (NotRegistered in CI)
+        from benchmarks import tasks  # noqa: F401
