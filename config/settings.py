@@ -88,7 +88,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "core.middleware.CSPMiddleware",  # django-csp's, the policy built once
     "core.middleware.UploadLimitMiddleware",
     "core.middleware.TextGateMiddleware",
     "core.middleware.BrokerDownMiddleware",  # a launch whose task cannot be sent: 503

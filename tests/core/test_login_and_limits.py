@@ -86,3 +86,47 @@ def test_pages_carry_a_content_security_policy(client):
     policy = r.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
     assert "unsafe-eval" not in policy
+
+
+def test_the_policy_built_once_equals_django_csps_and_follows_the_settings(client, settings):
+    """core.middleware.CSPMiddleware keeps the built header; it must be the header django-csp
+    builds, change when the setting does, and leave per-response policies to django-csp."""
+    from csp.constants import NONCE
+    from csp.utils import build_policy
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from core.middleware import CSPMiddleware
+
+    r = client.get(reverse("login"))
+    assert r.headers["Content-Security-Policy"] == build_policy()
+    assert "Content-Security-Policy-Report-Only" not in r.headers
+
+    settings.CONTENT_SECURITY_POLICY = {
+        "DIRECTIVES": {"default-src": ["'self'", "cdn.test"], "script-src": ["'self'", NONCE]}
+    }
+    settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {
+        "DIRECTIVES": {"default-src": ["'none'"]},
+        "EXCLUDE_URL_PREFIXES": ["/api/"],
+    }
+    r = client.get(reverse("login"))
+    policy = set(r.headers["Content-Security-Policy"].split("; "))
+    assert policy == {"default-src 'self' cdn.test", "script-src 'self'"}
+    assert r.headers["Content-Security-Policy-Report-Only"] == "default-src 'none'"
+    r = client.get("/api/")
+    assert "Content-Security-Policy-Report-Only" not in r.headers
+
+    middleware = CSPMiddleware(lambda request: HttpResponse("ok"))
+    request = RequestFactory().get("/x/")
+    middleware.process_request(request)
+    response = HttpResponse("ok")
+    response._csp_update = {"img-src": ["img.test"]}  # @csp_update on a view
+    out = middleware.process_response(request, response)
+    directives = set(out.headers["Content-Security-Policy"].split("; "))
+    assert directives == {"default-src 'self' cdn.test", "img-src img.test", "script-src 'self'"}
+
+    request = RequestFactory().get("/x/")
+    middleware.process_request(request)
+    nonce = str(request.csp_nonce)  # a template asked for a nonce: it goes into the header
+    out = middleware.process_response(request, HttpResponse("ok"))
+    assert f"script-src 'self' 'nonce-{nonce}'" in out.headers["Content-Security-Policy"]

@@ -216,6 +216,41 @@ def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subproces
     raise RuntimeError("gunicorn did not start")
 
 
+def start_granian(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
+    """granian (HTTP in Rust, keep-alive) serving the same WSGI application: one blocking
+    thread per worker process, as gunicorn's sync worker runs one request at a time."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("granian")),
+            *("--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port)),
+            *("--workers", str(workers), "--blocking-threads", "1", "--backlog", "256"),
+            *("--runtime-threads", "1", "--log-level", "warning", "--no-ws"),
+            "config.wsgi:application",
+        ],
+        cwd=ROOT,
+        env=server_env(),
+        stdout=open(log, "wb"),  # noqa: SIM115 - the server writes to it until stopped
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"granian exited:\n{log.read_text(errors='replace')}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                time.sleep(2.0)  # every worker up
+                return proc, port
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("granian did not start")
+
+
 def page_weight(port: int, slug: str) -> dict:
     """Fetch one item page as a browser would (gzip) and add the gzip size of its CSS and JS."""
     import http.cookiejar
@@ -322,6 +357,7 @@ def main() -> int:
         default=1,
         help="> 1: gthread workers (keep-alive) with this many threads",
     )
+    ap.add_argument("--server", choices=("gunicorn", "granian"), default="gunicorn")
     ap.add_argument("--items", type=int, default=4000)
     ap.add_argument(
         "--rate",
@@ -355,7 +391,10 @@ def main() -> int:
     proc = None
     try:
         slug = seed(args.items, per_address)
-        proc, port = start_gunicorn(args.workers, OUT / "annotation-gunicorn.log", args.threads)
+        if args.server == "granian":
+            proc, port = start_granian(args.workers, OUT / "annotation-granian.log")
+        else:
+            proc, port = start_gunicorn(args.workers, OUT / "annotation-gunicorn.log", args.threads)
         weight = page_weight(port, slug)
         stored0 = stored_counts(slug)
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
@@ -377,7 +416,9 @@ def main() -> int:
             drop_db()
     load_after = os.getloadavg()[0]
     server = (
-        f"gunicorn x{args.workers} gthread workers x{args.threads} threads"
+        f"granian x{args.workers} WSGI workers"
+        if args.server == "granian"
+        else f"gunicorn x{args.workers} gthread workers x{args.threads} threads"
         if args.threads > 1
         else f"gunicorn x{args.workers} sync workers"
     )
