@@ -68,17 +68,18 @@ def _client_libs():
     return openai, httpx
 
 
-def warm_up() -> None:
-    """Load what a chunk that calls a model needs on first use — the ``openai`` client and its
-    HTTP libraries (aiohttp too, where installed) and the token counter's tables — so a worker
-    process started with ``settings.WORKER_WARM_UP`` (``H2R_WORKER_WARM_UP=1``) sends its first
-    chunk's requests at once (:mod:`benchmarks.apps`, Celery's ``worker_process_init``)."""
-    from benchmarks.tokens import count_tokens
-
+def warm_up(*, tokens: bool = True) -> None:
+    """Load the ``openai`` client and its HTTP libraries (aiohttp's transport where installed;
+    ~0.4 s of CPU, ~23 MB) and, with ``tokens``, the token counter's tables (~0.4 s, ~130 MB),
+    which a chunk otherwise loads on first use (:mod:`benchmarks.apps`: a worker's main process
+    loads the client before its pool forks; ``H2R_WORKER_WARM_UP=1`` a pool process, the rest)."""
     openai, _ = _client_libs()
     if openai_feed.aiohttp_installed():
         _ = openai.DefaultAioHttpClient  # imports the aiohttp transport
-    count_tokens("warm")
+    if tokens:
+        from benchmarks.tokens import count_tokens
+
+        count_tokens("warm")
 
 
 def _dumps(value: Any) -> bytes:

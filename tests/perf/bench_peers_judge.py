@@ -209,9 +209,9 @@ print(time.process_time() - t)
 
 
 def h2r_startup() -> dict:
-    """What how2review's worker pays on its first judge chunk and never again (the ``openai``
-    client and its aiohttp transport), measured apart in a fresh process: the analog of h2e's
-    imports (a worker started with ``H2R_WORKER_WARM_UP=1`` pays it when it starts)."""
+    """What how2review's worker pays once, when it starts (the ``openai`` client and its aiohttp
+    transport, loaded by its main process before the pool forks: benchmarks.apps), measured
+    apart in a fresh process: the analog of h2e's imports, which h2e pays in every run."""
     out = subprocess.run(
         [sys.executable, "-c", H2R_STARTUP],
         cwd=HERE.parents[1],
@@ -228,7 +228,7 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
     for i, row in enumerate(rows, 1):
         per = 1000 * row["cpu_s"] / row["judgments"]
         net = ""
-        paid = (startup or {}).get(row["tool"])
+        paid = (startup or {}).get(row["tool"]) if row["tool"] == "h2e" else None
         if paid is not None:
             net = f"{1000 * (row['cpu_s'] - paid['cpu_s']) / row['judgments']:.2f}"
         rate = row["judgments"] / row["wall_s"]
@@ -278,9 +278,9 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
         )
     if startup and "how2review" in startup:
         lines.append(
-            "how2review start-up (the openai client and its aiohttp transport, loaded by a "
-            f"worker's first judge chunk; measured apart): {startup['how2review']['cpu_s']:.2f} "
-            "s CPU"
+            "how2review start-up (the openai client and its aiohttp transport, measured apart): "
+            f"{startup['how2review']['cpu_s']:.2f} s CPU, paid when the worker starts (its main "
+            "process, before the pool forks), not by a run"
         )
     lines += ["", text, "", "means: " + "; ".join(means)]
     return "\n".join(lines)

@@ -1,6 +1,7 @@
-"""``H2R_WORKER_WARM_UP=1``: a real Celery worker's pool process loads the LLM client's HTTP
-transport (aiohttp) and the token counter when it starts, before any chunk; without it, it
-loads neither until a chunk needs them."""
+"""A real Celery worker's main process loads the LLM client's HTTP transport (aiohttp) before
+its pool forks, so every pool process has it before any chunk; with ``H2R_WORKER_WARM_UP=1`` a
+pool process also loads the token counter when it starts, without it not until a chunk needs
+it."""
 
 from __future__ import annotations
 
@@ -16,16 +17,19 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 LOADED = ("aiohttp/_http_parser", "bpe_openai/_bindings")
 
 
-def _pool_maps(worker) -> set[str]:
-    """The extension modules of ``LOADED`` mapped by the worker's pool process."""
+def _pool_maps(worker, *, main: bool = False) -> set[str]:
+    """The extension modules of ``LOADED`` mapped by the worker's pool process (its main
+    process with ``main``)."""
     found = set()
-    for child in psutil.Process(worker.proc.pid).children(recursive=True):
+    root = psutil.Process(worker.proc.pid)
+    procs = [root] if main else root.children(recursive=True)
+    for child in procs:
         for m in child.memory_maps():
             found |= {name for name in LOADED if name in m.path}
     return found
 
 
-def test_a_warm_worker_loads_the_llm_client_at_start_a_cold_one_does_not(tmp_path):
+def test_every_worker_loads_the_client_before_forking_a_warm_one_the_token_counter_too(tmp_path):
     (tmp_path / "warm").mkdir()
     (tmp_path / "cold").mkdir()
     warm = start_worker(tmp_path / "warm", concurrency=1, extra_env={"H2R_WORKER_WARM_UP": "1"})
@@ -35,7 +39,10 @@ def test_a_warm_worker_loads_the_llm_client_at_start_a_cold_one_does_not(tmp_pat
         while _pool_maps(warm) != set(LOADED) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _pool_maps(warm) == set(LOADED), warm.log()[-2000:]
-        assert _pool_maps(cold) == set(), cold.log()[-2000:]
+        while not _pool_maps(cold) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _pool_maps(cold) == {"aiohttp/_http_parser"}, cold.log()[-2000:]
+        assert _pool_maps(cold, main=True) == {"aiohttp/_http_parser"}
     finally:
         warm.stop()
         cold.stop()
