@@ -10,7 +10,6 @@ import csp.middleware
 from csp.constants import HEADER
 from csp.constants import HEADER_REPORT_ONLY as HEADER_RO
 from csp.utils import build_policy
-
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
