@@ -194,7 +194,7 @@ class Judge(models.Model):
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
             "structured_output": self.structured_output,
-            "ramp_up_s": 0.2,  # a run is one long stream: spread the first wave
+            "ramp_up_s": 0.2,  # a run is one long stream: spread the first wave, then pace
             "mode": "batch"
             if self.batch_mode and self.backend == self.Backend.OPENAI
             else "online",

@@ -168,3 +168,29 @@ def test_slow_start_spreads_the_first_wave(llm_server, llm_backend_config):
     # connection, which can shorten the spread the server sees by a few tens of ms on a loaded
     # machine. Without slow start all four arrive within a few ms.
     assert first[-1] - first[0] >= 0.3
+
+
+def test_a_paced_feed_spreads_slots_freed_together(llm_server, llm_backend_config):
+    """Replies stored in one batch free their slots together: with ``ramp_up_s`` set the feed
+    does not send the requests that take them in one burst (against an endpoint with steady
+    latency the bursts grew into a few waves a cycle) but one per 0.8 x latency / concurrency."""
+
+    def responder(req):
+        time.sleep(0.2)
+        return "ok"
+
+    llm_server.responder = responder
+    backend = build_backend({**llm_backend_config, "concurrency": 8, "ramp_up_s": 0.08})
+    seen = []
+    # the caller holds the second wave back until the whole first one is in: 8 slots free at once
+    admit = lambda: len(seen) == 0 or len(seen) >= 8  # noqa: E731
+    requests = [LLMRequest(prompt=str(i)) for i in range(16)]
+    for index, result in backend.complete_iter(requests, admit=admit):
+        assert isinstance(result, LLMResponse)
+        seen.append(index)
+    arrivals = sorted(r.received_at for r in llm_server.requests)
+    assert len(arrivals) == 16
+    second = arrivals[8:]
+    # 7 gaps of 0.8 x ~0.2 s / 8 = 20 ms: >= 0.14 s by the client's clock (a late timer only
+    # widens it); sent in one burst they arrive within a few ms
+    assert second[-1] - second[0] >= 0.1, [round(t - second[0], 3) for t in second]
