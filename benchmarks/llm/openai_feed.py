@@ -46,32 +46,34 @@ logger = logging.getLogger(__name__)
 GATE_POLL_S = 0.01  # a feed whose gate is full while its own requests are out asks this often
 _WAKE = object()  # put on the replies' queue by the caller's ``admit.wake()``: look again now
 
-PACE = 0.8  # a paced feed sends at most one request per PACE x latency / concurrency
+PACE = 0.8  # past its burst, a paced feed sends one request per PACE x latency / concurrency
 
 
 class _Pacer:
-    """Spreads a paced feed's sends (``ramp_up_s`` set): the first wave over ``ramp_up_s``, then
-    at most one request per ``PACE`` x the observed latency / ``concurrency`` (a running mean).
-    Replies stored in batches free their slots together; sent together, they come back together
-    and the next batch is larger: against an endpoint with steady latency the sends gathered
-    into a few waves a cycle (bursts of 30-45 of 64 requests, 200 ms apart), and each wave's
-    CPU (its requests, parses and stores, one after another) added to every request's time.
-    Paced at above the ideal rate, a burst is spread over part of a latency and nothing is held
-    longer than that. Used on the loop only."""
+    """Spreads a paced feed's sends (``ramp_up_s`` set): the first wave over ``ramp_up_s``;
+    then bursts of up to a quarter of ``concurrency`` go at once and the rest at one request
+    per ``PACE`` x the observed latency (a running mean) / ``concurrency`` (a token bucket,
+    as GCRA schedules it). Replies stored in one batch free their slots together; sent
+    together, they come back together and the next batch is larger: against an endpoint with
+    steady latency the sends gathered into a few waves a cycle (bursts of 30-45 of 64 requests,
+    200 ms apart), and each wave's CPU (its requests, parses and stores, one after another)
+    added to every request's time. A burst as large as a batch (the writer's ~12) still goes at
+    once, so batches, and the CPU per judgment, stay as they were. Used on the loop only."""
 
     def __init__(self, width: int, ramp_up_s: float) -> None:
-        self.width, self.latency, self.next_at = width, 0.0, 0.0
-        self.spacing = ramp_up_s / width
+        self.width, self.latency, self.due = width, 0.0, 0.0
+        self.spacing, self.tolerance = ramp_up_s / width, 0.0
 
     def at(self, now: float) -> float:
-        """When the next request may go (loop time), and the one after it is spaced."""
-        at = max(now, self.next_at)
-        self.next_at = at + self.spacing
+        """When the next request may go (loop time)."""
+        at = max(now, self.due - self.tolerance)
+        self.due = max(self.due, at) + self.spacing
         return at
 
     def observe(self, seconds: float) -> None:
         self.latency = seconds if not self.latency else 0.9 * self.latency + 0.1 * seconds
         self.spacing = PACE * self.latency / self.width
+        self.tolerance = (max(1, self.width // 4) - 1) * self.spacing
 
 
 _loop: asyncio.AbstractEventLoop | None = None
