@@ -10,8 +10,7 @@ Config keys (all but ``model`` optional)::
      "rate_limit_key": "team-a",            # optional: who shares the per-minute budget
      "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
      "structured_output": true,             # send response_format json_schema when asked
-     "ramp_up_s": 0.2,                      # spread the first wave over 0.2 s, then pace (default 0:
-                                            # worth it for long streams, not for small batches)
+     "ramp_up_s": 0.2,                      # spread the first wave, then pace (default 0; streams)
      "transport": "aiohttp" | "threads"}    # how complete_iter sends (default: aiohttp if installed)
 
 ``"prefill": true`` says the server continues a final assistant message (a vLLM server:
@@ -26,9 +25,9 @@ request and given back by its reply. ``complete_iter`` keeps that many requests 
 coroutines of the ``openai`` client's async API on its aiohttp transport, on one event loop
 (:mod:`benchmarks.llm.openai_feed`; the ``openai[aiohttp]`` extra), or, with ``"transport":
 "threads"`` or without aiohttp, on a thread pool of that width with the sync client; single
-requests (``complete``) use the sync client. The rate limiter is shared by every thread of the backend and, with Redis configured, by every worker process
-using the same limit key (:mod:`benchmarks.llm.ratelimit`). Retries (exponential backoff with jitter, honouring
-Retry-After / retry-after-ms) on 429, 5xx, timeouts, connection errors and malformed replies.
+requests (``complete``) the sync client. The rate limiter is shared by the backend's threads and,
+with Redis, every worker process using the limit key (:mod:`benchmarks.llm.ratelimit`). Retries
+(backoff with jitter, Retry-After) on 429, 5xx, timeouts, connection errors, malformed replies.
 """
 
 from __future__ import annotations
@@ -44,6 +43,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from benchmarks.llm import openai_feed
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.concurrency import build_gate
@@ -56,9 +57,8 @@ if TYPE_CHECKING:
 
 
 def _client_libs():
-    """The ``openai`` client and its HTTP library (httpx2 with openai 3.x, httpx with 1.x/2.x),
-    imported on first use: importing ``openai`` costs ~0.5 s, and routing a run to its queue
-    (``registry.queue_for``) needs only this module's class, not the client."""
+    """The ``openai`` client and its HTTP library (httpx2 with openai 3.x, else httpx), imported
+    on first use (~0.5 s): routing a run to its queue needs only this module's class."""
     import openai
 
     try:
@@ -71,8 +71,8 @@ def _client_libs():
 def warm_up(*, tokens: bool = True) -> None:
     """Load the ``openai`` client and its HTTP libraries (aiohttp's transport where installed;
     ~0.4 s of CPU, ~23 MB) and, with ``tokens``, the token counter's tables (~0.4 s, ~130 MB),
-    which a chunk otherwise loads on first use (:mod:`benchmarks.apps`: a worker's main process
-    loads the client before its pool forks; ``H2R_WORKER_WARM_UP=1`` a pool process, the rest)."""
+    which a chunk loads on first use (:mod:`benchmarks.apps`: a worker's main process, the
+    client before its pool forks; with ``H2R_WORKER_WARM_UP=1`` each pool process, the rest)."""
     openai, _ = _client_libs()
     if openai_feed.aiohttp_installed():
         _ = openai.DefaultAioHttpClient  # imports the aiohttp transport
@@ -83,7 +83,8 @@ def warm_up(*, tokens: bool = True) -> None:
 
 
 def _dumps(value: Any) -> bytes:
-    """JSON as the ``openai`` client serializes a body (compact, UTF-8, no NaN)."""
+    """JSON as the ``openai`` client serializes a body (compact, UTF-8, no NaN); a request's
+    messages or prompt go through orjson (the same bytes, 0.09-0.15 ms less a 13K prompt)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
@@ -316,7 +317,7 @@ class OpenAICompatBackend(LLMBackend):
                 if not request.messages:
                     raise LLMError("request has neither prompt nor messages", retryable=False)
                 value = "\n\n".join(m.get("content", "") for m in request.messages)
-        return path, self._body_head(request, field) + _dumps(value) + b"}"
+        return path, self._body_head(request, field) + orjson.dumps(value) + b"}"
 
     def _body_head(self, request: LLMRequest, field: str) -> bytes:
         """The body up to ``"<field>":``, cached per shape (same decoding values, same schema
@@ -337,9 +338,8 @@ class OpenAICompatBackend(LLMBackend):
         return hit[2]
 
     def _post_args(self, client: Any, path: str, body: bytes) -> tuple[str, dict[str, Any]]:
-        """``client.post``'s URL and keywords: the absolute URL (a path is parsed against the
-        base URL twice a request), the body as bytes (``content``, openai 3.x), an idempotency
-        key from a counter (else a uuid4 a request, which the OpenAI API client never sends)."""
+        """``client.post``'s URL and keywords: the absolute URL (a path is parsed twice a
+        request), the body as bytes (``content``, openai 3.x), an idempotency key from a counter."""
         url = str(client.base_url).rstrip("/") + path
         options = {"idempotency_key": f"h2r-{self._key_prefix}-{next(self._requests)}"}
         if self._content_param:
