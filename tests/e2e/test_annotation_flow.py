@@ -108,6 +108,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
 
     # Qualification item (known answer: a failure at L2.2)
     page.get_by_text("This is a qualification item").wait_for()
+    page.wait_for_load_state()  # its deferred scripts (steps, keys) set up before the first click
     read_everything(page)
     page.keyboard.press("f")  # keyboard shortcut picks "Critical failures identified"
     page.locator("#f-0-desc").fill("Steeping for 3 hours instead of 3 minutes ruins the tea.")
@@ -117,6 +118,7 @@ def test_prolific_session_end_to_end(live_server, page, shots):
 
     # Item 1: an early submit is refused by the server, with a message, and nothing is lost
     page.get_by_text("Item 1 of 2").wait_for()
+    page.wait_for_load_state()  # the codebook button's handler set up (deferred script) first
     page.get_by_role("button", name="Review common types of critical failures").click()
     page.locator("#codebook-dialog").get_by_text(
         "Severe vagueness"
