@@ -12,7 +12,8 @@ gunicorn, of PostgreSQL and of Locust itself, the load average, and the item pag
 
 Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 3]``
 ``--rate R`` paces each annotator at R items/s (still a closed loop); ``--floor`` measures a bare
-view under the same harness instead; ``--threads N`` uses gthread workers (keep-alive).
+view under the same harness instead; ``--threads N`` uses gthread workers (keep-alive);
+``--server granian`` serves the same application with granian (measured, not the deployment's).
 The study is a lab study: ``--per-address`` new participants per network address (default
 users + 1: every simulated annotator comes from 127.0.0.1). After the run the server's rows are
 counted (tests/perf/_honest.py): the participants added must equal ``--users`` and the
