@@ -179,11 +179,23 @@ def seed(n_items: int, per_address: int = 0) -> str:
     return study.slug
 
 
+def spawn_server(cmd: list[str], log: Path) -> subprocess.Popen:
+    """The web server ``cmd`` in its own session, on the benchmark's settings, output to ``log``."""
+    return subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=server_env(),
+        stdout=open(log, "wb"),  # the server writes to it until stopped
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
 def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subprocess.Popen, int]:
     worker_class = ["--worker-class", "sync"]
     if threads > 1:  # gthread keeps client connections alive; sync closes each one
         worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
-    proc = subprocess.Popen(
+    proc = spawn_server(
         [
             str(Path(sys.executable).with_name("gunicorn")),
             "config.wsgi:application",
@@ -197,11 +209,7 @@ def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subproces
             "--log-level",
             "info",
         ],
-        cwd=ROOT,
-        env=server_env(),
-        stdout=open(log, "wb"),  # noqa: SIM115 - the server writes to it until stopped
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        log,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -225,7 +233,7 @@ def start_granian(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen(
+    proc = spawn_server(
         [
             str(Path(sys.executable).with_name("granian")),
             *("--interface", "wsgi", "--host", "127.0.0.1", "--port", str(port)),
@@ -233,11 +241,7 @@ def start_granian(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
             *("--runtime-threads", "1", "--log-level", "warning", "--no-ws"),
             "config.wsgi:application",
         ],
-        cwd=ROOT,
-        env=server_env(),
-        stdout=open(log, "wb"),  # noqa: SIM115 - the server writes to it until stopped
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        log,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
