@@ -243,17 +243,33 @@ def start_granian(workers: int, log: Path) -> tuple[subprocess.Popen, int]:
         ],
         log,
     )
-    deadline = time.monotonic() + 60
+    return proc, wait_listening(proc, port, log, "granian", settle_s=2.0)  # every worker up
+
+
+def wait_listening(
+    proc: subprocess.Popen,
+    port: int,
+    log: Path,
+    name: str,
+    *,
+    timeout_s: float = 60,
+    settle_s: float = 1.0,
+) -> int:
+    """``port`` once the server ``proc`` accepts on it (then ``settle_s`` more); RuntimeError
+    with the end of its ``log`` if it exits, or after ``timeout_s``."""
+    import socket
+
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"granian exited:\n{log.read_text(errors='replace')}")
+            raise RuntimeError(f"{name} exited:\n{log.read_text(errors='replace')[-3000:]}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                time.sleep(2.0)  # every worker up
-                return proc, port
+                time.sleep(settle_s)
+                return port
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError("granian did not start")
+    raise RuntimeError(f"{name} did not start")
 
 
 def page_weight(port: int, slug: str) -> dict:

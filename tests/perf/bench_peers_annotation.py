@@ -39,7 +39,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -136,17 +135,7 @@ def start_potato(python: Path, config: Path, log: Path) -> tuple[subprocess.Pope
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"potato exited:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                time.sleep(1.0)
-                return proc, port
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError("potato did not start")
+    return proc, h2r.wait_listening(proc, port, log, "potato", timeout_s=120)
 
 
 def stop(proc: subprocess.Popen) -> None:
