@@ -20,20 +20,26 @@ def preload_client(**_kwargs) -> None:
     LLM client's libraries (``warm_up(tokens=False)``, ~0.4 s of CPU, ~23 MB shared with the
     pool), which a run's first chunk in a fresh pool process imported before its first request."""
     from benchmarks.llm.openai_compat import warm_up
+    from core import heap
 
     warm_up(tokens=False)
+    heap.settle()
 
 
 def warm_up_worker(**_kwargs) -> None:
     """A Celery pool process, when it starts: with ``settings.WORKER_WARM_UP`` it loads the token
     counter (and the client, where its main process did not) now rather than on its first chunk
-    (:func:`benchmarks.llm.openai_compat.warm_up`)."""
+    (:func:`benchmarks.llm.openai_compat.warm_up`); then what it holds is frozen out of the
+    garbage collector's scans (:func:`core.heap.settle`)."""
     from django.conf import settings
+
+    from core import heap
 
     if settings.WORKER_WARM_UP:
         from benchmarks.llm.openai_compat import warm_up
 
         warm_up()
+    heap.settle()
 
 
 class BenchmarksConfig(AppConfig):

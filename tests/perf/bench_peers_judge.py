@@ -121,11 +121,13 @@ def h2e_round(python, src, server, gens, tmp: Path, r: int, args) -> dict:
     ]
     env = dict(os.environ, OPENAI_API_KEY="bench-key", PYTHONUNBUFFERED="1")
     load0 = peers.load()
+    server_cpu = peers.own_cpu()
     t0 = time.perf_counter()
     with (out / "h2e.log").open("wb") as log:
         proc = subprocess.Popen(cmd, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT)
         code, cpu, rss = peers.wait_rusage(proc)
     wall = time.perf_counter() - t0
+    server_cpu = peers.own_cpu() - server_cpu
     if code != 0:
         raise SystemExit(f"h2e exited {code}:\n{(out / 'h2e.log').read_text()[-3000:]}")
     lines = (out / "judgments.jsonl").read_text().splitlines()
@@ -137,6 +139,7 @@ def h2e_round(python, src, server, gens, tmp: Path, r: int, args) -> dict:
         "wall_s": wall,
         "window_s": server_window(server, model, args.latency),
         "cpu_s": cpu,
+        "server_cpu_s": server_cpu,
         "peak_rss_mb": rss,
         "load": [load0, peers.load()],
     }
@@ -161,6 +164,7 @@ def h2r_round(server, tmp: Path, r: int, args) -> dict:
     try:
         load0 = peers.load()
         meter = peers.TreeMeter(worker.proc.pid).mark()
+        server_cpu = peers.own_cpu()
         t0 = time.perf_counter()
         run = services.judge_run_create(judge=judge, selection={"generators": ["bench-gen"]})
         while True:
@@ -169,6 +173,7 @@ def h2r_round(server, tmp: Path, r: int, args) -> dict:
                 break
             time.sleep(0.05)
         wall = time.perf_counter() - t0
+        server_cpu = peers.own_cpu() - server_cpu
         used = meter.stop()
     finally:
         worker.stop()
@@ -181,6 +186,7 @@ def h2r_round(server, tmp: Path, r: int, args) -> dict:
         "wall_s": wall,
         "window_s": server_window(server, model, args.latency),
         "cpu_s": used["cpu_s"],
+        "server_cpu_s": server_cpu,
         "peak_rss_mb": used["peak_rss_mb"],
         "load": [load0, peers.load()],
     }
@@ -242,6 +248,7 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
                 f"{row['judgments'] / row['window_s']:.1f}",
                 f"{per:.2f}",
                 net or "–",
+                f"{1000 * row['server_cpu_s'] / row['judgments']:.2f}",
                 f"{row['peak_rss_mb']:.0f}",
                 f"{row['load'][0]:.2f} → {row['load'][1]:.2f}",
             ]
@@ -255,6 +262,7 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
         "judgments/s in the server's window",
         "CPU ms/judgment",
         "net of start-up",
+        "test server CPU ms/request",
         "peak RSS MB",
         "load 1-min",
     ]

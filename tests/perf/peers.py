@@ -111,6 +111,13 @@ def load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
+def own_cpu() -> float:
+    """CPU seconds (user + system) of this process, all its threads: the local test server's
+    share of the machine, which both tools' rounds compete with."""
+    t = os.times()
+    return t.user + t.system
+
+
 def _vm_hwm_kb(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():

@@ -1,10 +1,12 @@
 """A real Celery worker's main process loads the LLM client's HTTP transport (aiohttp) before
 its pool forks, so every pool process has it before any chunk; with ``H2R_WORKER_WARM_UP=1`` a
 pool process also loads the token counter when it starts, without it not until a chunk needs
-it."""
+it. Either way the pool process then freezes what it holds out of the garbage collector's scans
+(:mod:`core.heap`)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import psutil
@@ -43,6 +45,12 @@ def test_every_worker_loads_the_client_before_forking_a_warm_one_the_token_count
             time.sleep(0.2)
         assert _pool_maps(cold) == {"aiohttp/_http_parser"}, cold.log()[-2000:]
         assert _pool_maps(cold, main=True) == {"aiohttp/_http_parser"}
+        for worker in (warm, cold):
+            settled = re.findall(
+                r"/ForkPoolWorker-1\] heap settled: (\d+) objects frozen", worker.log()
+            )
+            # Django, the apps and the client: well over 100,000 objects, frozen once
+            assert len(settled) == 1 and int(settled[0]) > 100_000, worker.log()[-2000:]
     finally:
         warm.stop()
         cold.stop()
