@@ -54,3 +54,21 @@ def test_every_worker_loads_the_client_before_forking_a_warm_one_the_token_count
     finally:
         warm.stop()
         cold.stop()
+
+
+def test_warm_up_builds_the_ssl_context_every_client_of_the_process_shares():
+    from benchmarks.llm import openai_compat
+
+    openai_compat._ssl_context.cache_clear()
+    openai_compat.warm_up(tokens=False)
+    _, httpx = openai_compat._client_libs()
+    assert openai_compat._ssl_context.cache_info().currsize == 1
+    backend = openai_compat.OpenAICompatBackend(
+        {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    )
+    try:
+        _ = backend.aclient
+        assert openai_compat._ssl_context.cache_info().hits >= 1  # the client took that one
+        assert openai_compat._ssl_context(httpx) is openai_compat._ssl_context(httpx)
+    finally:
+        backend.close()
