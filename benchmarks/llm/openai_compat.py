@@ -10,7 +10,7 @@ Config keys (all but ``model`` optional)::
      "rate_limit_key": "team-a",            # optional: who shares the per-minute budget
      "timeout_s": 120, "max_retries": 5, "backoff_base_s": 0.5, "backoff_max_s": 30,
      "structured_output": true,             # send response_format json_schema when asked
-     "ramp_up_s": 0.2,                      # spread the first wave, then pace (default 0; streams)
+     "ramp_up_s": 0.2,                      # spread the first wave over 0.2 s (default 0; streams)
      "transport": "aiohttp" | "threads"}    # how complete_iter sends (default: aiohttp if installed)
 
 ``"prefill": true`` says the server continues a final assistant message (a vLLM server:
