@@ -22,9 +22,5 @@ class CoreConfig(AppConfig):
         from core.admin_a11y import json_boxes_empty_when_null
 
         json_boxes_empty_when_null()
-        # the API schema's extensions import their targets now, not racing on two requests
-        from core.schema_warmup import resolve_schema_extensions
-
-        resolve_schema_extensions()
         # manage.py check and server start: every prepared statement compiles as the ORM does.
         checks.register(check_prepared_statements, CHECK_TAG)

@@ -1,22 +1,48 @@
-"""The API schema's extension targets are resolved at start-up, so two schema requests at once
-cannot race on a lazy import (a 500 seen when the docs page and a client fetched together)."""
+"""The API schema's machinery loads on the schema's first request, not when a web process
+starts (issue 32: drf-spectacular's extension targets pulled pydantic and more into every
+worker, ~6 MiB), and loading it resolves every extension target before a view runs, so two
+first schema requests at once cannot race on a lazy import (a 500 seen when the docs page and
+a client fetched together)."""
 
-from drf_spectacular.extensions import (
-    OpenApiAuthenticationExtension,
-    OpenApiFilterExtension,
-    OpenApiSerializerExtension,
-    OpenApiSerializerFieldExtension,
-    OpenApiViewExtension,
-)
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from core.roles import RESEARCHER, ensure_roles
+from tests.support.worker import database_url_for_current_connection
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_no_extension_target_is_left_to_import_on_a_request():
-    for registry in (
-        OpenApiAuthenticationExtension,
-        OpenApiFilterExtension,
-        OpenApiSerializerExtension,
-        OpenApiSerializerFieldExtension,
-        OpenApiViewExtension,
-    ):
-        left = [e.__name__ for e in registry._registry if isinstance(e.target_class, str)]
-        assert left == [], left
+@pytest.mark.django_db(transaction=True)  # the probe process signs in as the committed user
+def test_a_fresh_process_loads_the_schema_on_its_first_requests_two_at_once():
+    ensure_roles()
+    from django.contrib.auth.models import Group
+
+    user = get_user_model().objects.create_user("schema-reader", password="pw-schema-1")
+    user.groups.add(Group.objects.get(name=RESEARCHER))
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_current_connection(),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.support.schema_race_probe", "schema-reader"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    assert probe["at_start"] == [], "imported when the process started"
+    assert probe["statuses"] == [200, 200], probe
+    assert probe["left"] == [], "extension targets still to import on a request"
