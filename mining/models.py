@@ -58,7 +58,10 @@ class MiningDocument(models.Model):
         INVALID = "invalid", "Invalid input"
         ERROR = "error", "LLM error"
 
-    batch = models.ForeignKey(MiningBatch, on_delete=models.CASCADE, related_name="documents")
+    # indexed by the constraint and indexes that lead with it (fewer indexes to write per document)
+    batch = models.ForeignKey(
+        MiningBatch, on_delete=models.CASCADE, related_name="documents", db_index=False
+    )
     position = models.PositiveIntegerField()  # 1-based line / row in the uploaded file
     source_id = models.CharField(max_length=255)
     topic = models.CharField(max_length=64, blank=True)  # slug, or "" when unknown
@@ -100,7 +103,10 @@ class MiningDocument(models.Model):
 
 
 class MiningStageUsage(models.Model):
-    batch = models.ForeignKey(MiningBatch, on_delete=models.CASCADE, related_name="usage")
+    # indexed by mining_usage_stage_unique, which leads with it
+    batch = models.ForeignKey(
+        MiningBatch, on_delete=models.CASCADE, related_name="usage", db_index=False
+    )
     stage = models.CharField(max_length=32, choices=[(s[1], s[2]) for s in STAGES])
     requests = models.PositiveIntegerField(default=0)
     failed_requests = models.PositiveIntegerField(default=0)

@@ -18,7 +18,10 @@ class EntryEvent(models.Model):
         RATE_LIMITED = "rate_limited", "Too many new participants from one address"
         EXCLUDED = "excluded", "Excluded participant refused (earlier round or group)"
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="entry_events")
+    # indexed by entry_event_idx, which leads with it
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="entry_events", db_index=False
+    )
     participant = models.ForeignKey(
         Participant, null=True, blank=True, on_delete=models.CASCADE, related_name="entry_events"
     )

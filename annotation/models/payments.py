@@ -76,6 +76,7 @@ class ProlificCall(models.Model):
         on_delete=models.CASCADE,
         related_name="prolific_calls",
         help_text="Empty for workspace-wide calls (webhook secrets and subscriptions).",
+        db_index=False,  # indexed by prolificcall_study_idx, which leads with it
     )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"

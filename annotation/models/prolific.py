@@ -54,7 +54,10 @@ class ProlificSubmission(models.Model):
     status; ``freed_at``: when its participant's assigned items went back to the pool."""
 
     submission_id = models.CharField(max_length=64, unique=True)
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="prolific_submissions")
+    # indexed by prolificsub_study_status_idx, which leads with it
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="prolific_submissions", db_index=False
+    )
     participant = models.ForeignKey(
         Participant,
         null=True,

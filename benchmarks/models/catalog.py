@@ -50,7 +50,10 @@ class Dataset(models.Model):
 class Procedure(models.Model):
     """A goal with its resources and reference steps (the L1 of the annotation interface)."""
 
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="procedures")
+    # indexed by the constraint and index that lead with it
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="procedures", db_index=False
+    )
     source_example_id = models.CharField(max_length=255)
     topic = models.ForeignKey(
         Topic, on_delete=models.PROTECT, related_name="procedures", null=True, blank=True
@@ -75,7 +78,6 @@ class Procedure(models.Model):
         ]
         indexes = [
             models.Index(fields=["dataset", "topic"], name="procedure_dataset_topic_idx"),
-            models.Index(fields=["topic"], name="procedure_topic_idx"),
         ]
 
     def __str__(self) -> str:
@@ -124,8 +126,13 @@ class Generator(models.Model):
 class Generation(models.Model):
     """One generator's candidate steps for one procedure (the L2 of the annotation interface)."""
 
-    procedure = models.ForeignKey(Procedure, on_delete=models.CASCADE, related_name="generations")
-    generator = models.ForeignKey(Generator, on_delete=models.CASCADE, related_name="generations")
+    # both indexed by the constraint and index that lead with them
+    procedure = models.ForeignKey(
+        Procedure, on_delete=models.CASCADE, related_name="generations", db_index=False
+    )
+    generator = models.ForeignKey(
+        Generator, on_delete=models.CASCADE, related_name="generations", db_index=False
+    )
     model_completion = models.TextField(blank=True)
     predicted_steps = models.JSONField(default=list)
     token_count = models.PositiveIntegerField(

@@ -29,8 +29,11 @@ class GenerationRun(Run):
 
     MAX_ERRORS_KEPT = 50
 
-    generator = models.ForeignKey(
-        "benchmarks.Generator", on_delete=models.CASCADE, related_name="generation_runs"
+    generator = models.ForeignKey(  # indexed by genrun_generator_status_idx, which leads with it
+        "benchmarks.Generator",
+        on_delete=models.CASCADE,
+        related_name="generation_runs",
+        db_index=False,
     )
     dataset = models.ForeignKey(
         "benchmarks.Dataset", on_delete=models.CASCADE, related_name="generation_runs"

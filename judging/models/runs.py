@@ -55,7 +55,10 @@ class JudgeRun(Run):
 class JudgeRunItem(models.Model):
     """One generation in a run; ``judgment`` is set once judged (or reused: ``reused``)."""
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
+    # indexed by the constraint and index that lead with it (fewer indexes to write per reply)
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="items", db_index=False
+    )
     generation = models.ForeignKey(
         "benchmarks.Generation", on_delete=models.CASCADE, related_name="judge_run_items"
     )
@@ -86,7 +89,6 @@ class JudgeRunItem(models.Model):
         ]
         indexes = [
             models.Index(fields=["run", "judgment"], name="judgerunitem_pending_idx"),
-            models.Index(fields=["generation"], name="judgerunitem_generation_idx"),
         ]
 
     def __str__(self) -> str:

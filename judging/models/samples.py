@@ -15,7 +15,10 @@ class JudgmentSample(models.Model):
     """One seeded sample of a judgment's content by the same judge. ``error``: the request failed
     for good (no reply, no vote); ``parse_failed``: the reply did not parse (no vote)."""
 
-    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="samples")
+    # indexed by judgmentsample_one_per_seed, which leads with it
+    judgment = models.ForeignKey(
+        Judgment, on_delete=models.CASCADE, related_name="samples", db_index=False
+    )
     run = models.ForeignKey(
         JudgeRun,
         null=True,
