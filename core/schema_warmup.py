@@ -11,9 +11,9 @@ extension registry once, while the app starts (one thread), leaves nothing to im
 from __future__ import annotations
 
 
-def resolve_schema_extensions() -> None:
-    """Ask each extension registry for a match once, so every target class is imported (or
-    marked absent) before any request arrives."""
+def extension_registries() -> tuple:
+    """drf-spectacular's extension registries (importing its schema generator first, which
+    registers the contrib extensions)."""
     import drf_spectacular.openapi  # noqa: F401  registers the contrib extensions
     from drf_spectacular.extensions import (
         OpenApiAuthenticationExtension,
@@ -23,15 +23,22 @@ def resolve_schema_extensions() -> None:
         OpenApiViewExtension,
     )
 
-    class Nothing:  # matches no extension; ``cls`` for the view registry, which reads it
-        pass
-
-    Nothing.cls = Nothing
-    for registry in (
+    return (
         OpenApiAuthenticationExtension,
         OpenApiFilterExtension,
         OpenApiSerializerExtension,
         OpenApiSerializerFieldExtension,
         OpenApiViewExtension,
-    ):
+    )
+
+
+def resolve_schema_extensions() -> None:
+    """Ask each extension registry for a match once, so every target class is imported (or
+    marked absent) before any request arrives."""
+
+    class Nothing:  # matches no extension; ``cls`` for the view registry, which reads it
+        pass
+
+    Nothing.cls = Nothing
+    for registry in extension_registries():
         registry.get_match(Nothing)

@@ -6,19 +6,11 @@ a client fetched together)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from django.contrib.auth import get_user_model
 
 from core.roles import RESEARCHER, ensure_roles
-from tests.support.worker import database_url_for_current_connection
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.worker import run_web_probe
 
 
 @pytest.mark.django_db(transaction=True)  # the probe process signs in as the committed user
@@ -28,21 +20,7 @@ def test_a_fresh_process_loads_the_schema_on_its_first_requests_two_at_once():
 
     user = get_user_model().objects.create_user("schema-reader", password="pw-schema-1")
     user.groups.add(Group.objects.get(name=RESEARCHER))
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url_for_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.support.schema_race_probe", "schema-reader"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    probe = run_web_probe("tests.support.schema_race_probe", "schema-reader")
     assert probe["at_start"] == [], "imported when the process started"
     assert probe["statuses"] == [200, 200], probe
     assert probe["left"] == [], "extension targets still to import on a request"

@@ -7,7 +7,6 @@ and what it saved must be in the database."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from annotation.models import Annotation, Participant
 from tests.annotation.factories import make_study
 from tests.support.item_path_probe import HEAVY
-from tests.support.worker import database_url_for_current_connection
+from tests.support.worker import run_web_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,21 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.django_db(transaction=True)  # the probe process reads the committed study
 def test_item_path_imports_no_heavy_module():
     study = make_study(n_items=3, prolific_study_id="PROBE")
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url_for_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    out = subprocess.run(
-        [sys.executable, "-m", "tests.support.item_path_probe", study.slug],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    probe = run_web_probe("tests.support.item_path_probe", study.slug)
     statuses = dict(probe["statuses"])
     # the path was served for real: entry → consent → codebook → item → save → next item
     assert statuses == {

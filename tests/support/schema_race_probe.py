@@ -45,23 +45,11 @@ def main() -> int:
         t.start()
     for t in threads:
         t.join()
-    from drf_spectacular.extensions import (
-        OpenApiAuthenticationExtension,
-        OpenApiFilterExtension,
-        OpenApiSerializerExtension,
-        OpenApiSerializerFieldExtension,
-        OpenApiViewExtension,
-    )
+    from core.schema_warmup import extension_registries
 
     left = [
         e.__name__
-        for registry in (
-            OpenApiAuthenticationExtension,
-            OpenApiFilterExtension,
-            OpenApiSerializerExtension,
-            OpenApiSerializerFieldExtension,
-            OpenApiViewExtension,
-        )
+        for registry in extension_registries()
         for e in registry._registry
         if isinstance(e.target_class, str)
     ]

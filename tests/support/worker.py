@@ -151,3 +151,25 @@ def wait_for(
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+def run_web_probe(module: str, *args: str, timeout: int = 120) -> dict:
+    """Run ``python -m module *args`` as a fresh web process on the test database and return
+    the JSON object it prints last (the probes of tests/support); its stderr on failure."""
+    import json
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_current_connection(),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
