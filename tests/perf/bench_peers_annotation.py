@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.perf import _locust_saves, peers  # noqa: E402
 from tests.perf import bench_annotation as h2r  # noqa: E402
+from tests.perf._annotation_server import wait_listening  # noqa: E402
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
 
 h2r.DB_NAME = "h2r_peers_annotation"
@@ -135,7 +136,7 @@ def start_potato(python: Path, config: Path, log: Path) -> tuple[subprocess.Pope
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    return proc, h2r.wait_listening(proc, port, log, "potato", timeout_s=120)
+    return proc, wait_listening(proc, port, log, "potato", timeout_s=120)
 
 
 def stop(proc: subprocess.Popen) -> None:
