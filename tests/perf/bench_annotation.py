@@ -12,7 +12,9 @@ gunicorn, of PostgreSQL and of Locust itself, the load average, and the item pag
 
 Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 3]``
 ``--rate R`` paces each annotator at R items/s (still a closed loop); ``--floor`` measures a bare
-view under the same harness instead; ``--threads N`` uses gthread workers (keep-alive);
+view under the same harness instead; ``--with-floor S`` adds S seconds of that bare view on the
+same server right after the item path and prints the item's server CPU as a multiple of the
+floor of its two requests, both from one run (the machine's speed drifts between runs); ``--threads N`` uses gthread workers (keep-alive);
 ``--server granian`` serves the same application with granian (measured, not the deployment's).
 The study is a lab study: ``--per-address`` new participants per network address (default
 users + 1: every simulated annotator comes from 127.0.0.1). After the run the server's rows are
@@ -237,6 +239,21 @@ def run_locust(
     return stats, locust_cpu
 
 
+def _floor_segment(pid: int, port: int, slug: str, users: int, seconds: int) -> dict:
+    """``seconds`` of the bare view on the running server, right after the item path: the
+    server's CPU a request and the failed requests of that run."""
+    cpu0 = process_cpu(pid)
+    stats, _ = run_locust(port, slug, users, seconds, mode="floor")
+    n = int(stats["floor"]["Request Count"]) - int(stats["floor"]["Failure Count"])
+    failed, lines = locust_refusals(OUT / "annotation")
+    return {
+        "requests": n,
+        "cpu_ms_per_request": round(1000 * (process_cpu(pid) - cpu0) / max(n, 1), 3),
+        "failed": failed,
+        "failure_lines": lines,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, default=50)
@@ -260,6 +277,14 @@ def main() -> int:
         "--floor",
         action="store_true",
         help="hit a bare view (no query, no template) instead: the per-request floor of the stack",
+    )
+    ap.add_argument(
+        "--with-floor",
+        type=int,
+        default=0,
+        metavar="S",
+        help="then S seconds of the bare view on the same server: the item path's server CPU as "
+        "a multiple of the floor of its two requests, both measured in this one run",
     )
     ap.add_argument("--health-checks", action="store_true", help="CONN_HEALTH_CHECKS on")
     ap.add_argument("--server-binding", action="store_true", help="psycopg server-side binding")
@@ -296,6 +321,13 @@ def main() -> int:
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
         own = backend_cpu_spent(own0, backend_cpu(PG_URL, DB_NAME))
         stored1 = stored_counts(slug)
+        # before the floor's run writes its own: the failed requests, and the saves answered 302
+        # as the simulated users themselves counted them (tests/perf/_locust_saves.py)
+        failed, failure_lines = locust_refusals(OUT / "annotation")
+        saves_ok, cut = _locust_saves.read(OUT / "annotation-saves.json", users=args.users)
+        floor_run = None
+        if args.with_floor and not args.floor:
+            floor_run = _floor_segment(proc.pid, port, slug, args.users, args.with_floor)
         from django.db import connections
 
         connections.close_all()  # before the scratch database is dropped
@@ -318,9 +350,13 @@ def main() -> int:
         f"server-side binding {'on' if args.server_binding else 'off'}"
     )
     pace = f"{args.rate} items/s per user" if args.rate else "no pause"
-    failed, failure_lines = locust_refusals(OUT / "annotation")
     ledger = Ledger(f"annotation, {args.users} users, {per_address} new participants per address")
     ledger.refused(failed, "; ".join(failure_lines) or "Locust counted failed requests")
+    if floor_run is not None:
+        ledger.refused(
+            floor_run["failed"],
+            "floor: " + ("; ".join(floor_run["failure_lines"]) or "Locust counted failed requests"),
+        )
 
     if args.floor:
         floor = stats["floor"]
@@ -352,8 +388,6 @@ def main() -> int:
         return ledger.verdict()
 
     item, save = stats["item page"], stats["save (submit)"]
-    # saves answered 302, counted by the simulated users themselves (tests/perf/_locust_saves.py)
-    saves_ok, cut = _locust_saves.read(OUT / "annotation-saves.json", users=args.users)
     items_per_s = float(save["Requests/s"])
     result = {
         "users": args.users,
@@ -394,6 +428,16 @@ def main() -> int:
         failed_requests_all=failed,
         honest=not ledger.problems(),
     )
+    if floor_run is not None:
+        server_ms = (
+            result["gunicorn_cpu_ms_per_item"] + result["postgres_cpu_ms_per_item_own_backends"]
+        )
+        result["floor_same_run"] = {
+            **{k: floor_run[k] for k in ("requests", "cpu_ms_per_request")},
+            "item_server_cpu_over_two_floor_requests": round(
+                server_ms / max(2 * floor_run["cpu_ms_per_request"], 1e-9), 2
+            ),
+        }
     (OUT / "annotation.json").write_text(json.dumps(result, indent=2))
     print(
         f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL, {settings_note}"
@@ -417,6 +461,14 @@ def main() -> int:
         f"  item page  {weight['total_gzip'] / 1024:.1f} kB gzip in all (HTML {weight['html_gzip'] / 1024:.1f} kB; "
         f"{weight['total_raw'] / 1024:.1f} kB uncompressed)"
     )
+    if floor_run is not None:
+        same = result["floor_same_run"]
+        print(
+            f"  floor right after ({args.with_floor} s, same server): gunicorn "
+            f"{same['cpu_ms_per_request']} ms/request over {same['requests']} requests; the "
+            f"item's server CPU (gunicorn + its PostgreSQL backends) = "
+            f"{same['item_server_cpu_over_two_floor_requests']}x the floor of its two requests"
+        )
     print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
     print(
         f"  stored: {result['participants_stored']} participants (of {args.users} simulated), "
