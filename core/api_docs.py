@@ -1,6 +1,6 @@
 """The API's schema and its docs page, imported on their first request, not when a web process
-starts: drf-spectacular's schema machinery (and, through it, ``django.test``, jinja2, unittest
-and pydantic, ~10 MiB a process) is needed by nobody on the annotator's path.
+starts: resolving drf-spectacular's extension targets imports pydantic and more (~6 MiB a
+process), which nobody on the annotator's path needs.
 
 Importing this module resolves drf-spectacular's extension targets (``core.schema_warmup``)
 before either view runs; Python's import lock makes two first requests at once wait for one

@@ -1,11 +1,12 @@
-"""Resolve drf-spectacular's extension targets once, at start-up.
+"""Resolve drf-spectacular's extension targets once, before the first schema request.
 
 drf-spectacular imports the class each of its extensions is for (JWT, OAuth, django-filter, …)
 lazily, on the first schema request, and that import is not thread-safe: two schema requests at
 once on a threaded server (the API docs page fetching the schema while a client fetches it too)
 can both start the import of a package that is not installed; the first marks the extension
 "not installed" (``None``) and the second then fails on that ``None`` with a 500. Asking every
-extension registry once, while the app starts (one thread), leaves nothing to import later.
+extension registry once, when ``core.api_docs`` is imported (the first request to the schema or
+its docs page; the import lock holds any other until it is done), leaves nothing to import later.
 """
 
 from __future__ import annotations
