@@ -43,11 +43,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "tests" / "perf" / "out"
 
+from tests.perf import _annotation_server as srv  # noqa: E402
 from tests.perf import _locust_saves  # noqa: E402
 from tests.perf._annotation_server import (  # noqa: E402  (re-exported for the other benches)
-    DB_NAME,
+    OUT,
     PG_URL,
     SERVER_OPTIONS,
     drop_db,
@@ -314,12 +314,12 @@ def main() -> int:
         weight = page_weight(port, slug)
         stored0 = stored_counts(slug)
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
-        own0 = backend_cpu(PG_URL, DB_NAME)
+        own0 = backend_cpu(PG_URL, srv.DB_NAME)
         stats, locust_cpu = run_locust(
             port, slug, args.users, args.seconds, rate=args.rate, mode=mode
         )
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
-        own = backend_cpu_spent(own0, backend_cpu(PG_URL, DB_NAME))
+        own = backend_cpu_spent(own0, backend_cpu(PG_URL, srv.DB_NAME))
         stored1 = stored_counts(slug)
         # before the floor's run writes its own: the failed requests, and the saves answered 302
         # as the simulated users themselves counted them (tests/perf/_locust_saves.py)

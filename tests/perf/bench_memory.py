@@ -43,11 +43,12 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 
+from tests.perf import _annotation_server as srv  # noqa: E402  (the database's name: its home)
 from tests.perf import bench_annotation as h2r  # noqa: E402
 from tests.perf._honest import Ledger  # noqa: E402
 from tests.support.item_path_probe import HEAVY  # noqa: E402
 
-h2r.DB_NAME = "h2r_bench_memory"
+srv.DB_NAME = "h2r_bench_memory"
 MIB = 2**20
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _ACTION = re.compile(r'id="item-form" method="post" action="([^"]+)"')

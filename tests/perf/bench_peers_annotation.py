@@ -45,13 +45,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.perf import _annotation_server as srv  # noqa: E402
 from tests.perf import _locust_saves, peers  # noqa: E402
 from tests.perf import bench_annotation as h2r  # noqa: E402
 from tests.perf._annotation_server import wait_listening  # noqa: E402
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
 
-h2r.DB_NAME = "h2r_peers_annotation"
-h2r.OUT = peers.OUT / "peers"
+srv.DB_NAME = "h2r_peers_annotation"
+h2r.OUT = srv.OUT = peers.OUT / "peers"  # its logs and Locust files; the static root
 WORDS = "Measure the ingredients carefully and combine them in a clean bowl before heating gently"
 N_STEPS = h2r.N_STEPS
 PORTS = range(18600, 18700)
