@@ -7,7 +7,7 @@ from rest_framework.routers import DefaultRouter
 from annotation.api import codebook_versions as codebook_versions_api
 from annotation.api import report as report_api
 from annotation.api import views as api
-from annotation.views import flow, prolific, prolific_study, report, research, rounds
+from annotation.views import flow, item_flow, prolific, prolific_study, report, research, rounds
 
 # the annotator flow, first (the hottest path): one prefix test, then its own patterns
 flow_pages = [
@@ -15,11 +15,11 @@ flow_pages = [
     path("consent/", flow.consent, name="consent"),
     path("codebook/", flow.training, name="training"),
     path("codebook/partial/", flow.codebook_partial, name="codebook_partial"),
-    path("item/", flow.item, name="item"),
-    path("a/<int:assignment_id>/submit/", flow.submit, name="submit"),
-    path("a/<int:assignment_id>/draft/", flow.draft, name="draft"),
-    path("a/<int:assignment_id>/submitted/", flow.submitted, name="submitted"),
-    path("a/<int:assignment_id>/beat/", flow.beat, name="beat"),
+    path("item/", item_flow.item, name="item"),
+    path("a/<int:assignment_id>/submit/", item_flow.submit, name="submit"),
+    path("a/<int:assignment_id>/draft/", item_flow.draft, name="draft"),
+    path("a/<int:assignment_id>/submitted/", item_flow.submitted, name="submitted"),
+    path("a/<int:assignment_id>/beat/", item_flow.beat, name="beat"),
     path("done/", flow.done, name="done"),
     path("screened-out/", flow.screened_out, name="screened_out"),
     path("declined/", flow.declined, name="declined"),

@@ -1,33 +1,26 @@
-"""The annotator flow: entry → consent → codebook and training → qualification → items → completion.
+"""The annotator flow: entry → consent → codebook and training → (items: :mod:`.item_flow`)
+→ completion.
 
-Thin views over the services (:mod:`annotation.services.flow`, ``.assignment``,
-``.submission``, ``.study``) and the page contexts of :mod:`annotation.selectors.flow_pages`.
-A participant is known by a signed cookie (Prolific entry) or by their account; they only ever
-reach their own assignments.
+Thin views over the services (:mod:`annotation.services.flow`, ``.study``) and the page contexts
+of :mod:`annotation.selectors.flow_pages`, and the helpers every page of the flow shares (the
+participant's signed cookie, the stage's page, a refusal's page). A participant is known by a
+signed cookie (Prolific entry) or by their account; they only ever reach their own assignments.
 """
 
 from __future__ import annotations
 
 import json
 
-from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from annotation import conf
-from annotation.labels import parse_form
-from annotation.models import Annotation, Assignment, Participant, Study, StudyItem
+from annotation.models import Participant, Study
 from annotation.selectors.codebook import study_codebook
 from annotation.selectors.flow import (
-    assignment_for_cookie,
-    assignment_for_participant,
-    assignment_saved_state,
     participant_for_session,
     participant_for_slug,
     participant_for_user,
@@ -35,29 +28,15 @@ from annotation.selectors.flow import (
 from annotation.selectors.flow_pages import (
     consent_context,
     final_context,
-    item_page_context,
-    study_page_url,
     training_context,
 )
 from annotation.selectors.forms import (
     form_codebook,
-    item_view,
-    study_form,
-    submitted_answer_lines,
 )
 from annotation.selectors.prolific_study import final_code
 from annotation.services import study as study_services
-from annotation.services.assignment import participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
-from annotation.services.submission import (
-    SubmissionRefused,
-    annotation_submit,
-    assignment_heartbeat,
-    draft_save,
-)
 from core.limits import client_ip
-from core.middleware import text_gate_exempt
-from core.text import strip_controls
 
 Stage = Participant.Stage
 
@@ -274,199 +253,6 @@ def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
         "full": True,
     }
     return render(request, "annotation/_codebook.html", context)
-
-
-@require_http_methods(["GET"])
-def item(request: HttpRequest, slug: str) -> HttpResponse:
-    study, participant, response = _load(
-        request, slug, Stage.QUALIFICATION, Stage.WORKING, with_assignment_state=True
-    )
-    if response:
-        return response
-    assignment = participant_current_assignment(participant=participant)
-    if assignment is None:
-        participant.refresh_from_db()
-        if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
-            return _refused(
-                request,
-                study,
-                study.status,
-                "This study is not accepting work right now. Your answers so far are saved.",
-            )
-        return redirect(_stage_url(study, participant))
-    if getattr(assignment, "is_new", False) and assignment.item.kind == StudyItem.Kind.GOLD:
-        participant.refresh_from_db(fields=["n_gold_served"])  # counted by the claim just now
-    kept = request.session.pop(_kept_key(assignment.pk), None) if _has_session(request) else None
-    context = item_page_context(
-        study=study,
-        participant=participant,
-        assignment=assignment,
-        state=kept["state"] if kept else assignment_saved_state(assignment=assignment),
-        errors=kept["errors"] if kept else (),
-    )
-    context["field_errors"] = (kept or {}).get("fields") or {}
-    return render(request, "annotation/item.html", context)
-
-
-# A refused submit redirects to the item page (no 405 on reload), which shows the refusal and
-# what was typed: both ride in the session for that one page view, never in a domain row.
-def _kept_key(assignment_id: int) -> str:
-    return f"h2r_kept_{assignment_id}"
-
-
-def _has_session(request: HttpRequest) -> bool:
-    return request.COOKIES.get(settings.SESSION_COOKIE_NAME) is not None
-
-
-def _typed(label) -> dict:
-    """What the participant typed, with the characters the text gate refuses taken out."""
-    state = label.as_draft()
-    state["comments"] = strip_controls(state["comments"])[0]
-    state["failures"] = [
-        {**f, "description": strip_controls(f.get("description", ""))[0]} for f in state["failures"]
-    ]
-    return state
-
-
-def _keep(request: HttpRequest, assignment_id: int, label, errors: list[str], fields=None) -> None:
-    request.session[_kept_key(assignment_id)] = {
-        "state": _typed(label),
-        "errors": list(errors),
-        "fields": dict(fields or {}),  # the page's field -> its refusal, shown at the field
-    }
-
-
-def _own_assignment(request: HttpRequest, slug: str, assignment_id: int, *, lock: bool = False):
-    """(study, participant, assignment, response); ``lock``: the assignment's row locked."""
-    assignment = assignment_for_cookie(
-        slug=slug,
-        participant_id=_cookie_participant_id(request, slug),
-        assignment_id=assignment_id,
-        lock=lock,
-    )
-    if assignment is not None:  # the common case: one query for everything a save needs
-        participant = assignment.participant
-        return participant.study, participant, assignment, None
-    study, participant, response = _load(request, slug)
-    if response:
-        return study, participant, None, response
-    assignment = assignment_for_participant(
-        participant=participant, assignment_id=assignment_id, lock=lock
-    )
-    if assignment is None:
-        return (
-            study,
-            participant,
-            None,
-            _refused(request, study, "no_session", "This item is not yours."),
-        )
-    return study, participant, assignment, None
-
-
-def _label(request: HttpRequest, assignment: Assignment):
-    """The posted answer, and the study's form and the item's view that read it (built once
-    per request and handed to the service)."""
-    data = {key: request.POST.getlist(key) for key in request.POST}
-    form = study_form(study=assignment.participant.study)
-    view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
-    return parse_form(data, form=form, item=view), form, view
-
-
-def _int(value: str | None) -> int:
-    try:
-        return int(value or 0)
-    except ValueError:
-        return 0
-
-
-@text_gate_exempt  # the service gates the free text; the item page shows why
-@require_POST
-def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    try:
-        # one transaction from the first read, which locks the assignment's row (read once)
-        with transaction.atomic():
-            study, participant, assignment, response = _own_assignment(
-                request, slug, assignment_id, lock=True
-            )
-            if response:
-                return response
-            label, form, view = _label(request, assignment)
-            result = annotation_submit(
-                assignment=assignment,
-                label=label,
-                active_ms=_int(request.POST.get("active_ms")),
-                form=form,
-                view=view,
-                row_locked=True,
-            )
-    except SubmissionRefused as refusal:
-        if refusal.item_gone:  # returned to the pool and completed by others: move on
-            for message in refusal.messages:
-                messages.error(request, message)
-            return redirect("annotation:item", study.slug)
-        _keep(request, assignment.pk, label, refusal.messages, refusal.fields)
-        return redirect("annotation:item", study.slug)
-    if not result.created:  # submitted before (another tab): show the first answer
-        request.session[_kept_key(assignment.pk)] = {"state": _typed(label), "errors": []}
-        return redirect("annotation:submitted", study.slug, assignment.pk)
-    for notice in result.notices:
-        messages.warning(request, notice)
-    if assignment.item.kind != "regular":  # a known item may end the qualification or session
-        participant.refresh_from_db()
-        return redirect(_stage_url(study, participant))
-    return HttpResponseRedirect(study_page_url("item", study.slug))
-
-
-@require_http_methods(["GET"])
-def submitted(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    """An item submitted before (from another tab): its first answer, kept, and what this tab
-    had typed, to copy from; then on to the next item."""
-    study, _, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
-    annotation = Annotation.objects.filter(assignment_id=assignment.pk).first()
-    if annotation is None:  # not submitted after all: back to the item
-        return redirect("annotation:item", study.slug)
-    kept = request.session.get(_kept_key(assignment.pk)) if _has_session(request) else None
-    typed = (kept or {}).get("state")
-    context = {
-        "study": study,
-        "annotation": annotation,
-        "typed": typed,
-        **submitted_answer_lines(study=study, annotation=annotation, typed=typed),
-    }
-    return render(request, "annotation/submitted.html", context)
-
-
-@text_gate_exempt
-@require_POST
-def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    _, _, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
-    try:
-        saved = draft_save(
-            assignment=assignment,
-            label=_label(request, assignment)[0],
-            active_ms=_int(request.POST.get("active_ms")),
-        )
-    except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why
-        # the page shows each reason at its field and keeps the text (static/js/annotate.js)
-        message = "Draft not saved: " + "; ".join(refusal.messages)
-        return JsonResponse({"message": message, "fields": refusal.fields}, status=422)
-    text = (
-        f"Draft saved {timezone.localtime().strftime('%H:%M:%S')}" if saved else "Already submitted"
-    )
-    return HttpResponse(text, content_type="text/plain; charset=utf-8")
-
-
-@require_POST
-def beat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    _, _, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
-    assignment_heartbeat(assignment=assignment, active_ms=_int(request.POST.get("active_ms")))
-    return HttpResponse(status=204)
 
 
 def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpResponse:

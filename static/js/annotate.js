@@ -1,9 +1,19 @@
 // The item page: reading checks, failures, timer, idle-aware active time, heartbeat and autosave.
 // The server enforces every rule; this script only makes the page pleasant and keeps work safe.
+// The form is boosted (htmx): a submit is answered with the next item's page, swapped into the
+// body in one request; the page's listeners and timers are then set up again for the new item
+// (start / stop below). Without this script the form posts and the server redirects.
 (function () {
   "use strict";
+  var stop = null;  // the current item's teardown
+
+  function start(moved) {
   var form = document.getElementById("item-form");
-  if (!form) return;
+  if (!form) return null;
+  var listening = new AbortController(), signal = listening.signal, timers = [];
+  function on(target, type, fn, options) {
+    target.addEventListener(type, fn, Object.assign({ signal: signal }, options || {}));
+  }
   var $ = function (sel, root) { return (root || document).querySelector(sel); };
   var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
@@ -70,10 +80,14 @@
     el.setAttribute("aria-describedby", p.id);
     return true;
   }
-  document.body.addEventListener("htmx:beforeRequest", function (e) {
+  on(document.body, "htmx:beforeRequest", function (e) {
     if (e.detail.elt.id === "autosave") sentVersion = version;
   });
-  document.body.addEventListener("htmx:afterRequest", function (e) {
+  on(document.body, "htmx:afterRequest", function (e) {
+    if (e.detail.elt === form && !e.detail.successful && !(e.detail.xhr && e.detail.xhr.status)) {
+      unsent();  // the submit never reached the server: the answers stay, try again
+      return;
+    }
     if (e.detail.elt.id !== "autosave") return;
     var xhr = e.detail.xhr;
     if (e.detail.successful) {
@@ -84,7 +98,7 @@
     }
     if (!xhr || !xhr.status) {  // no answer at all: the connection, not the server
       saveStatus.textContent = "Offline — your changes are kept in this browser and saved when the connection is back";
-      setTimeout(function () { window.htmx.trigger("#autosave", "autosave"); }, 5000);
+      timers.push(setTimeout(function () { window.htmx.trigger("#autosave", "autosave"); }, 5000));
       return;
     }
     // the server answered and refused: say why, at the field; the text stays here
@@ -171,7 +185,7 @@
   // --- active time: visible tab and some input within the idle timeout -------------------------
   var lastInput = Date.now(), lastTick = Date.now(), pendingActive = 0;
   ["pointerdown", "pointermove", "keydown", "scroll", "wheel", "input", "focus"].forEach(function (ev) {
-    window.addEventListener(ev, function () { lastInput = Date.now(); }, { passive: true, capture: true });
+    on(window, ev, function () { lastInput = Date.now(); }, { passive: true, capture: true });
   });
   function accrue() {
     var now = Date.now();
@@ -189,26 +203,38 @@
     fetch(form.dataset.beatUrl, { method: "POST", body: data, headers: { "X-CSRFToken": csrf }, credentials: "same-origin" })
       .catch(function () { pendingActive += sent; });  // offline: keep the time for the next beat
   }
-  setInterval(function () { accrue(); tick(); }, 1000);
-  setInterval(function () { beat(false); }, beatEvery);
-  document.addEventListener("visibilitychange", function () { accrue(); if (document.visibilityState === "hidden") beat(true); });
+  timers.push(setInterval(function () { accrue(); tick(); }, 1000));
+  timers.push(setInterval(function () { beat(false); }, beatEvery));
+  on(document, "visibilitychange", function () { accrue(); if (document.visibilityState === "hidden") beat(true); });
 
   // --- submit ---------------------------------------------------------------------------------
-  form.addEventListener("submit", function () {
+  // (on the document, capturing: before htmx reads the form for the boosted request)
+  var submitLabel = submitBtn.textContent, sentActive = 0;
+  on(document, "submit", function (e) {
+    if (e.target !== form) return;
     keepLocally(true);  // kept until the server has it (a submit that never arrives is restored)
     accrue();
+    sentActive = pendingActive;
     $("#active-ms").value = String(pendingActive);
     pendingActive = 0;
     submitting = true;
     submitBtn.disabled = true;
     submitBtn.textContent = "Submitting…";
-  });
-  window.addEventListener("beforeunload", function (e) {
+  }, { capture: true });
+  function unsent() {  // the connection dropped: nothing was stored, the page stays as it was
+    pendingActive += sentActive;
+    submitting = false;
+    submitBtn.textContent = submitLabel;
+    tick();  // the button as the clock allows
+    saveStatus.textContent = "Not submitted: the server could not be reached. Your answers are kept in this browser; submit again when the connection is back.";
+    saveStatus.classList.add("is-refused");
+  }
+  on(window, "beforeunload", function (e) {
     if (dirty && !submitting) { e.preventDefault(); e.returnValue = ""; }
   });
 
   // --- keyboard -------------------------------------------------------------------------------
-  document.addEventListener("keydown", function (e) {
+  on(document, "keydown", function (e) {
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
       if (!submitBtn.disabled) form.requestSubmit(submitBtn);
       return;
@@ -258,9 +284,9 @@
     dirty = true;
     dirtyEl.hidden = false;
     version += 1;
-    window.addEventListener("load", function () {  // once htmx has set up the autosave
-      if (window.htmx) window.htmx.trigger("#autosave", "autosave");
-    });
+    var send = function () { if (window.htmx) window.htmx.trigger("#autosave", "autosave"); };
+    if (document.readyState === "complete") send();  // a swapped-in item: htmx has set it up
+    else on(window, "load", send);  // once htmx has set up the autosave
   }
   restore();
   // a refused submit: each refusal of typed text at its field, as the autosave shows them
@@ -275,4 +301,25 @@
   tick();
   var errs = $("#submit-errors");
   if (errs) errs.scrollIntoView({ block: "center" });
+  else if (moved) {  // the next item swapped in: start reading it from the top, as a new page
+    window.scrollTo(0, 0);
+    document.getElementById("main").focus({ preventScroll: true });
+  }
+  return function () {
+    listening.abort();
+    timers.forEach(function (t) { clearInterval(t); clearTimeout(t); });
+  };
+  }
+
+  stop = start(false);
+  // the boosted submit's answer: a page for the body (the next item, or this one refused);
+  // one the server refused with an error status is shown too (a closed study, a lost session)
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    if (e.detail.target !== document.body) return;
+    if (e.detail.xhr.status >= 400) { e.detail.shouldSwap = true; e.detail.isError = false; }
+    if (e.detail.shouldSwap && stop) { stop(); stop = null; }
+  });
+  document.addEventListener("htmx:afterSettle", function (e) {
+    if (e.target === document.body) { if (stop) stop(); stop = start(true); }
+  });
 })();

@@ -1,10 +1,11 @@
 """The scratch database and the web server of bench_annotation.py (and of the benchmarks that use
 its harness: bench_memory.py, bench_peers_annotation.py): the database on ``PERF_PG_URL``, the
 environment of production settings with only the loopback changes, gunicorn or granian started
-on a free port."""
+on a free port; and the item page's weight as a browser fetches it."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import subprocess
@@ -154,3 +155,55 @@ def wait_listening(
         except OSError:
             time.sleep(0.2)
     raise RuntimeError(f"{name} did not start")
+
+
+STATIC = [
+    "css/app.css",
+    "css/annotate.css",
+    "js/app.js",
+    "js/annotate.js",
+    "vendor/htmx/htmx-2.0.11.min.js",
+]
+
+
+def page_weight(port: int, slug: str) -> dict:
+    """Fetch one item page as a browser would (gzip) and add the gzip size of its CSS and JS."""
+    import http.cookiejar
+    import urllib.request
+
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    base = f"http://127.0.0.1:{port}/study/s/{slug}"
+    html = (
+        opener.open(f"{base}/?PROLIFIC_PID=weighsession&STUDY_ID=BENCH&SESSION_ID=w1")
+        .read()
+        .decode()
+    )
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    data = f"csrfmiddlewaretoken={token}&consent=agree".encode()
+    opener.open(urllib.request.Request(f"{base}/consent/", data=data))
+    opener.open(
+        urllib.request.Request(f"{base}/codebook/", data=f"csrfmiddlewaretoken={token}".encode())
+    )
+    req = urllib.request.Request(f"{base}/item/", headers={"Accept-Encoding": "gzip"})
+    resp = opener.open(req)
+    body = resp.read()
+    html_gz = (
+        len(body) if resp.headers.get("Content-Encoding") == "gzip" else len(gzip.compress(body, 6))
+    )
+    html_raw = (
+        len(gzip.decompress(body)) if resp.headers.get("Content-Encoding") == "gzip" else len(body)
+    )
+    assets = {}
+    for rel in STATIC:
+        raw = (ROOT / "static" / rel).read_bytes()
+        assets[rel] = {"raw": len(raw), "gzip": len(gzip.compress(raw, 6))}
+    total_gz = html_gz + sum(a["gzip"] for a in assets.values())
+    total_raw = html_raw + sum(a["raw"] for a in assets.values())
+    return {
+        "html_raw": html_raw,
+        "html_gzip": html_gz,
+        "assets": assets,
+        "total_raw": total_raw,
+        "total_gzip": total_gz,
+    }

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -51,6 +49,7 @@ from tests.perf._annotation_server import (  # noqa: E402  (re-exported for the 
     PG_URL,
     SERVER_OPTIONS,
     drop_db,
+    page_weight,
     recreate_db,
     server_env,
     start_granian,
@@ -65,13 +64,6 @@ from tests.perf._cpu import (  # noqa: E402
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
 
 N_STEPS = 6
-STATIC = [
-    "css/app.css",
-    "css/annotate.css",
-    "js/app.js",
-    "js/annotate.js",
-    "vendor/htmx/htmx-2.0.11.min.js",
-]
 
 
 def seed(n_items: int, per_address: int = 0) -> str:
@@ -144,49 +136,6 @@ def seed(n_items: int, per_address: int = 0) -> str:
     return study.slug
 
 
-def page_weight(port: int, slug: str) -> dict:
-    """Fetch one item page as a browser would (gzip) and add the gzip size of its CSS and JS."""
-    import http.cookiejar
-    import urllib.request
-
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    base = f"http://127.0.0.1:{port}/study/s/{slug}"
-    html = (
-        opener.open(f"{base}/?PROLIFIC_PID=weighsession&STUDY_ID=BENCH&SESSION_ID=w1")
-        .read()
-        .decode()
-    )
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
-    data = f"csrfmiddlewaretoken={token}&consent=agree".encode()
-    opener.open(urllib.request.Request(f"{base}/consent/", data=data))
-    opener.open(
-        urllib.request.Request(f"{base}/codebook/", data=f"csrfmiddlewaretoken={token}".encode())
-    )
-    req = urllib.request.Request(f"{base}/item/", headers={"Accept-Encoding": "gzip"})
-    resp = opener.open(req)
-    body = resp.read()
-    html_gz = (
-        len(body) if resp.headers.get("Content-Encoding") == "gzip" else len(gzip.compress(body, 6))
-    )
-    html_raw = (
-        len(gzip.decompress(body)) if resp.headers.get("Content-Encoding") == "gzip" else len(body)
-    )
-    assets = {}
-    for rel in STATIC:
-        raw = (ROOT / "static" / rel).read_bytes()
-        assets[rel] = {"raw": len(raw), "gzip": len(gzip.compress(raw, 6))}
-    total_gz = html_gz + sum(a["gzip"] for a in assets.values())
-    total_raw = html_raw + sum(a["raw"] for a in assets.values())
-    return {
-        "html_raw": html_raw,
-        "html_gzip": html_gz,
-        "assets": assets,
-        "total_raw": total_raw,
-        "total_gzip": total_gz,
-    }
-
-
 def stored_counts(slug: str) -> dict[str, int]:
     """What the server stored for the study: participants and annotations (rows)."""
     from annotation.models import Annotation, Participant
@@ -198,7 +147,14 @@ def stored_counts(slug: str) -> dict[str, int]:
 
 
 def run_locust(
-    port: int, slug: str, users: int, seconds: int, *, rate: float = 0.0, mode: str = "annotate"
+    port: int,
+    slug: str,
+    users: int,
+    seconds: int,
+    *,
+    rate: float = 0.0,
+    mode: str = "annotate",
+    plain: bool = False,
 ) -> tuple[dict, float]:
     """Locust's stats by request name, and the CPU seconds Locust itself used."""
     import resource
@@ -210,6 +166,7 @@ def run_locust(
         BENCH_N_STEPS=str(N_STEPS),
         BENCH_RATE_PER_USER=str(rate),
         BENCH_MODE=mode,
+        BENCH_PLAIN="1" if plain else "0",
         BENCH_SAVES_FILE=str(OUT / "annotation-saves.json"),
     )
     cmd = [
@@ -286,6 +243,12 @@ def main() -> int:
         help="then S seconds of the bare view on the same server: the item path's server CPU as "
         "a multiple of the floor of its two requests, both measured in this one run",
     )
+    ap.add_argument(
+        "--plain",
+        action="store_true",
+        help="as a browser without the item page's script: the save redirects, then the item page "
+        "(default: as the script, the save answered with the next item in one request)",
+    )
     ap.add_argument("--health-checks", action="store_true", help="CONN_HEALTH_CHECKS on")
     ap.add_argument("--server-binding", action="store_true", help="psycopg server-side binding")
     ap.add_argument("--keep-db", action="store_true")
@@ -316,7 +279,7 @@ def main() -> int:
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
         own0 = backend_cpu(PG_URL, srv.DB_NAME)
         stats, locust_cpu = run_locust(
-            port, slug, args.users, args.seconds, rate=args.rate, mode=mode
+            port, slug, args.users, args.seconds, rate=args.rate, mode=mode, plain=args.plain
         )
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
         own = backend_cpu_spent(own0, backend_cpu(PG_URL, srv.DB_NAME))
@@ -350,6 +313,8 @@ def main() -> int:
         f"server-side binding {'on' if args.server_binding else 'off'}"
     )
     pace = f"{args.rate} items/s per user" if args.rate else "no pause"
+    path = "plain: save, redirect, item page" if args.plain else "in place: save answers next item"
+    pace += f"; {path}"
     ledger = Ledger(f"annotation, {args.users} users, {per_address} new participants per address")
     ledger.refused(failed, "; ".join(failure_lines) or "Locust counted failed requests")
     if floor_run is not None:
@@ -388,6 +353,7 @@ def main() -> int:
         return ledger.verdict()
 
     item, save = stats["item page"], stats["save (submit)"]
+    next_item = item if args.plain else save  # what the annotator waits for after a save
     items_per_s = float(save["Requests/s"])
     result = {
         "users": args.users,
@@ -399,6 +365,8 @@ def main() -> int:
         "pace": pace,
         "item_page_ms": {k: float(item[k]) for k in ("50%", "95%", "99%")},
         "save_ms": {k: float(save[k]) for k in ("50%", "95%", "99%")},
+        "next_item_ms": {k: float(next_item[k]) for k in ("50%", "95%", "99%")},
+        "path": path,
         "item_requests": int(item["Request Count"]),
         "item_failures": int(item["Failure Count"]),
         "saves": saves_ok,
@@ -450,6 +418,8 @@ def main() -> int:
         f"  save       p50 {result['save_ms']['50%']:.0f} ms  p95 {result['save_ms']['95%']:.0f} ms  "
         f"p99 {result['save_ms']['99%']:.0f} ms  ({saves_ok} saved, {result['save_failures']} failed)"
     )
+    nxt = result["next_item_ms"]
+    print(f"  next item  p50 {nxt['50%']:.0f} ms  p95 {nxt['95%']:.0f} ms  (after each save)")
     print(f"  throughput {result['items_per_s']} items/s")
     print(
         f"  server CPU {result['gunicorn_cpu_ms_per_item']} ms/item (gunicorn); "

@@ -1,6 +1,9 @@
-"""Locust users for bench_annotation.py: simulated Prolific annotators in a closed loop
-(load the item page, then save = submit), each entering with its own PROLIFIC_PID. A user
-refused at any step is a failed request (bench_annotation.py then exits 1)."""
+"""Locust users for bench_annotation.py: simulated Prolific annotators in a closed loop, each
+entering with its own PROLIFIC_PID. As the item page's script does (``BENCH_PLAIN`` unset): the
+first item page, then each save answered with the next item's page in one request (htmx headers,
+``HX-Push-Url``). As a browser without the script does (``BENCH_PLAIN=1``): the item page, then
+the save answered with a redirect to it. A user refused at any step is a failed request
+(bench_annotation.py then exits 1)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ N_STEPS = int(os.environ.get("BENCH_N_STEPS", "6"))
 # items/s per annotator (closed loop with pacing); 0: the next request as soon as the answer arrives
 RATE = float(os.environ.get("BENCH_RATE_PER_USER", "0") or 0)
 MODE = os.environ.get("BENCH_MODE", "annotate")
+PLAIN = os.environ.get("BENCH_PLAIN") == "1"  # no script: post, redirect, get
+# the headers htmx sends for the item form (hx-boost): the server answers with the next item
+IN_PLACE = {"HX-Request": "true", "HX-Boosted": "true"}
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 _ACTION = re.compile(r'id="item-form" method="post" action="([^"]+)"')
 # saves sent and answered: one cut off unanswered by the stop may still be stored by the server
@@ -54,6 +60,7 @@ class Annotator(FastHttpUser):
                     r.failure(f"{step} answered {r.status_code}")
                     raise StopUser()
         self.base = base
+        self.page = ""  # the item page in hand (in place: the last save's answer)
         self.form = {
             "goal_ack": "1",
             "read": [str(i) for i in range(1, N_STEPS + 1)],
@@ -72,17 +79,21 @@ class Annotator(FastHttpUser):
             self.client.get("/bench/floor/", name="floor")
             self.client.get("/bench/floor/", name="floor")
             return
-        with self.client.get(
-            f"{self.base}/item/", name="item page", allow_redirects=False, catch_response=True
-        ) as r:
-            if r.status_code != 200:
-                r.failure(f"item page answered {r.status_code}")
-                raise StopUser()
-            text = r.text or ""
-            action, token = _ACTION.search(text), _CSRF.search(text)
-            if not action or not token:
-                r.failure("no item form")
-                raise StopUser()
+        if PLAIN or not self.page:
+            with self.client.get(
+                f"{self.base}/item/", name="item page", allow_redirects=False, catch_response=True
+            ) as r:
+                if r.status_code != 200:
+                    r.failure(f"item page answered {r.status_code}")
+                    raise StopUser()
+                self.page = r.text or ""
+                if not _ACTION.search(self.page) or not _CSRF.search(self.page):
+                    r.failure("no item form")
+                    raise StopUser()
+        action, token = _ACTION.search(self.page), _CSRF.search(self.page)
+        if not action or not token:  # a failure counted by the last save's request
+            self.page = ""
+            return
         data = dict(self.form, csrfmiddlewaretoken=token.group(1))
         body = "&".join(
             f"{k}={v}"
@@ -90,18 +101,27 @@ class Annotator(FastHttpUser):
             for v in (vals if isinstance(vals, list) else [vals])
         ).replace(" ", "+")
         SAVES["sent"] += 1
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Referer": self.host + self.base + "/item/",
+        }
+        if not PLAIN:
+            headers |= IN_PLACE | {"HX-Current-URL": headers["Referer"]}
         with self.client.post(
             action.group(1),
             data=body,
             name="save (submit)",
             allow_redirects=False,
-            headers={
-                "Content-Type": "application/x-www-form-urlencoded",
-                "Referer": self.host + self.base + "/item/",
-            },
+            headers=headers,
             catch_response=True,
         ) as r:
-            if r.status_code != 302:
-                r.failure(f"save answered {r.status_code}")
-            else:
+            if PLAIN and r.status_code == 302:
                 SAVES["answered"] += 1
+            elif not PLAIN and r.status_code == 200 and r.headers.get("HX-Push-Url"):
+                SAVES["answered"] += 1
+                self.page = r.text or ""  # the next item
+                if not _ACTION.search(self.page):
+                    r.failure("save answered without the next item's form")
+            else:
+                self.page = ""
+                r.failure(f"save answered {r.status_code}")
