@@ -63,3 +63,25 @@ def test_an_item_page_and_its_save_take_few_statements(client, monkeypatch):
     page_n = len(page_trips["queries"]) + 2 * page_trips["transactions"]
     save_n = len(save_trips["queries"]) + 2 * save_trips["transactions"]
     assert (page_n, save_n) == (2, 4), (page_trips, save_trips)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_save_answered_with_the_next_item_takes_the_same_statements_in_one_request(
+    client, monkeypatch
+):
+    """In place (the item page's script): the save and the next item's page in one request
+    run exactly the statements of the two requests, no more."""
+    study = make_study(n_items=5, items_per_participant=5)
+    to_items(client, study)
+    page = client.get(url("item", study)).content.decode()
+    hx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_BOOSTED": "true"}
+    r = client.post(_action(page), item_page_fields(), **hx)
+    assert r.status_code == 200 and r["HX-Push-Url"] == url("item", study)
+
+    with round_trips(monkeypatch) as trips:
+        r = client.post(_action(r.content.decode()), item_page_fields(), **hx)
+    assert r.status_code == 200 and r["HX-Push-Url"] == url("item", study)
+    assert Annotation.objects.count() == 2
+    assert Assignment.objects.filter(state="active").count() == 1  # the next item, claimed
+    n = len(trips["queries"]) + 2 * trips["transactions"]
+    assert n == 2 + 4, trips

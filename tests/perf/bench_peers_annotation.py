@@ -4,7 +4,8 @@
 ``--seconds`` a run.
 
 - how2review: bench_annotation.py's harness (gunicorn, 3 sync workers, production settings,
-  PostgreSQL; item page, then save; one study seeded for all runs, a fresh gunicorn each),
+  PostgreSQL; the first item page, then each save answered with the next item in place, as the
+  item page's script does; one study seeded for all runs, a fresh gunicorn each),
   its database renamed ``h2r_peers_annotation`` and its
   Locust output under tests/perf/out/peers/, so it never meets another run of that script.
 - Potato: in its own virtual environment ``var/peers/potato`` (``python -m venv`` + pip
@@ -16,7 +17,8 @@
   does on each change) and moves on (``POST /annotate`` ``next_instance``, which answers with
   the next item's page): tests/perf/locustfile_potato.py.
 
-Per run: items/s (saves per second), p50/p95 of the item page and of save, server CPU ms per
+Per run: items/s (saves per second), p50/p95 of the next item (how2review: the save that brings
+it; Potato: its ``next_instance`` page) and of save, server CPU ms per
 item (the server's process tree), the load average before and after. Figures go to
 tests/perf/out/peers_annotation.{json,md}. Each run counts what the server stored — how2review's
 annotations in its database, Potato's labelled items in its annotator state files — against the
@@ -172,13 +174,22 @@ def locust(locustfile: Path, port: int, users: int, seconds: int, env: dict) -> 
 
 
 def row_from(
-    tool: str, users: int, stats: dict, cpu_s: float, load0: float, ledger: Ledger
+    tool: str,
+    users: int,
+    stats: dict,
+    cpu_s: float,
+    load0: float,
+    ledger: Ledger,
+    *,
+    in_place: bool = False,
 ) -> dict:
-    """One table row; ``ledger`` holds the rows stored before and after the run: the saves the
+    """One table row (``in_place``: the save's answer is the next item, how2review's item page
+    with its script; else the next item is a page of its own); ``ledger`` holds the rows stored before and after the run: the saves the
     simulated users saw answered (tests/perf/_locust_saves.py) must equal the rows added (+ at
     most the saves cut off at the stop), and every refused request is listed."""
     none = {"Request Count": 0, "Failure Count": 0, "Requests/s": 0, "50%": 0, "95%": 0}
     item, save = stats.get("item page", none), stats.get("save (submit)", none)
+    nxt = save if in_place else item
     saves, cut = _locust_saves.read(SAVES_FILE, users=users)
     ledger.expect("saved items", saves, before=ledger.before.get("saved items", 0), in_flight=cut)
     failed, details = locust_refusals(h2r.OUT / "locust")
@@ -189,7 +200,7 @@ def row_from(
         "items_per_s": float(save["Requests/s"]),
         "saves": saves,
         "failures": int(item["Failure Count"]) + int(save["Failure Count"]),
-        "item_page_ms": [float(item["50%"]), float(item["95%"])],
+        "next_item_ms": [float(nxt["50%"]), float(nxt["95%"])],
         "save_ms": [float(save["50%"]), float(save["95%"])],
         "server_cpu_ms_per_item": 1000 * cpu_s / max(saves, 1),
         "load": [load0, peers.load()],
@@ -269,7 +280,7 @@ def h2r_run(users: int, args) -> dict:
     )
     ledger.stored("saved items", after["annotations"])
     ledger.users(asked=users, served=after["participants"] - before["participants"])
-    return row_from("how2review", users, stats, cpu, load0, ledger)
+    return row_from("how2review", users, stats, cpu, load0, ledger, in_place=True)
 
 
 def report(rows: list[dict], args, versions: dict) -> str:
@@ -279,7 +290,7 @@ def report(rows: list[dict], args, versions: dict) -> str:
             r["tool"],
             r["users"],
             f"{r['items_per_s']:.1f}",
-            f"{r['item_page_ms'][0]:.0f} / {r['item_page_ms'][1]:.0f}",
+            f"{r['next_item_ms'][0]:.0f} / {r['next_item_ms'][1]:.0f}",
             f"{r['save_ms'][0]:.0f} / {r['save_ms'][1]:.0f}",
             f"{r['server_cpu_ms_per_item']:.1f}",
             r.get("stored", "–"),
@@ -293,7 +304,7 @@ def report(rows: list[dict], args, versions: dict) -> str:
         "tool",
         "users",
         "items/s",
-        "item page p50 / p95 ms",
+        "next item p50 / p95 ms",
         "save p50 / p95 ms",
         "server CPU ms/item",
         "items stored (rows, labels)",
