@@ -49,7 +49,7 @@ def _cookie_name(slug: str) -> str:
     return f"h2r_p_{slug}"
 
 
-def _cookie_participant_id(request: HttpRequest, slug: str) -> int | None:
+def cookie_participant_id(request: HttpRequest, slug: str) -> int | None:
     """The participant id from a signed cookie (HMAC with SECRET_KEY; no session row needed)."""
     value = request.get_signed_cookie(_cookie_name(slug), default=None, salt=_COOKIE_SALT)
     return int(value) if value and value.isdigit() else None
@@ -57,14 +57,14 @@ def _cookie_participant_id(request: HttpRequest, slug: str) -> int | None:
 
 def _participant(request: HttpRequest, study: Study) -> Participant | None:
     participant = participant_for_session(
-        study=study, participant_id=_cookie_participant_id(request, study.slug)
+        study=study, participant_id=cookie_participant_id(request, study.slug)
     )
     if participant is None and study.accepts_accounts:
         participant = participant_for_user(study=study, user=request.user)
     return participant
 
 
-def _stage_url(study: Study, participant: Participant) -> str:
+def stage_url(study: Study, participant: Participant) -> str:
     name = {
         Stage.CONSENT: "consent",
         Stage.TRAINING: "training",
@@ -82,7 +82,7 @@ _REFUSAL_STATUS = {"bad_link": 400, "no_session": 403, "excluded": 403, "full": 
 _REFUSAL_STATUS |= {"session_conflict": 409, "closed": 410, "rate_limited": 429, "paused": 503}
 
 
-def _refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
+def refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
     status = _REFUSAL_STATUS.get(reason, 400)
     return render(
         request,
@@ -93,7 +93,7 @@ def _refused(request: HttpRequest, study: Study | None, reason: str, message: st
 
 
 def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
-    return _refused(
+    return refused(
         request,
         study,
         "no_session",
@@ -101,11 +101,13 @@ def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
     )
 
 
-def _load(request: HttpRequest, slug: str, *stages: str, with_assignment_state: bool = False):
+def load_participant(
+    request: HttpRequest, slug: str, *stages: str, with_assignment_state: bool = False
+):
     """(study, participant, response): response is set when the participant must go elsewhere."""
     participant = participant_for_slug(
         slug=slug,
-        participant_id=_cookie_participant_id(request, slug),
+        participant_id=cookie_participant_id(request, slug),
         with_assignment_state=with_assignment_state,
     )
     if participant is not None:  # the common case: one query for the participant and the study
@@ -116,7 +118,7 @@ def _load(request: HttpRequest, slug: str, *stages: str, with_assignment_state: 
     if participant is None:
         return study, None, _no_session(request, study)
     if stages and participant.stage not in stages:
-        return study, participant, redirect(_stage_url(study, participant))
+        return study, participant, redirect(stage_url(study, participant))
     return study, participant, None
 
 
@@ -157,7 +159,7 @@ def _entering(request: HttpRequest, study: Study, *, create: bool, params=None):
 def enter(request: HttpRequest, slug: str) -> HttpResponse:
     study = Study.objects.filter(slug=slug).first()
     if study is None:
-        return _refused(
+        return refused(
             request, None, "bad_link", "This study link is wrong: no study has this address."
         )
     signed_out = not request.user.is_authenticated
@@ -166,13 +168,13 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         participant, params = _entering(request, study, create=False)
     except study_services.EntryRefused as refusal:
-        return _refused(request, study, refusal.reason, refusal.message)
+        return refused(request, study, refusal.reason, refusal.message)
     if participant is None:  # a new participant: created when they consent
         response = redirect("annotation:consent", study.slug)
         _set_cookie(request, response, _entry_cookie(study.slug), json.dumps(params), study)
         response.delete_cookie(_cookie_name(study.slug), path=f"/study/s/{study.slug}/")
         return response
-    return _with_participant(request, redirect(_stage_url(study, participant)), participant)
+    return _with_participant(request, redirect(stage_url(study, participant)), participant)
 
 
 def _pending_entry(request: HttpRequest, slug: str) -> dict | None:
@@ -208,7 +210,7 @@ def _set_cookie(request: HttpRequest, response, name: str, value: str, study: St
 
 @require_http_methods(["GET", "POST"])
 def consent(request: HttpRequest, slug: str) -> HttpResponse:
-    study, participant, response = _load(request, slug, Stage.CONSENT)
+    study, participant, response = load_participant(request, slug, Stage.CONSENT)
     pending = _pending_entry(request, slug) if participant is None else None
     if pending is None and response:
         return response
@@ -217,10 +219,10 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
             try:
                 participant, _ = _entering(request, study, create=True, params=pending)
             except study_services.EntryRefused as refusal:
-                return _refused(request, study, refusal.reason, refusal.message)
+                return refused(request, study, refusal.reason, refusal.message)
         agree = request.POST.get("consent") == "agree"
         participant_consent(participant=participant, agree=agree)
-        target = redirect(_stage_url(study, participant))
+        target = redirect(stage_url(study, participant))
         return _with_participant(request, target, participant)
     context = consent_context(study=study, participant=participant)
     return render(request, "annotation/consent.html", context)
@@ -230,21 +232,21 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
 def training(request: HttpRequest, slug: str) -> HttpResponse:
     review = request.GET.get("review") == "1"
     if review:  # the codebook, reachable again from any item page
-        study, participant, response = _load(request, slug)
+        study, participant, response = load_participant(request, slug)
     else:
-        study, participant, response = _load(request, slug, Stage.TRAINING)
+        study, participant, response = load_participant(request, slug, Stage.TRAINING)
     if response:
         return response
     if request.method == "POST":
         participant_finish_training(participant=participant)
-        return redirect(_stage_url(study, participant))
+        return redirect(stage_url(study, participant))
     context = training_context(study=study, participant=participant, review=review)
     return render(request, "annotation/training.html", context)
 
 
 @require_http_methods(["GET"])
 def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
-    study, _, response = _load(request, slug)
+    study, _, response = load_participant(request, slug)
     if response:
         return response
     context = {
@@ -256,7 +258,7 @@ def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpResponse:
-    study, participant, response = _load(request, slug, stage)
+    study, participant, response = load_participant(request, slug, stage)
     if response:
         return response
     code = final_code(study=study, participant=participant)
@@ -279,7 +281,7 @@ def screened_out(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
-    study, _, response = _load(request, slug, Stage.DECLINED)
+    study, _, response = load_participant(request, slug, Stage.DECLINED)
     if response:
         return response
     return render(request, "annotation/declined.html", {"study": study})

@@ -36,7 +36,7 @@ from annotation.services.submission import (
     assignment_heartbeat,
     draft_save,
 )
-from annotation.views.flow import _cookie_participant_id, _load, _refused, _stage_url
+from annotation.views.flow import cookie_participant_id, load_participant, refused, stage_url
 from core.middleware import text_gate_exempt
 from core.text import strip_controls
 
@@ -51,7 +51,7 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
 def _item_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The participant's current item (claimed now when none is open), with what a refused
     submit kept for it; a redirect when the participant's stage is elsewhere."""
-    study, participant, response = _load(
+    study, participant, response = load_participant(
         request, slug, Stage.QUALIFICATION, Stage.WORKING, with_assignment_state=True
     )
     if response:
@@ -60,13 +60,13 @@ def _item_page(request: HttpRequest, slug: str) -> HttpResponse:
     if assignment is None:
         participant.refresh_from_db()
         if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
-            return _refused(
+            return refused(
                 request,
                 study,
                 study.status,
                 "This study is not accepting work right now. Your answers so far are saved.",
             )
-        return redirect(_stage_url(study, participant))
+        return redirect(stage_url(study, participant))
     if getattr(assignment, "is_new", False) and assignment.item.kind == StudyItem.Kind.GOLD:
         participant.refresh_from_db(fields=["n_gold_served"])  # counted by the claim just now
     kept = request.session.pop(_kept_key(assignment.pk), None) if _has_session(request) else None
@@ -118,14 +118,14 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int, *, lock
     """(study, participant, assignment, response); ``lock``: the assignment's row locked."""
     assignment = assignment_for_cookie(
         slug=slug,
-        participant_id=_cookie_participant_id(request, slug),
+        participant_id=cookie_participant_id(request, slug),
         assignment_id=assignment_id,
         lock=lock,
     )
     if assignment is not None:  # the common case: one query for everything a save needs
         participant = assignment.participant
         return participant.study, participant, assignment, None
-    study, participant, response = _load(request, slug)
+    study, participant, response = load_participant(request, slug)
     if response:
         return study, participant, None, response
     assignment = assignment_for_participant(
@@ -136,7 +136,7 @@ def _own_assignment(request: HttpRequest, slug: str, assignment_id: int, *, lock
             study,
             participant,
             None,
-            _refused(request, study, "no_session", "This item is not yours."),
+            refused(request, study, "no_session", "This item is not yours."),
         )
     return study, participant, assignment, None
 
@@ -218,7 +218,7 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
         messages.warning(request, notice)
     if assignment.item.kind != "regular":  # a known item may end the qualification or session
         participant.refresh_from_db()
-        return redirect(_stage_url(study, participant))
+        return redirect(stage_url(study, participant))
     return HttpResponseRedirect(study_page_url("item", study.slug))
 
 
