@@ -2,7 +2,8 @@
 of an item submitted before (from another tab).
 
 A submit from the item page's script (htmx, ``HX-Request``) is answered in one request: the next
-item's page itself (``HX-Push-Url`` puts the item's address in the address bar), or
+item's page itself (``HX-Replace-Url`` puts the item's address in the address bar, one history
+entry for the item page however many items), or
 ``HX-Redirect`` to any other page of the flow, where a plain form post gets the redirect (post,
 redirect, get). Thin views over :mod:`annotation.services.submission` and
 :mod:`annotation.services.assignment`; a participant only ever reaches their own assignments.
@@ -18,6 +19,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.labels import parse_form
@@ -78,7 +80,11 @@ def _item_page(request: HttpRequest, slug: str) -> HttpResponse:
         errors=kept["errors"] if kept else (),
     )
     context["field_errors"] = (kept or {}).get("fields") or {}
-    return render(request, "annotation/item.html", context)
+    response = render(request, "annotation/item.html", context)
+    # never from a cache: the back button or a restored tab asks again for the current item
+    # (a cached page would show an item submitted since, its form stale)
+    add_never_cache_headers(response)
+    return response
 
 
 # A refused submit redirects to the item page (no 405 on reload; in place: is answered with
@@ -159,7 +165,7 @@ def _int(value: str | None) -> int:
 
 def _in_place(view):
     """A submit from the item page's script answered in one request: a redirect to the item
-    page becomes that page (the next item, or this one with its refusal), with ``HX-Push-Url``;
+    page becomes that page (the next item, or this one with its refusal), with ``HX-Replace-Url``;
     a redirect elsewhere becomes ``HX-Redirect`` (the browser then loads that page). A plain
     form post keeps its redirect."""
 
@@ -173,7 +179,7 @@ def _in_place(view):
         if url == item_url:
             response = _item_page(request, slug)
             if not response.has_header("Location"):
-                response["HX-Push-Url"] = item_url
+                response["HX-Replace-Url"] = item_url
                 return response
             url = response["Location"]  # the participant's stage moved on: that page
         moved_on = HttpResponse(status=200)

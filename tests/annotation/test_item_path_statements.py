@@ -76,11 +76,11 @@ def test_a_save_answered_with_the_next_item_takes_the_same_statements_in_one_req
     page = client.get(url("item", study)).content.decode()
     hx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_BOOSTED": "true"}
     r = client.post(_action(page), item_page_fields(), **hx)
-    assert r.status_code == 200 and r["HX-Push-Url"] == url("item", study)
+    assert r.status_code == 200 and r["HX-Replace-Url"] == url("item", study)
 
     with round_trips(monkeypatch) as trips:
         r = client.post(_action(r.content.decode()), item_page_fields(), **hx)
-    assert r.status_code == 200 and r["HX-Push-Url"] == url("item", study)
+    assert r.status_code == 200 and r["HX-Replace-Url"] == url("item", study)
     assert Annotation.objects.count() == 2
     assert Assignment.objects.filter(state="active").count() == 1  # the next item, claimed
     n = len(trips["queries"]) + 2 * trips["transactions"]

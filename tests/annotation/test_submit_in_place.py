@@ -1,5 +1,5 @@
 """A submit sent by the item page's script (htmx: ``HX-Request``) is answered in one request:
-the next item's page with ``HX-Push-Url`` (the item page's address), this item's page again with
+the next item's page with ``HX-Replace-Url`` (the item page's address), this item's page again with
 its refusal and what was typed, or ``HX-Redirect`` to any other page of the flow. A plain form
 post keeps post, redirect, get (annotation.views.item_flow)."""
 
@@ -29,11 +29,12 @@ def test_a_saved_item_is_answered_with_the_next_item(client):
     client.get(url("item", study))
     first = aged(current())
     r = client.post(url("submit", study, first.pk), item_page_fields(comments="one"), **HX)
-    assert r.status_code == 200 and r["HX-Push-Url"] == url("item", study)
+    assert r.status_code == 200 and r["HX-Replace-Url"] == url("item", study)
     second = current()
     assert second.pk != first.pk
     page = r.content.decode()
     assert f'action="{url("submit", study, second.pk)}"' in page and "Item 2 of 3" in page
+    assert "no-store" in r["Cache-Control"]  # the back button asks again, never a cached item
     assert Annotation.objects.get().comments == "one"
     # the plain post of the same page: stored, then a redirect to the item page
     aged(second)
@@ -49,7 +50,7 @@ def test_a_refused_submit_comes_back_in_place_with_what_was_typed(client):
     a = current()
     fields = item_page_fields(comments="typed before the time was up")
     r = client.post(url("submit", study, a.pk), fields, **HX)
-    assert r.status_code == 200 and r["HX-Push-Url"] == url("item", study)
+    assert r.status_code == 200 and r["HX-Replace-Url"] == url("item", study)
     page = r.content.decode()
     assert "at least 90 s" in page and "typed before the time was up" in page
     assert f'action="{url("submit", study, a.pk)}"' in page  # the same item
@@ -65,7 +66,7 @@ def test_other_pages_of_the_flow_are_named_for_the_browser_to_load(client):
     a = aged(current())
     r = client.post(url("submit", study, a.pk), item_page_fields(), **HX)
     assert r.status_code == 200 and r["HX-Redirect"] == url("done", study)
-    assert not r.content and not r.has_header("HX-Push-Url")
+    assert not r.content and not r.has_header("HX-Replace-Url")
     assert Participant.objects.get().stage == Participant.Stage.DONE
     # the same item sent again (another tab): its first answer, on its own page
     r = client.post(url("submit", study, a.pk), item_page_fields(choice="failure"), **HX)
@@ -81,4 +82,4 @@ def test_someone_elses_or_no_session_gets_its_refusal_page(client):
     client.cookies.clear()
     r = client.post(url("submit", study, a.pk), item_page_fields(), **HX)
     assert r.status_code == 403 and "could not find your session" in r.content.decode()
-    assert not r.has_header("HX-Push-Url") and not Annotation.objects.exists()
+    assert not r.has_header("HX-Replace-Url") and not Annotation.objects.exists()

@@ -87,7 +87,9 @@ def test_the_next_item_comes_in_place_with_its_script_started_again(
     assert page.evaluate("window.samePage") == "yes"
     page.screenshot(path=str(shots / "item-in-place.png"), full_page=False)
 
-    # back or reload: the current item, fetched again (no annotator page kept in a history cache)
+    # back: the item page is one history entry however many items were seen, and never comes
+    # from a cache, so the page before it sends a working participant to the current item, asked
+    # again (no earlier item's form; no annotator page in htmx's history cache either)
     page.go_back()
     page.get_by_text("Item 3 of 3").wait_for()
     assert page.evaluate("sessionStorage.getItem('htmx-history-cache')") is None
@@ -131,3 +133,16 @@ def test_a_page_refused_with_an_error_status_is_shown_in_place(live_server, page
     assert Annotation.objects.get().comments == "Saved before the close."
     response = page.reload()  # the address is the item page's: a reload says the same
     assert response.status == 410
+
+
+def test_a_refusal_without_the_item_page_keeps_the_address(live_server, page):
+    """A lost session (403) is shown in place and the address stays the item page's, never the
+    submit's (a reload there would be a GET of a POST-only address)."""
+    study = make_study(n_items=2, items_per_participant=2)
+    enter(page, live_server.url, study, "inplace4")
+    answer_none(page, "Typed before the cookie went.")
+    page.context.clear_cookies(name=f"h2r_p_{study.slug}")  # the participant's signed cookie
+    page.get_by_role("button", name="Submit & Continue").click()
+    page.get_by_role("heading", name="We could not find your session").wait_for()
+    assert page.url.endswith(f"/study/s/{study.slug}/item/")
+    assert not Annotation.objects.exists()

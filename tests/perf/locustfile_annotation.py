@@ -1,7 +1,7 @@
 """Locust users for bench_annotation.py: simulated Prolific annotators in a closed loop, each
 entering with its own PROLIFIC_PID. As the item page's script does (``BENCH_PLAIN`` unset): the
 first item page, then each save answered with the next item's page in one request (htmx headers,
-``HX-Push-Url``). As a browser without the script does (``BENCH_PLAIN=1``): the item page, then
+``HX-Replace-Url``). As a browser without the script does (``BENCH_PLAIN=1``): the item page, then
 the save answered with a redirect to it. A user refused at any step is a failed request
 (bench_annotation.py then exits 1)."""
 
@@ -117,7 +117,7 @@ class Annotator(FastHttpUser):
         ) as r:
             if PLAIN and r.status_code == 302:
                 SAVES["answered"] += 1
-            elif not PLAIN and r.status_code == 200 and r.headers.get("HX-Push-Url"):
+            elif not PLAIN and r.status_code == 200 and r.headers.get("HX-Replace-Url"):
                 SAVES["answered"] += 1
                 self.page = r.text or ""  # the next item
                 if not _ACTION.search(self.page):
