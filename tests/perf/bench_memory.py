@@ -3,7 +3,8 @@
 1. **Web**: gunicorn (``--workers`` sync workers, production settings: bench_annotation.py's
    harness and seed, scratch database ``h2r_bench_memory``) started as in production (no
    ``--preload``); each worker's RSS, USS and PSS (psutil) after boot, then after ``--users``
-   participants have each entered, consented and saved ``--items-each`` items over HTTP (every
+   participants have each entered, consented and saved ``--items-each`` items over HTTP, each
+   save answered with the next item in place as the item page's script does (every
    request must answer as expected, and the annotations stored must equal the saves counted:
    tests/perf/_honest.py). Also which heavy libraries each worker has mapped (``/proc/PID/maps``).
 2. **A fresh process** serving the item path through Django's test client
@@ -90,11 +91,14 @@ class Annotator:
             urllib.request.HTTPCookieProcessor(jar), _NoRedirect()
         )
         self.pid = pid
+        self.page = ""  # the item page in hand: the last save's answer (in place)
 
-    def call(self, what: str, url: str, data: dict | None = None, expect=(200,)) -> str | None:
+    def call(
+        self, what: str, url: str, data: dict | None = None, expect=(200,), headers=None
+    ) -> str | None:
         """The page's text (None: refused, counted in the ledger)."""
         body = urllib.parse.urlencode(data, doseq=True).encode() if data is not None else None
-        request = urllib.request.Request(url, data=body)
+        request = urllib.request.Request(url, data=body, headers=headers or {})
         try:
             with self.opener.open(request, timeout=30) as r:
                 status, text = r.status, r.read().decode()
@@ -118,7 +122,9 @@ class Annotator:
         return self.token
 
     def save_one(self) -> bool:
-        page = self.call("item page", f"{self.base}/item/") or ""
+        """One item as the item page's script saves it: the save answered with the next item's
+        page in place (the first item page fetched once)."""
+        page = self.page or self.call("item page", f"{self.base}/item/") or ""
         action, token = _ACTION.search(page), _CSRF.search(page)
         if not action or not token:
             return False
@@ -132,7 +138,10 @@ class Annotator:
             "active_ms": "1000",
         }
         url = urllib.parse.urljoin(self.base + "/", action.group(1))
-        return self.call("save", url, form, (302,)) is not None
+        hx = {"HX-Request": "true", "HX-Boosted": "true"}
+        answer = self.call("save", url, form, (200,), headers=hx)
+        self.page = answer or ""  # "" after an HX-Redirect: the next save fetches the page
+        return answer is not None
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
