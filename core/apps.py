@@ -22,5 +22,9 @@ class CoreConfig(AppConfig):
         from core.admin_a11y import json_boxes_empty_when_null
 
         json_boxes_empty_when_null()
+        # and stored JSON it only shows (a run's result) as lists a person reads, not JSON text
+        from core.admin_json import show_json_readably
+
+        show_json_readably()
         # manage.py check and server start: every prepared statement compiles as the ORM does.
         checks.register(check_prepared_statements, CHECK_TAG)
