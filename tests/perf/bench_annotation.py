@@ -11,7 +11,9 @@ gunicorn, of PostgreSQL and of Locust itself, the load average, and the item pag
 (HTML + CSS + JS, gzip). Figures also go to ``tests/perf/out/annotation.json``.
 
 Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 3]``
-``--rate R`` paces each annotator at R items/s (still a closed loop); ``--floor`` measures a bare
+``--rate R`` paces each annotator at R items/s (still a closed loop; users started together stay
+in step); ``--think S`` pauses each annotator a random 0-2S seconds after each item (mean S: users
+out of step, as people are); ``--floor`` measures a bare
 view under the same harness instead; ``--with-floor S`` adds S seconds of that bare view on the
 same server right after the item path and prints the item's server CPU as a multiple of the
 floor of its two requests, both from one run (the machine's speed drifts between runs); ``--threads N`` uses gthread workers (keep-alive);
@@ -153,6 +155,7 @@ def run_locust(
     seconds: int,
     *,
     rate: float = 0.0,
+    think: float = 0.0,
     mode: str = "annotate",
     plain: bool = False,
 ) -> tuple[dict, float]:
@@ -165,6 +168,7 @@ def run_locust(
         BENCH_STUDY_SLUG=slug,
         BENCH_N_STEPS=str(N_STEPS),
         BENCH_RATE_PER_USER=str(rate),
+        BENCH_THINK_S=str(think),
         BENCH_MODE=mode,
         BENCH_PLAIN="1" if plain else "0",
         BENCH_SAVES_FILE=str(OUT / "annotation-saves.json"),
@@ -231,6 +235,13 @@ def main() -> int:
         help="items/s per simulated annotator (Locust constant_throughput); 0 = no pause at all",
     )
     ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="a random pause of 0-2S seconds after each item (mean S), users out of step",
+    )
+    ap.add_argument(
         "--floor",
         action="store_true",
         help="hit a bare view (no query, no template) instead: the per-request floor of the stack",
@@ -279,7 +290,14 @@ def main() -> int:
         cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
         own0 = backend_cpu(PG_URL, srv.DB_NAME)
         stats, locust_cpu = run_locust(
-            port, slug, args.users, args.seconds, rate=args.rate, mode=mode, plain=args.plain
+            port,
+            slug,
+            args.users,
+            args.seconds,
+            rate=args.rate,
+            think=args.think,
+            mode=mode,
+            plain=args.plain,
         )
         cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
         own = backend_cpu_spent(own0, backend_cpu(PG_URL, srv.DB_NAME))
@@ -312,7 +330,13 @@ def main() -> int:
         f"production settings, health checks {'on' if args.health_checks else 'off'}, "
         f"server-side binding {'on' if args.server_binding else 'off'}"
     )
-    pace = f"{args.rate} items/s per user" if args.rate else "no pause"
+    pace = (
+        f"a random pause of 0-{2 * args.think:g} s after each item"
+        if args.think
+        else f"{args.rate} items/s per user"
+        if args.rate
+        else "no pause"
+    )
     path = "plain: save, redirect, item page" if args.plain else "in place: save answers next item"
     pace += f"; {path}"
     ledger = Ledger(f"annotation, {args.users} users, {per_address} new participants per address")

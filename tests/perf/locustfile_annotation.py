@@ -12,13 +12,16 @@ import re
 import uuid
 
 import _locust_saves  # tests/perf, on Locust's path beside this file
-from locust import FastHttpUser, constant, constant_throughput, events, task
+from locust import FastHttpUser, between, constant, constant_throughput, events, task
 from locust.exception import StopUser
 
 SLUG = os.environ["BENCH_STUDY_SLUG"]
 N_STEPS = int(os.environ.get("BENCH_N_STEPS", "6"))
 # items/s per annotator (closed loop with pacing); 0: the next request as soon as the answer arrives
 RATE = float(os.environ.get("BENCH_RATE_PER_USER", "0") or 0)
+# a pause between a user's items drawn at random, 0 to 2x this many seconds (mean: this): users out
+# of step, as people are (a fixed pace keeps 50 users started together sending together)
+THINK = float(os.environ.get("BENCH_THINK_S", "0") or 0)
 MODE = os.environ.get("BENCH_MODE", "annotate")
 PLAIN = os.environ.get("BENCH_PLAIN") == "1"  # no script: post, redirect, get
 # the headers htmx sends for the item form (hx-boost): the server answers with the next item
@@ -31,7 +34,13 @@ _locust_saves.install(events)
 
 
 class Annotator(FastHttpUser):
-    wait_time = constant_throughput(RATE) if RATE > 0 else constant(0)
+    wait_time = (
+        between(0, 2 * THINK)
+        if THINK > 0
+        else constant_throughput(RATE)
+        if RATE > 0
+        else constant(0)
+    )
 
     def on_start(self):
         if MODE == "floor":
