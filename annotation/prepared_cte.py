@@ -1,5 +1,5 @@
 """The item path's writes as single PostgreSQL statements (data-modifying CTEs), composed from
-the registered prepared statements of :mod:`annotation.prepared` (issue 32).
+the registered prepared statements of :mod:`annotation.prepared`.
 
 - :data:`CLAIM` / :data:`CLAIM_SEEDED`: an item page's claim in one statement: the pool's head
   locked with ``FOR UPDATE SKIP LOCKED`` (the SQL of :data:`~annotation.prepared.POOL_HEAD`,

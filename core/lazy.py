@@ -1,4 +1,4 @@
-"""Heavy libraries imported where they are used, not when a module is imported (issue 32).
+"""Heavy libraries imported where they are used, not when a module is imported.
 
 Every web process imports the URLconf, so every module a view imports; numpy, scipy,
 krippendorff and statsmodels there cost each gunicorn worker ~165 MiB though an annotator's

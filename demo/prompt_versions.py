@@ -1,4 +1,4 @@
-"""The demo's two judge prompt versions (issue 27 §4), DEMO DATA: version 1 of the H.3 prompt
+"""The demo's two judge prompt versions, DEMO DATA: version 1 of the H.3 prompt
 (the shipped text) and a version 2 marked as demo data (``is_demo``; its note says so), and
 two judges of one family that differ only in that version. Their verdicts on the finished
 study's generations are SIMULATED (no model ran either prompt): version 1 repeats the paper's

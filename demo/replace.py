@@ -1,4 +1,4 @@
-"""The demo's "can the judge replace the annotators?" data (issue 27): an alt-test result on the
+"""The demo's "can the judge replace the annotators?" data: an alt-test result on the
 judge validation page and a PPI-corrected ranking on the rankings page need a study whose
 annotators labelled 30 items or more and a judge run much larger than the study. The paper's
 demo examples are 11 generations, so this is a SIMULATED benchmark, marked as demo data

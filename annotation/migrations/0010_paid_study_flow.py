@@ -1,4 +1,4 @@
-# A paid study's flow (issue 16): item sampling strategies (sampling, seed, seeded rank), silent
+# A paid study's flow: item sampling strategies (sampling, seed, seeded rank), silent
 # gold items (kind gold, gold_rate, n_gold_served), the comprehension check's second attempt
 # (StudyItem.attempt, Participant.qualification_attempt), excluded participants refused at entry.
 import django.core.validators

@@ -110,7 +110,7 @@ class Study(models.Model):
         blank=True,
         help_text="The form type's settings (e.g. a rating scale's dimensions), checked by it.",
     )
-    # a paid study's flow (issue 16): item sampling, silent gold
+    # a paid study's flow: item sampling, silent gold
     sampling = models.CharField(
         max_length=32,
         choices=Sampling.choices,

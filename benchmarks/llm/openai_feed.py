@@ -50,10 +50,10 @@ _WAKE = object()  # put on the replies' queue by the caller's ``admit.wake()``: 
 class _Ramp:
     """Slow start (``ramp_up_s`` set): the first ``concurrency`` sends spread evenly over
     ``ramp_up_s`` on the loop's clock; later ones go as their slots free, once the first wave
-    is out. Pacing those too (a token bucket at 0.8 x latency / concurrency, stop 40) kept the
+    is out. Pacing those too (a token bucket at 0.8 x latency / concurrency) kept the
     sends from gathering into waves, but the replies, spread, were stored fewer a transaction:
     13-20% more CPU per judgment at 64 in flight for no more judgments/s (interleaved; see
-    docs/performance/index.md#peers-judge-stop-41). Used on the loop only."""
+    docs/performance/index.md#peers-judge). Used on the loop only."""
 
     def __init__(self, width: int, ramp_up_s: float) -> None:
         self.left, self.spacing, self.due = width, ramp_up_s / width, 0.0

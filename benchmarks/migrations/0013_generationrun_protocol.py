@@ -1,4 +1,4 @@
-"""Generation runs choose a paper's protocol (issue 29 §1): ``protocol`` and its options."""
+"""Generation runs choose a paper's protocol: ``protocol`` and its options."""
 
 from django.db import migrations, models
 

@@ -1,4 +1,4 @@
-"""LongProc Pseudocode→Code (notes §1.2; issue 29 §3): the generated C++ is run for real.
+"""LongProc Pseudocode→Code (notes §1.2): the generated C++ is run for real.
 
 A record is ``{"id", "tests": [{"input", "output"}, …], "prediction": raw, "finish_reason"?}``
 (the SPoC program's unit tests, stdin → expected stdout). The answer is the last closed

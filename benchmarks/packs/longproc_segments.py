@@ -37,7 +37,7 @@ from benchmarks.packs.longproc import (
 from benchmarks.packs.registry import RecordError
 from core.lazy import lazy_module
 
-np = lazy_module("numpy")  # imported on first use (issue 32: web processes hold no numpy)
+np = lazy_module("numpy")  # imported on first use (web processes hold no numpy)
 stats = lazy_module("scipy.stats")
 
 N_SEGMENTS = 4

@@ -60,7 +60,7 @@ FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the r
 # requests in flight, never replies it already had
 # A batch is stored once it holds FLUSH_EVERY replies, FLUSH_INTERVAL_S after the last write,
 # or at once when nothing else is in flight or the feed waits for a slot (its next request
-# waits on this write). One transaction per reply (1 until stop 38) kept the chunk's thread
+# waits on this write). One transaction per reply (a flush of 1) kept the chunk's thread
 # waiting on PostgreSQL ~70% of a CPU-bound run (three commits and a lease beat per reply).
 FLUSH_EVERY = 32
 FLUSH_INTERVAL_S = 0.05

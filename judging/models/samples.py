@@ -1,4 +1,4 @@
-"""Seeded samples of a judgment, for calibration (issue 27 §5): a run launched with k > 1
+"""Seeded samples of a judgment, for calibration: a run launched with k > 1
 samples asks the judge k more times per judged content, each with its own decoding seed, and
 stores every reply here. The judgment itself (the run's verdict) is unchanged; the samples
 give the judge's confidence, the share of its parsed samples saying ``has_failure``."""

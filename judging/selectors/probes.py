@@ -1,4 +1,4 @@
-"""Reads for the judge's bias probes on a study (issue 27 §5): calibration of its seeded
+"""Reads for the judge's bias probes on a study: calibration of its seeded
 samples against the human majority (:mod:`judging.stats.calibration`) and its length bias
 (:mod:`judging.stats.length_bias`). The same dict feeds the validation page's partial and the
 API (``api/validation/probes/``)."""

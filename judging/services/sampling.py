@@ -1,4 +1,4 @@
-"""Seeded samples of a judge run (``n_samples`` = k > 1), for calibration (issue 27 §5).
+"""Seeded samples of a judge run (``n_samples`` = k > 1), for calibration.
 
 After a chunk's items are judged, each judged content of the chunk's lane is asked k more
 times, once per seed ``sample_seed + i`` (sent as the request's ``seed``; the rest of the

@@ -1,4 +1,4 @@
-"""The study console pages (issue 28.2): a control character typed in a study's or its pay
+"""The study console pages: a control character typed in a study's or its pay
 terms' console form is an error at its field with what was typed kept, not the bare 400 page
 of the door (the ModelAdmins' form is core.forms.GatedModelForm); nothing is saved."""
 
@@ -61,7 +61,7 @@ def test_a_control_character_on_a_version_or_mining_console_page_is_a_field_erro
 
 
 def test_the_codebook_version_add_page_shows_an_empty_box_not_null(make_user, client):
-    """Issue 28.10: a new codebook's JSON box is empty (it showed ``null``)."""
+    """A new codebook's JSON box is empty (it showed ``null``)."""
     client.force_login(make_user("root3", role="admin", staff=True))
     page = client.get(reverse("admin:annotation_codebookversion_add")).content.decode()
     assert 'name="content"' in page and "null</textarea>" not in page

@@ -1,4 +1,4 @@
-"""The limit of new participants per network address is a study setting (issue 32): 30 by
+"""The limit of new participants per network address is a study setting: 30 by
 default (``ANNOTATION_NEW_PARTICIPANTS_PER_IP``), set on the new-study form, in the API and on
 the progress page; a lab study raises it so 50 people behind one address all get in; the
 refusal page (429) says why and what to do. Real HTTP through Django's client, PostgreSQL."""

@@ -1,4 +1,4 @@
-"""The annotator's item path in database round trips (issue 32): once a participant is working,
+"""The annotator's item path in database round trips: once a participant is working,
 one item (its page, then its save) costs a known number of statements, counted as PostgreSQL
 receives them: each query, and a BEGIN and a COMMIT for each transaction. Performance
 figures: docs/performance/index.md#annotator-flow."""

@@ -1,4 +1,4 @@
-"""Issue 28 through Django's client on PostgreSQL: over-long text is refused with its limit
+"""Limits on typed text and entry, through Django's client on PostgreSQL: over-long text is refused with its limit
 named, never cut (study descriptions, a participant's comments, drafts); the limits table in the
 docs matches the code; a control character on the new-study form is a field error; following a
 study link creates no participant (the consent POST does), and a signed-in account is one

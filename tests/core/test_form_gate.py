@@ -1,4 +1,4 @@
-"""The text gate speaks through forms (core.forms, issue 28): a refused character is an error
+"""The text gate speaks through forms (core.forms): a refused character is an error
 at its field with the typed text kept, other posted keys are gated as errors of the whole form,
 numbers are bounded to what a column holds; on the console's add and change pages too."""
 

@@ -1,4 +1,4 @@
-"""No table of the project carries an index another index already serves (issue 32): a
+"""No table of the project carries an index another index already serves: a
 foreign key's own index beside a constraint or index that leads with the same column is one
 more index to write on every insert and every update that cannot stay on its page (a claim,
 a save, a judge run's reply), for no read it speeds up. And every constraint and index the

@@ -1,5 +1,5 @@
 """The API schema's machinery loads on the schema's first request, not when a web process
-starts (issue 32: drf-spectacular's extension targets pulled pydantic and more into every
+starts (drf-spectacular's extension targets pulled pydantic and more into every
 worker, ~6 MiB), and loading it resolves every extension target before a view runs, so two
 first schema requests at once cannot race on a lazy import (a 500 seen when the docs page and
 a client fetched together)."""

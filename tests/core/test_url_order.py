@@ -1,5 +1,5 @@
 """Every named route resolves back to itself: no pattern shadows another (the root URLconf
-puts the annotator flow first, issue 32: it is the hottest path, and Django tries patterns in
+puts the annotator flow first: it is the hottest path, and Django tries patterns in
 order), and the participant flow is found without walking the other apps' patterns."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A web process imports no statistics or model library to serve annotators (issue 32): each
+"""A web process imports no statistics or model library to serve annotators: each
 gunicorn worker held numpy, scipy, krippendorff and more (~165 MiB) from its start. A fresh
 process (tests/support/item_path_probe.py) starts as a worker does, then serves a participant's
 entry, consent, codebook, item page and save; none of the heavy modules may be imported by then,

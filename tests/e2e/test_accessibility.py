@@ -1,4 +1,4 @@
-"""Accessibility (issue 28): the main pages pass an axe-core audit (WCAG 2.1 A and AA rules)
+"""Accessibility: the main pages pass an axe-core audit (WCAG 2.1 A and AA rules)
 with no serious or critical violation, and the whole item flow works with the keyboard alone,
 with labelled fields, landmarks and live regions for the countdown and the save state.
 

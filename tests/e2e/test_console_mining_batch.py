@@ -1,4 +1,4 @@
-"""Issue 28, point 10: the console's mining batch page names its uploaded file instead of
+"""The console's mining batch page names its uploaded file instead of
 linking to it (the link led to a 404: uploads are read by workers, not served)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 28, points 7 and 10 on the console's study page: the Expected label box of an item
+"""The console's study page: the Expected label box of an item
 without one is empty (not ``null``), the items read "Regular item #5 (study #2)" (not
 "Regular #5 of 2"), and the page is no wider than a 1280 px window (it was 2,750 px)."""
 

@@ -1,4 +1,4 @@
-"""Issue 28, point 9: the home dashboard's headline figures name the study, run or batch they
+"""The home dashboard's headline figures name the study, run or batch they
 are for and prefer finished ones: one test label in a running study, or a test batch under
 way, does not move them. In chromium, as a researcher."""
 

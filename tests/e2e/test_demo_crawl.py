@@ -1,4 +1,4 @@
-"""Issue 28: a crawl of the demo as each role — a visitor, an annotator, a researcher and an
+"""A crawl of the demo as each role — a visitor, an annotator, a researcher and an
 admin — following the links of every page reached (bounded: at most two pages of each address
 shape, e.g. ``/study/report/N/``), finds no server error, no placeholder word ("undefined",
 "None", "null", "NaN" as whole words in the visible text or a text box) and no page wider than

@@ -1,4 +1,4 @@
-"""Issue 28, point 8: the done page of a study without a Prolific id (the demo's) shows the
+"""The done page of a study without a Prolific id (the demo's) shows the
 completion code and stays; a Prolific study's done page still returns to Prolific."""
 
 from __future__ import annotations

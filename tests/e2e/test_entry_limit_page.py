@@ -1,4 +1,4 @@
-"""Issue 32: a new participant over the study's limit per network address sees, in a real
+"""A new participant over the study's limit per network address sees, in a real
 browser, why (the limit, the study setting, what to do) on a page that passes axe; once the
 researcher raises the setting on the progress page, the same link lets them in."""
 

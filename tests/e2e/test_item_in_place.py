@@ -1,4 +1,4 @@
-"""The next item in place, in a real browser (issue 32, goal 2): the item form is boosted
+"""The next item in place, in a real browser: the item form is boosted
 (htmx), so a submit is one request answered with the next item's page, swapped into the body
 without a page load; the page's script starts again for the new item (its timers and listeners
 of the item before stopped), focus goes to the new item, the address stays the item page's, and

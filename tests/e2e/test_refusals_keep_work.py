@@ -1,4 +1,4 @@
-"""Issue 28 in a real browser: a refused draft is shown at its field and kept (never
+"""Refusals keep the work, in a real browser: a refused draft is shown at its field and kept (never
 "Offline", never lost); a control character on a researcher's form is an error at the field with
 the typed text kept; a failure adjudicated without a description or step is refused at the
 field; long unbroken text wraps; one account is one participant whichever link it follows."""

@@ -1,4 +1,4 @@
-"""Issue 28, point 10 on the agreement report (chromium): a closed study's report says its
+"""The agreement report's text (chromium): a closed study's report says its
 numbers are final instead of "updates by itself every 10 seconds while the study runs", and the
 study's name under the title has no stray "·" before it."""
 

@@ -1,4 +1,4 @@
-"""Issue 28, point 6: nobody sees an action their role cannot take, and an expected 403 is one
+"""Nobody sees an action their role cannot take, and an expected 403 is one
 line in the server log, not a traceback. In chromium, as a researcher and as an admin."""
 
 from __future__ import annotations

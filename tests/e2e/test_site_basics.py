@@ -1,4 +1,4 @@
-"""Issue 28, point 10 (in chromium): every page has an icon (``/favicon.ico`` too, for pages
+"""Site basics (in chromium): every page has an icon (``/favicon.ico`` too, for pages
 without the link), an unknown address gets the project's 404 page, and the API docs offer a
 visitor the sign-in page, then open, describing an API that is not read-only."""
 

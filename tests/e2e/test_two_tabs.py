@@ -55,7 +55,7 @@ def test_two_tabs_on_one_item(live_server, page, shots):
     assert second.locator("#typed-comments").input_value() == "Second tab's comment."
     typed_failure = second.locator("#typed-answer textarea").first.input_value()
     assert typed_failure == "Second tab thinks step 2 is wrong."
-    # the step links it typed are kept in the summary too, L1 as well as L2 (issue 28.10)
+    # the step links it typed are kept in the summary too, L1 as well as L2
     links = second.locator("#typed-answer .typed-links").first.inner_text()
     assert links == "Failure 1 links: L1 steps 1; L2 steps 2"
     second.screenshot(path=str(shots / "item-two-tabs.png"), full_page=True)

@@ -1,5 +1,5 @@
 """The content hash (what a judge sees of an item; equal hashes reuse a judgment) is written with
-orjson since stop 40: it must be the sha256 of the very bytes ``json.dumps`` wrote before, or
+orjson: it must be the sha256 of the very bytes ``json.dumps`` wrote before, or
 every judgment stored earlier would stop being found and be asked again."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The judge-run launch form in the console (issue 28): a control character is an error at
+"""The judge-run launch form in the console: a control character is an error at
 its field with the typed values kept, not the bare 400 page; nothing is estimated or launched."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Judge runs with k seeded samples (issue 27 §5) against the local OpenAI-compatible test
+"""Judge runs with k seeded samples against the local OpenAI-compatible test
 server: launched through the API and worked by a real Celery worker, every judged content gets
 k samples with distinct seeds; the run's verdict is unchanged; the calibration (ECE, Brier) and
 length-bias probes on the validation page and the API equal hand-computed values and a

@@ -1,4 +1,4 @@
-"""The new-batch and promote forms (issue 28): a control character or a bad number is an error
+"""The new-batch and promote forms: a control character or a bad number is an error
 at its field with the typed values kept (not the bare 400 page); after a refusal the file
 already sent is kept, so it need not be chosen again; the replay backend is offered."""
 

@@ -1,7 +1,7 @@
 """CPU seconds of the processes a benchmark drives: a process tree (gunicorn and its workers),
 every PostgreSQL process on the machine, and the PostgreSQL backends serving one database.
 
-On a shared machine the other sessions' tests run on the same PostgreSQL server, so "every
+On a shared database server other clients' work runs on the same PostgreSQL server, so "every
 postgres process" counts their work too; the backends of the benchmark's own scratch database
 (``pg_stat_activity.datname``) count only what the benchmark's server asked of PostgreSQL
 (the shared background writers, WAL writer and checkpointer left out)."""

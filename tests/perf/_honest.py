@@ -1,4 +1,4 @@
-"""Benchmarks that cannot mislead (issue 32): a benchmark that simulates users or requests
+"""Benchmarks that cannot mislead: a benchmark that simulates users or requests
 checks, after its run, that the server stored what the benchmark counted, and that no simulated
 user or request was refused; otherwise it says so and exits non-zero.
 

@@ -1,4 +1,4 @@
-"""The saves a Locust benchmark's simulated users counted themselves (issue 32: benchmarks that
+"""The saves a Locust benchmark's simulated users counted themselves (benchmarks that
 cannot mislead). Locust's own CSV can miss requests that end while a run stops (246 of 5,802
 saves once), so a locustfile counts each save it sent and each it saw answered, and writes
 both to ``BENCH_SAVES_FILE`` when Locust quits; the benchmark reads them with :func:`read`

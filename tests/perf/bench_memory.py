@@ -1,4 +1,4 @@
-"""Memory of the web and judge processes (issue 32).
+"""Memory of the web and judge processes.
 
 1. **Web**: gunicorn (``--workers`` sync workers, production settings: bench_annotation.py's
    harness and seed, scratch database ``h2r_bench_memory``) started as in production (no

@@ -8,9 +8,8 @@ The reference CLI (``h2e``, the public repository lilakk/how2everything) is not 
 the index: the benchmark installs it from a snapshot of its repository, found through the
 environment variable ``H2E_SOURCE`` — a checkout or a bare git directory (its ``HEAD`` is
 archived into ``var/peers/how2everything-src``). Get a snapshot with ``git clone`` of that
-repository, or, in this workplace, with the search tool's ``fetch`` of
-``github:lilakk/how2everything`` (a bare git directory under ``/work/.mirror/``, which is also
-looked at when ``H2E_SOURCE`` is not set).
+repository (a bare clone works too); when ``H2E_SOURCE`` is not set, a bare git directory of
+``lilakk/how2everything`` under ``/work/.mirror/`` is looked for.
 """
 
 from __future__ import annotations

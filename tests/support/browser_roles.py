@@ -1,4 +1,4 @@
-"""Browser helpers for the role and page-quality tests (issue 28): the demo loaded with known
+"""Browser helpers for the role and page-quality tests: the demo loaded with known
 passwords, signing in through the login page, and what a page must never show (a placeholder
 word, a page wider than the window)."""
 

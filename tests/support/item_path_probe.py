@@ -1,4 +1,4 @@
-"""What a fresh web process holds after serving an annotator's item path (issue 32): run as
+"""What a fresh web process holds after serving an annotator's item path: run as
 ``python -m tests.support.item_path_probe SLUG`` with ``DATABASE_URL`` pointing at a database
 holding the open study ``SLUG`` (critical failure, no minimum time). The process starts as a
 web worker does (``django.setup()``, the URLconf imported), then one new Prolific participant

@@ -1,4 +1,4 @@
-"""Per-pack results pages (issue 29 §2): for one scorer-pack family, the scored generators side
+"""Per-pack results pages: for one scorer-pack family, the scored generators side
 by side, every number with a 95% bootstrap CI over instances, neighbours compared with a paired
 test (as the How2Score rankings), CSV/JSON export and inline SVG plots.
 

@@ -233,7 +233,7 @@ def test_admin_creates_from_the_page_and_publishing_needs_confirmation(
     assert bad.status_code == 400 and not prolific_server.studies  # at the field, typed kept
     assert 'id="create-places-error">Enter a whole number.' in bad.content.decode()
     assert 'value="four"' in bad.content.decode() and 'value="Label procedures"' in page_text(bad)
-    # a control character is the gate's refusal at its field (issue 28.2), not the bare 400 page
+    # a control character is the gate's refusal at its field, not the bare 400 page
     nul = client.post(
         reverse("annotation:prolific_create", args=[study.pk]),
         {**form, "description": "About\x00 5 minutes."},
@@ -307,7 +307,7 @@ def test_bad_form_input_is_a_message_never_a_5xx(study, admin, client, prolific_
 def test_a_control_character_in_a_number_box_is_shown_on_the_page(
     study, admin, client, prolific_server
 ):
-    """Issue 28.2: publish, pilot and add-places refuse a control character on the page, at
+    """Publish, pilot and add-places refuse a control character on the page, at
     the boxes (400), not with the door's bare page; nothing is sent to Prolific."""
     created(study, admin)
     client.force_login(admin)

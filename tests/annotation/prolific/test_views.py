@@ -138,7 +138,7 @@ def test_progress_page_links_here(paid_study, client, researcher):
 def test_a_control_character_in_the_message_is_an_error_at_the_field(
     paid_study, prolific_server, client, admin
 ):
-    """Issue 28.2: the message box speaks through the text gate (not the door's bare 400 page);
+    """The message box speaks through the text gate (not the door's bare 400 page);
     what was typed stays, the submissions are listed again, nothing is sent."""
     client.force_login(admin)
     sub = paid_study.subs["P_C"]

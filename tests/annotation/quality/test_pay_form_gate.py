@@ -1,4 +1,4 @@
-"""The pay terms form (issue 28.2): a control character, an over-long value or a bad number is
+"""The pay terms form: a control character, an over-long value or a bad number is
 an error at its field, with what was typed kept, not the bare 400 page of the door; nothing is
 saved."""
 

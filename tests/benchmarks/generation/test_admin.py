@@ -1,6 +1,6 @@
 """GenerationRun admin: create through the form (service validation), launch and cancel
-actions, roles. benchmarks/generation_admin.py is registered here explicitly (the lead imports
-it from benchmarks/admin.py)."""
+actions, roles. benchmarks/admin/generation_runs.py is imported here explicitly (benchmarks/admin
+imports it too), and the URLconf reloaded."""
 
 from __future__ import annotations
 

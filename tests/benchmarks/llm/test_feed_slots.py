@@ -1,4 +1,4 @@
-"""A feed holds only the endpoint slots it sends with (issue 31: two workers sharing a run):
+"""A feed holds only the endpoint slots it sends with (two workers sharing a run):
 the request loop takes a wave's slots for the requests it has in hand and gives back what it
 has no request for while its caller holds it back; the writer's backpressure takes no more
 than the chunk still sends, gives a stored reply's slot to another process that found the

@@ -17,7 +17,7 @@ from tests.support.tiny_model import VLLM_ENV
 from tests.support.worker import ROOT, database_url_for_current_connection
 
 EXIT_AFTER_FILES_S = 60  # from the last file written to the process's end (a loaded machine)
-WHOLE_S = 480  # the whole command on a shared 2-core machine (engine load included)
+WHOLE_S = 480  # the whole command on 2 loaded CPU cores (engine load included)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,4 +1,4 @@
-"""Generation protocols (issue 29 §1), pure: each paper's prompt, budget and answer extraction,
+"""Generation protocols, pure: each paper's prompt, budget and answer extraction,
 on the worked examples of the seed notes, and the answers stored read by the packs' scorers
 through the same record the scoring runs rebuild (:func:`benchmarks.formats.packs.pack_record`)."""
 

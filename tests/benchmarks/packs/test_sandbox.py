@@ -1,4 +1,4 @@
-"""The C++ sandbox of LongProc Pseudocode→Code (issue 29 §3): real g++, real processes.
+"""The C++ sandbox of LongProc Pseudocode→Code: real g++, real processes.
 
 Each hostile program is scored wrong with its reason, the test process is unharmed, and the
 whole judgement ends within a bound of time.
