@@ -61,7 +61,8 @@ lint: setup
 
 # The documentation site (docs/, mkdocs.yml): `make docs` serves it with live reload; `make
 # docs-build` writes it to site/ (git-ignored) and fails on a broken link or a missing page, as
-# `make lint` (and so `make test`, CI) does. The settings and commands pages are generated.
+# `make lint` (and so `make test`, CI) does. The settings and commands pages, the API's endpoint
+# list and the changelog page are generated (docs/hooks/reference.py).
 DOCS_ADDR ?= 127.0.0.1:8001
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr $(DOCS_ADDR)

@@ -8,10 +8,14 @@
   read with a default (``getattr(settings, "NAME", default)``) and the settings module's names.
 - ``reference/commands.md``: every management command ``django.core.management.get_commands()``
   knows, with the help its own argument parser prints.
+- ``reference/api.md``: the hand-written overview, with its endpoint table (the marker
+  ``<!-- api-endpoints -->``) written from the OpenAPI schema drf-spectacular generates, each
+  operation with the roles its view's permission classes admit.
+- ``changelog.md``: ``CHANGELOG.md`` at the repository root, its links made relative to the site.
 
-The scan itself is ``env_scan.py`` beside this file. MkDocs runs :func:`on_files` (``hooks:``
-in ``mkdocs.yml``); ``tests/core/test_docs.py`` calls :func:`settings_page` and
-:func:`commands_page` directly. Nothing here is hand-kept: a new variable or command appears on
+The scan itself is ``env_scan.py`` beside this file. MkDocs runs :func:`on_files` and
+:func:`on_page_markdown` (``hooks:`` in ``mkdocs.yml``); ``tests/core/test_docs.py`` calls
+:func:`settings_page`, :func:`commands_page` and :func:`api_endpoints_table` directly. Nothing here is hand-kept: a new variable or command appears on
 the next build.
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -170,11 +175,111 @@ def commands_page() -> str:
     return out.getvalue()
 
 
+# --- the API's endpoints ---------------------------------------------------------------------------
+
+API_MARKER = "<!-- api-endpoints -->"
+_ROLES = {
+    "AllowAny": "anyone",
+    "IsResearcherOrAdmin": "researcher, admin",
+    "IsAdminRole": "admin",
+    "IsAuthenticated": "any signed-in user",
+}
+_ACTION_WORDS = {
+    "list": "The {res}, a page at a time",
+    "retrieve": "One of the {res}",
+    "create": "Create one of the {res}",
+    "update": "Replace one of the {res}",
+    "partial_update": "Update one of the {res}",
+    "destroy": "Delete one of the {res}",
+    "cancel": "Cancel one of the {res}",
+    "resume": "Resume one of the {res}",
+}
+
+
+def _path_key(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def _view_roles(callback, method: str) -> tuple[str, str | None]:
+    """Who may call ``method`` on the view behind ``callback``, from its permission classes (a
+    viewset's ``get_permissions`` is asked with the action the method maps to), and the action."""
+    cls = callback.cls
+    view = cls(**getattr(callback, "initkwargs", {}) or {})
+    actions = getattr(callback, "actions", None) or {}
+    view.action = actions.get(method.lower())
+    view.request = None
+    view.format_kwarg = None
+    names = [type(p).__name__ for p in view.get_permissions()]
+    roles = [_ROLES.get(name, f"`{name}`") for name in names] or ["anyone"]
+    return " and ".join(roles), view.action
+
+
+def _what(op: dict, path: str, action: str | None) -> str:
+    """What an operation does: its summary, else the first sentence of its description, else
+    words made from the view's action and the path's resource ("Cancel one of the judge runs")."""
+    what = (op.get("summary") or "").strip()
+    if not what:
+        what = " ".join((op.get("description") or "").split()).split(". ")[0].rstrip(".")
+    if what:
+        return what
+    parts = path.strip("/").split("/")[1:]
+    first_param = next((i for i, s in enumerate(parts) if s.startswith("{")), len(parts))
+    resource = " ".join(s.replace("-", " ") for s in parts[:first_param])
+    default = f"The {(action or '').replace('_', ' ')} of one of the {{res}}"
+    return _ACTION_WORDS.get(action or "", default).format(res=resource)
+
+
+def api_endpoints_table() -> str:
+    """Every operation of the OpenAPI schema: method and path, what it does, who may call it,
+    and whether its answer is paginated."""
+    _django_setup()
+    from drf_spectacular.generators import SchemaGenerator
+
+    generator = SchemaGenerator()
+    schema = generator.get_schema(request=None, public=True)
+    views = {
+        (method.upper(), _path_key(path)): callback
+        for path, _regex, method, callback in generator.endpoints
+    }
+    out = io.StringIO()
+    operations = [
+        (path, method, op)
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
+    out.write(
+        f"{len(operations)} operations, from the schema the app serves at `/api/schema/`.\n\n"
+        "| operation | what it does | who may call it | paged |\n|---|---|---|---|\n"
+    )
+    for path, method, op in operations:
+        callback = views.get((method.upper(), _path_key(path)))
+        roles, action = _view_roles(callback, method) if callback else ("–", None)
+        what = _what(op, path, action)
+        ok = op.get("responses", {}).get("200", {})
+        ref = str(
+            ok.get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
+        )
+        paged = "yes" if ref.split("/")[-1].startswith("Paginated") else ""
+        out.write(f"| `{method.upper()} {path}` | {_cell(what)} | {roles} | {paged} |\n")
+    return out.getvalue()
+
+
+# --- the changelog -----------------------------------------------------------------------------------
+
+
+def changelog_page() -> str:
+    """``CHANGELOG.md`` as a page of the site: links into ``docs/`` made relative to it."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    return re.sub(r"\]\(docs/", "](", text)
+
+
 # --- the MkDocs hook ------------------------------------------------------------------------------
 
 GENERATED = {
     "reference/settings.md": settings_page,
     "reference/commands.md": commands_page,
+    "changelog.md": changelog_page,
 }
 
 
@@ -187,3 +292,9 @@ def on_files(files, config):
             files.remove(existing)
         files.append(File.generated(config, uri, content=build()))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "reference/api.md" and API_MARKER in markdown:
+        return markdown.replace(API_MARKER, api_endpoints_table())
+    return markdown
