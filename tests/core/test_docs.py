@@ -115,3 +115,41 @@ def test_readme_is_short_and_links_only_to_pages_that_exist():
             assert link.removeprefix("docs/") in nav, f"{link} is not in the site's nav"
     for command in ("make demo", "make test"):
         assert command in readme
+
+
+def test_api_page_lists_every_operation_of_the_schema_with_who_may_call_it(reference):
+    from drf_spectacular.generators import SchemaGenerator
+
+    assert reference.API_MARKER in (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    table = reference.api_endpoints_table()
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    rows = {
+        m.group(1): m.group(2).strip()
+        for m in re.finditer(r"^\| `([A-Z]+ /api/[^`]*)` \|[^|]*\| ([^|]*) \|", table, flags=re.M)
+    }
+    operations = {
+        f"{method.upper()} {path}"
+        for path, ops in schema["paths"].items()
+        for method in ops
+        if method in ("get", "post", "put", "patch", "delete")
+    }
+    assert len(operations) > 50
+    assert set(rows) == operations
+    assert rows["POST /api/judge-runs/"] == "admin"  # launches are the admins'
+    assert rows["POST /api/judge-runs/{id}/cancel/"] == "admin"
+    assert rows["GET /api/judge-runs/"] == "researcher, admin"
+    assert rows["POST /api/studies/"] == "researcher, admin"  # researchers manage studies
+    assert rows["POST /api/auth/token/"] == "anyone"
+    assert "| `GET /api/datasets/` | List datasets with counts | researcher, admin | yes |" in table
+
+
+def test_changelog_page_is_the_changelog_with_links_into_the_site(reference):
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    page = reference.changelog_page()
+    assert page.startswith("# Changelog")
+    links = re.findall(r"\]\((docs/[^)#\s]+)", changelog)
+    assert links, "the changelog links into the docs"
+    missing = sorted({link for link in links if not (ROOT / link).is_file()})
+    assert not missing, f"CHANGELOG.md links to missing files {missing}"
+    assert "](docs/" not in page
+    assert page == changelog.replace("](docs/", "](")
