@@ -17,8 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXCLUDED_PREFIXES = ("static/vendor/",)
 
-# What a label looks like, by kind. A label may sit inside a name (``test_issue_28``), so only a
-# letter before it rules it out. Case matters where a capital marks ordinary text (a task's
+# What a label looks like, by kind. A label may sit inside a name (a test named after an issue's
+# number), so only a letter before it rules it out. Case matters where a capital marks ordinary text (a task's
 # "Goal 3:").
 LABELS: dict[str, re.Pattern[str]] = {
     "issue number": re.compile(r"(?<![A-Za-z])[Ii]ssues?[ _]?#?\d+"),
@@ -82,21 +82,22 @@ def test_no_tracked_file_names_the_development_history():
     )
 
 
-# The planted labels are split in the source ("iss" "ue") so that this file passes its own scan.
+# The planted labels spell one letter as an escape (\x73 is "s") so that this file passes its own
+# scan; the strings the test sees are the labels.
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("measured at stop 44 on the item path", "stop number"),
-        ("(issue 13)", "issue number"),
-        ("see Issue 28.2: the message box", "issue number"),
-        ("grown by 500 tests (issues 27–32)", "issue number"),
-        ("def test_issue_28_limits():", "issue number"),
-        ("the figure of session 6", "session number"),
-        ("the item path (goal 2)", "goal number"),
-        ("on the shared 2-core machine", "development machine"),
-        ("in this workplace, with the search tool", "development machine"),
-        ("while other sessions ran", "development machine"),
-        ("an earlier session measured 75%", "development machine"),
+        ("measured at \x73top 44 on the item path", "stop number"),
+        ("(i\x73sue 13)", "issue number"),
+        ("see I\x73sue 28.2: the message box", "issue number"),
+        ("grown by 500 tests (i\x73sues 27–32)", "issue number"),
+        ("def test_i\x73sue_28_limits():", "issue number"),
+        ("the figure of \x73ession 6", "session number"),
+        ("the item path (g\x6fal 2)", "goal number"),
+        ("on the shared 2-\x63ore machine", "development machine"),
+        ("in this work\x70lace, with the search tool", "development machine"),
+        ("while other \x73essions ran", "development machine"),
+        ("an earlier \x73ession measured 75%", "development machine"),
     ],
 )
 def test_a_planted_label_is_found(text, kind):
