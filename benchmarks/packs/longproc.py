@@ -1,10 +1,8 @@
 """LongProc (seed 001, notes §1.2): rule-based scorers for long procedural outputs. Pure: no Django.
 
-- answer extraction by tags (``<Route>``, ``<Plan>``, ``<Solution>``, a fenced ```` ```tsv ````
-  block) that keeps ``<think>`` content (reasoning models sometimes write the formatted answer
-  inside their thinking; the paper does not strip it);
-- QA normalisation (lowercase, punctuation removed, whitespace collapsed) and exact match of
-  the whole trace (Path Traversal, ToM Tracking), with an entry-aligned breakdown;
+- the answer read out of the model's text by :mod:`benchmarks.packs.longproc_answers` (tags,
+  a fenced ```` ```tsv ```` block, ``<think>`` content kept), QA-normalised;
+- exact match of the whole trace (Path Traversal, ToM Tracking), with an entry-aligned breakdown;
 - row-level F1 for HTML→TSV ([FLAG] multiset, header excluded, order ignored by default);
 - the Countdown and Travel Planning validators (:mod:`benchmarks.packs.longproc_validators`);
 - termination: ``term`` (share of generations whose ``finish_reason`` says the model stopped by
@@ -16,12 +14,18 @@ generated C++, which is not a rule on the text.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from benchmarks.packs.longproc_answers import (
+    entries,
+    extract_fenced,
+    extract_tagged,
+    extract_tom_trace,
+    normalize,
+    searched_text,
+)
 from benchmarks.packs.longproc_validators import (
     cities_from,
     parse_travel_problem,
@@ -42,73 +46,6 @@ from benchmarks.packs.registry import (
 # (OpenAI and vLLM say "stop"; Anthropic "end_turn" / "stop_sequence"); "length" and anything
 # else count as not terminated; an absent or null finish_reason is unknown (left out of term).
 TERMINATED_REASONS = ("stop", "end_turn", "stop_sequence", "eos")
-
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
-
-
-# --- extraction and normalisation ---------------------------------------------------------------
-
-
-def check_extraction(occurrence: str, think: str) -> None:
-    if occurrence not in ("last", "first"):
-        raise ValueError("occurrence must be 'last' or 'first'")
-    if think not in ("keep", "strip"):
-        raise ValueError("think must be 'keep' or 'strip'")
-
-
-def extract_tagged(
-    text: str | None, tag: str, *, occurrence: str = "last", think: str = "keep"
-) -> str | None:
-    """The content of ``<tag>…</tag>`` (case-insensitive, spaces in the tag name flexible), or
-    None when there is no closed block. ``occurrence`` ``last`` (default: the answer a model
-    gives after drafting it) or ``first``. ``think`` ``keep`` (default, as the paper) searches
-    ``<think>`` content too; ``strip`` removes ``<think>…</think>`` first."""
-    check_extraction(occurrence, think)
-    if text is None:
-        return None
-    if think == "strip":
-        text = _THINK.sub("", text)
-    name = r"\s+".join(re.escape(part) for part in tag.split())
-    blocks = re.findall(rf"<\s*{name}\s*>(.*?)<\s*/\s*{name}\s*>", text, re.S | re.I)
-    if not blocks:
-        return None
-    return blocks[-1] if occurrence == "last" else blocks[0]
-
-
-def extract_fenced(
-    text: str | None, lang: str = "tsv", *, occurrence: str = "last", think: str = "keep"
-) -> str | None:
-    """The content of a closed ```` ```lang ```` fenced block (same options as
-    :func:`extract_tagged`)."""
-    check_extraction(occurrence, think)
-    if text is None:
-        return None
-    if think == "strip":
-        text = _THINK.sub("", text)
-    blocks = re.findall(rf"```[ \t]*{re.escape(lang)}[ \t]*\n(.*?)```", text, re.S | re.I)
-    if not blocks:
-        return None
-    return blocks[-1] if occurrence == "last" else blocks[0]
-
-
-def normalize(text: str, *, articles: bool = False) -> str:
-    """Standard QA normalisation (notes §1.2): lowercase, remove punctuation (every Unicode
-    punctuation character), collapse whitespace. ``articles=True`` also drops a/an/the, as
-    the SQuAD script does; the paper lists only the three steps, so it is off by default."""
-    text = "".join(
-        " " if ch.isspace() else ch
-        for ch in text.lower()
-        if not unicodedata.category(ch).startswith("P")
-    )
-    words = text.split()
-    if articles:
-        words = [w for w in words if w not in ("a", "an", "the")]
-    return " ".join(words)
-
-
-def entries(text: str) -> list[str]:
-    """A trace's entries: its non-blank lines, normalised."""
-    return [n for n in (normalize(line) for line in text.splitlines()) if n]
 
 
 # --- exact trace match (Path Traversal, ToM Tracking) --------------------------------------------
@@ -132,29 +69,6 @@ def trace_match(gold: str, answer: str | None) -> Scored:
         first = None
     breakdown = {"extracted": True, "n_gold": len(g), "n_pred": len(p), "first_divergence": first}
     return Scored({"correct": correct}, breakdown)
-
-
-_TOM_STEP = re.compile(r"^\W*step\s*(\d+)\s*:", re.I)
-_TOM_FINAL = re.compile(r"^\W*final\s+answer\s*:", re.I)
-
-
-def extract_tom_trace(text: str | None) -> str | None:
-    """ToM Tracking's trace has no tags: the ``- Step k: …`` lines from the last ``Step 1:`` on,
-    up to and including the first ``Final Answer: …`` line after it (None when absent)."""
-    if text is None:
-        return None
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if (m := _TOM_STEP.match(line)) and m[1] == "1"]
-    if not starts:
-        return None
-    kept = []
-    for line in lines[starts[-1] :]:
-        if _TOM_STEP.match(line):
-            kept.append(line)
-        elif _TOM_FINAL.match(line):
-            kept.append(line)
-            break
-    return "\n".join(kept)
 
 
 # --- row-level F1 (HTML→TSV) ---------------------------------------------------------------------
@@ -365,10 +279,7 @@ def _route(text, *, occurrence, think):
 
 
 def _tom(text, *, occurrence, think):
-    check_extraction(occurrence, think)
-    if text is not None and think == "strip":
-        text = _THINK.sub("", text)
-    return extract_tom_trace(text)
+    return extract_tom_trace(searched_text(text, occurrence=occurrence, think=think))
 
 
 def score_html_to_tsv(

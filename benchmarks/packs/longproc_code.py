@@ -1,4 +1,4 @@
-"""LongProc Pseudocode→Code (notes §1.2; issue 29 §3): the generated C++ is run for real.
+"""LongProc Pseudocode→Code (notes §1.2): the generated C++ is run for real.
 
 A record is ``{"id", "tests": [{"input", "output"}, …], "prediction": raw, "finish_reason"?}``
 (the SPoC program's unit tests, stdin → expected stdout). The answer is the last closed
@@ -18,12 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.packs.longproc import (
-    TERMINATED_REASONS,
-    extract_fenced,
-    terminated,
-    termination_summary,
-)
+from benchmarks.packs.longproc import TERMINATED_REASONS, terminated, termination_summary
+from benchmarks.packs.longproc_answers import extract_fenced
 from benchmarks.packs.registry import (
     PackScorer,
     RecordError,

@@ -27,17 +27,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.packs.longproc import (
+from benchmarks.packs.longproc import row_f1
+from benchmarks.packs.longproc_answers import (
     extract_fenced,
     extract_tagged,
     extract_tom_trace,
     normalize,
-    row_f1,
 )
 from benchmarks.packs.registry import RecordError
 from core.lazy import lazy_module
 
-np = lazy_module("numpy")  # imported on first use (issue 32: web processes hold no numpy)
+np = lazy_module("numpy")  # imported on first use (web processes hold no numpy)
 stats = lazy_module("scipy.stats")
 
 N_SEGMENTS = 4

@@ -1,4 +1,4 @@
-"""Compile and run untrusted C++ (LongProc Pseudocode→Code, issue 29 §3). Pure: no Django.
+"""Compile and run untrusted C++ (LongProc Pseudocode→Code). Pure: no Django.
 
 Every step (the compiler, then each run of the program on one unit test) is a separate process
 in an empty temporary directory, confined in ``preexec_fn`` before it starts:
