@@ -68,7 +68,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "axes",  # login lockout (issue 19): after the apps whose logins it watches
+    "axes",  # login lockout: after the apps whose logins it watches
     "csp",
     "core",
     "benchmarks",
@@ -302,7 +302,7 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "core.runs.models.RunStatus",
         "StudyStatusEnum": "annotation.models.Study.Status",
     },
-    # every error status an operation answers is declared (core.schema; issue 19.7)
+    # every error status an operation answers is declared (core.schema)
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.schema.add_error_responses",
