@@ -11,6 +11,7 @@ from benchmarks.models import Dataset, Generation, Generator
 from benchmarks.services.pack_imports import pack_import
 from benchmarks.services.scoring_runs import scoring_run_create
 from core.runs import engine
+from tests.benchmarks.factories import make_generation_run
 from tests.benchmarks.packs.test_protocols import DELETECHAR_GOLD, DELETECHAR_TEMPLATE
 
 LABEL = "benchmarks.GenerationRun"
@@ -50,6 +51,19 @@ CONVERTED = {
     "1": {"intermediate": DELETECHAR_GOLD[:-1], "final": "u"},
     "2": {"intermediate": WRONG_THIRD[:-1], "final": "u"},
 }
+
+
+def procbench_run(llm_server, dataset, generator, **fields):
+    """A ProcBench protocol run (not started when ``start=False``) whose free-text answers the
+    ``conv-model`` converts to the JSON answer format."""
+    return make_generation_run(
+        llm_server,
+        dataset,
+        generator,
+        protocol="procbench",
+        protocol_options={"conversion_model": "conv-model"},
+        **fields,
+    )
 
 
 def procbench_responder(req) -> dict:

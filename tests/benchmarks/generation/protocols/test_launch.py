@@ -10,7 +10,6 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from benchmarks.models import Generation, GenerationRun, Generator
-from tests.benchmarks.factories import make_generation_run
 from tests.benchmarks.generation.protocols.support import (
     CONVERTED,
     COUNTDOWN_ITEMS,
@@ -18,6 +17,7 @@ from tests.benchmarks.generation.protocols.support import (
     imported,
     procbench_items,
     procbench_responder,
+    procbench_run,
 )
 from tests.support.worker import running_worker, wait_for
 
@@ -102,13 +102,7 @@ def test_a_worker_runs_a_procbench_protocol_run_with_its_conversion(llm_server, 
     generator = Generator.objects.create(name="worker-pb")
     with running_worker(tmp_path, concurrency=1) as worker:
         with transaction.atomic():
-            run = make_generation_run(
-                llm_server,
-                dataset,
-                generator,
-                protocol="procbench",
-                protocol_options={"conversion_model": "conv-model"},
-            )
+            run = procbench_run(llm_server, dataset, generator)
         wait_for(
             lambda: not GenerationRun.objects.get(pk=run.pk).is_active,
             timeout=90,

@@ -20,6 +20,7 @@ from tests.benchmarks.generation.protocols.support import (
     imported,
     procbench_items,
     procbench_responder,
+    procbench_run,
     scoring,
 )
 from tests.benchmarks.packs.test_protocols import DELETECHAR_GOLD
@@ -30,13 +31,7 @@ pytestmark = pytest.mark.django_db
 def test_procbench_run_converts_free_text_stores_both_and_the_pack_scores_it(llm_server, generator):
     llm_server.responder = procbench_responder
     dataset = imported("procbench", procbench_items(), "pb")
-    run = make_generation_run(
-        llm_server,
-        dataset,
-        generator,
-        protocol="procbench",
-        protocol_options={"conversion_model": "conv-model"},
-    )
+    run = procbench_run(llm_server, dataset, generator)
     assert (run.protocol, run.variant, run.protocol_options["answer_format"]) == (
         "procbench",
         "instruct",
@@ -73,14 +68,7 @@ def test_procbench_cancel_then_resume_asks_only_what_is_missing(llm_server, gene
     llm_server.responder = procbench_responder
     settings.RUN_CHUNK_SECONDS = 0  # a chunk's time is up after its first page (chunk_size)
     dataset = imported("procbench", procbench_items(), "pb")
-    run = make_generation_run(
-        llm_server,
-        dataset,
-        generator,
-        protocol="procbench",
-        chunk_size=1,
-        protocol_options={"conversion_model": "conv-model"},
-    )
+    run = procbench_run(llm_server, dataset, generator, chunk_size=1)
     assert engine.execute(LABEL, run.pk, chain=False).status == "more"
     assert generation_run_cancel(run=run).status == "cancelling"
     assert engine.execute(LABEL, run.pk, chain=False).status == "cancelled"
@@ -101,15 +89,7 @@ def test_a_failed_conversion_fails_the_reply_and_resume_asks_it_again(llm_server
         count=3,
         match=lambda r: r.body.get("model") == "conv-model" and "(item 2)" in r.prompt_text,
     )
-    run = drive(
-        make_generation_run(
-            llm_server,
-            dataset,
-            generator,
-            protocol="procbench",
-            protocol_options={"conversion_model": "conv-model"},
-        )
-    )
+    run = drive(procbench_run(llm_server, dataset, generator))
     assert run.status == "failed" and "1 procedure(s) have no generation" in run.error
     assert run.errors[0]["source_example_id"] == "dc-2"
     assert run.errors[0]["error"].startswith("conversion: ")
@@ -147,14 +127,11 @@ def test_procbench_run_recorded_then_replayed_gives_the_same_outputs(
     dataset = imported("procbench", procbench_items(), "pb")
     recording = tmp_path / "replies.jsonl"
     inner = {"backend": "openai", "base_url": llm_server.base_url, "model": "test-model"}
-    options = {"conversion_model": "conv-model"}
     recorded = drive(
-        make_generation_run(
+        procbench_run(
             llm_server,
             dataset,
             generator,
-            protocol="procbench",
-            protocol_options=options,
             backend="record",
             backend_options={"recording": str(recording), "inner": inner},
             start=False,
@@ -165,12 +142,10 @@ def test_procbench_run_recorded_then_replayed_gives_the_same_outputs(
     n_requests = len(llm_server.requests)
     again = Generator.objects.create(name="replayed")
     replayed = drive(
-        make_generation_run(
+        procbench_run(
             llm_server,
             dataset,
             again,
-            protocol="procbench",
-            protocol_options=options,
             backend="replay",
             backend_options={"recording": str(recording)},
             start=False,
