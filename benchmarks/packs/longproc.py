@@ -151,7 +151,7 @@ def _text(record: Mapping[str, Any], name: str, *, required: bool = True) -> str
     return require_field(record, name, str, "a string")
 
 
-def _or_whole(answer: str | None, raw: str, fallback: str) -> str | None:
+def answer_or_whole(answer: str | None, raw: str, fallback: str) -> str | None:
     """``fallback``: ``none`` (default, as the paper: no tagged answer → nothing to score) or
     ``whole`` (no tagged answer → the whole text; for people solving an item in a study, who
     type just the answer)."""
@@ -160,9 +160,18 @@ def _or_whole(answer: str | None, raw: str, fallback: str) -> str | None:
     return raw if answer is None and fallback == "whole" else answer
 
 
-def _finish(metrics: dict[str, Any], record: Mapping[str, Any], reasons: Sequence[str]) -> None:
+def check_terminated_reasons(reasons: Sequence[str]) -> None:
+    """The ``terminated_reasons`` option must be a list of finish_reason strings."""
     if isinstance(reasons, str) or not all(isinstance(r, str) for r in reasons):
         raise ValueError("terminated_reasons must be a list of finish_reason strings")
+
+
+def add_terminated(
+    metrics: dict[str, Any], record: Mapping[str, Any], reasons: Sequence[str]
+) -> None:
+    """``terminated`` (1, 0 or None: :func:`terminated`) into ``metrics`` when the record has a
+    ``finish_reason`` (a string or null)."""
+    check_terminated_reasons(reasons)
     if "finish_reason" in record:
         reason = record["finish_reason"]
         if reason is not None and not isinstance(reason, str):
@@ -172,7 +181,9 @@ def _finish(metrics: dict[str, Any], record: Mapping[str, Any], reasons: Sequenc
         metrics["terminated"] = terminated(reason, reasons)
 
 
-def _summary(metrics: Sequence[str]) -> Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]:
+def summary_with_termination(
+    metrics: Sequence[str],
+) -> Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]:
     """Means of the metrics and ``n``; with ``term`` and ``acc_term`` (on the first metric)
     when some rows carry a finish_reason."""
 
@@ -205,12 +216,12 @@ def score_countdown(
         raise RecordError("must be a non-empty array of integers", field="numbers")
     target = require_field(record, "target", int, "an integer")
     raw = _text(record, "prediction")
-    solution = _or_whole(
+    solution = answer_or_whole(
         extract_tagged(raw, "Solution", occurrence=occurrence, think=think), raw, fallback
     )
     ok, breakdown = validate_countdown(solution, numbers, target, max_intermediate=max_intermediate)
     metrics: dict[str, Any] = {"correct": int(ok)}
-    _finish(metrics, record, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     return Scored(metrics, breakdown)
 
 
@@ -245,12 +256,14 @@ def score_travel(
     ):
         raise RecordError("every entry must be a pair [from, to] of city names", field="flights")
     raw = _text(record, "prediction")
-    plan = _or_whole(extract_tagged(raw, "Plan", occurrence=occurrence, think=think), raw, fallback)
+    plan = answer_or_whole(
+        extract_tagged(raw, "Plan", occurrence=occurrence, think=think), raw, fallback
+    )
     ok, breakdown = validate_travel(
         plan, total_days=total, cities=cities, flights=[tuple(f) for f in flights]
     )
     metrics: dict[str, Any] = {"correct": int(ok)}
-    _finish(metrics, record, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     return Scored(metrics, breakdown)
 
 
@@ -266,9 +279,9 @@ def _trace_scorer(extract: Callable[..., str | None]):
         gold = _text(record, "gold")
         raw = _text(record, "prediction")
         gold_answer = extract(gold, occurrence=occurrence, think="keep") or gold
-        answer = _or_whole(extract(raw, occurrence=occurrence, think=think), raw, fallback)
+        answer = answer_or_whole(extract(raw, occurrence=occurrence, think=think), raw, fallback)
         scored = trace_match(gold_answer, answer)
-        _finish(scored.metrics, record, terminated_reasons)
+        add_terminated(scored.metrics, record, terminated_reasons)
         return scored
 
     return score
@@ -305,7 +318,7 @@ def score_html_to_tsv(
     pred_rows = tsv_rows(block, header=header) if block is not None else []
     result = row_f1(gold_rows, pred_rows, matching=matching)
     metrics: dict[str, Any] = {k: result[k] for k in ("f1", "precision", "recall")}
-    _finish(metrics, record, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     breakdown = {
         "extracted": block is not None,
         "gold_rows": len(gold_rows),
@@ -361,7 +374,7 @@ for _name, _fn, _metrics, _extra, _desc in [
             metrics=(*_metrics, "terminated"),
             score=_fn,
             description=f"LongProc {_name.removeprefix('longproc-')}: {_desc}",
-            summarize=_summary(_metrics),
+            summarize=summary_with_termination(_metrics),
             options={**_COMMON, **_extra},
         )
     )
