@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import NamedTuple
 
 from django.core.cache import cache
@@ -120,29 +121,43 @@ def report_signature(*, study: Study) -> str:
     return f"{agg['n']}-{agg['last'] or 0}-{checks['last'] or 0}"
 
 
-def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:
-    """The agreement report of a study (see :func:`annotation.agreement_report.build_report`)
-    plus ``annotators`` (the annotator table) and ``signature``. Cached until a label arrives."""
+def cached_study_report(
+    *, study: Study, name: str, n_resamples: int, use_cache: bool, build: Callable[[str], dict]
+) -> dict:
+    """A report of ``study`` kept in the cache until a regular item gets a new label or an
+    attention check is recorded (:func:`report_signature`); ``build(signature)`` makes it when
+    the cache has none (or ``use_cache`` is off)."""
     signature = report_signature(study=study)
-    key = f"annotation:report:{study.pk}:{signature}:{n_resamples}"
-    if use_cache:
-        cached = cache.get(key)
-        if cached is not None:
-            return cached
-    labels = study_labels(study=study)
-    report = build_report(
-        _report_rows(labels),
-        categories=CATEGORIES,
-        group_columns=GROUP_COLUMNS,
-        with_location=True,
-        n_resamples=n_resamples,
-    )
-    report["annotators"] = _annotator_table(study=study, labels=labels, report=report)
-    report["signature"] = signature
-    report["study_id"] = study.pk
+    key = f"annotation:{name}:{study.pk}:{signature}:{n_resamples}"
+    if use_cache and (cached := cache.get(key)) is not None:
+        return cached
+    report = build(signature)
     if use_cache:
         cache.set(key, report, REPORT_CACHE_SECONDS)
     return report
+
+
+def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:
+    """The agreement report of a study (see :func:`annotation.agreement_report.build_report`)
+    plus ``annotators`` (the annotator table) and ``signature``. Cached until a label arrives."""
+
+    def build(signature: str) -> dict:
+        labels = study_labels(study=study)
+        report = build_report(
+            _report_rows(labels),
+            categories=CATEGORIES,
+            group_columns=GROUP_COLUMNS,
+            with_location=True,
+            n_resamples=n_resamples,
+        )
+        report["annotators"] = _annotator_table(study=study, labels=labels, report=report)
+        report["signature"] = signature
+        report["study_id"] = study.pk
+        return report
+
+    return cached_study_report(
+        study=study, name="report", n_resamples=n_resamples, use_cache=use_cache, build=build
+    )
 
 
 class _ReportRow(NamedTuple):
