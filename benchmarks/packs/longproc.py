@@ -206,7 +206,8 @@ def score_countdown(
     max_intermediate: int | None = None,
     terminated_reasons: Sequence[str] = TERMINATED_REASONS,
 ) -> Scored:
-    """``{"id", "numbers": [...], "target": n, "prediction": raw, "finish_reason"?}`` → ``correct``."""
+    """``{"id", "numbers": [...], "target": n, "prediction": raw, "finish_reason"?}`` →
+    ``correct``."""
     if max_intermediate is not None and (
         isinstance(max_intermediate, bool) or not isinstance(max_intermediate, int)
     ):
