@@ -20,6 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Adjudication, Study, StudyItem
+from annotation.selectors import adjudication as adjudication_reads
+from annotation.selectors import exports
 from annotation.selectors import report as rs
 from annotation.selectors.report_forms import study_form_report
 from annotation.services import adjudication as adjudication_services
@@ -89,7 +91,9 @@ class AdjudicationQueueView(APIView):
         study = get_object_or_404(Study, pk=pk)
         include_location = request.query_params.get("location") in ("1", "true")
         return _paginated(
-            self, request, rs.adjudication_queue(study=study, include_location=include_location)
+            self,
+            request,
+            adjudication_reads.adjudication_queue(study=study, include_location=include_location),
         )
 
 
@@ -106,7 +110,7 @@ class ItemAdjudicationView(APIView):
 
     @extend_schema(summary="The item's adjudicated label", responses=AdjudicationSerializer)
     def get(self, request, item_id: int):
-        adjudication = rs.item_adjudication(item=self._item(item_id))
+        adjudication = adjudication_reads.item_adjudication(item=self._item(item_id))
         if adjudication is None:
             raise NotFound("This item has not been adjudicated.")
         return Response(AdjudicationSerializer(adjudication).data)
@@ -134,22 +138,22 @@ class StudyLabelsView(APIView):
     )
     def get(self, request, pk: int):
         study = get_object_or_404(Study, pk=pk)
-        return _paginated(self, request, list(rs.study_item_label_rows(study=study)))
+        return _paginated(self, request, list(exports.study_item_label_rows(study=study)))
 
 
 class StudyGoldView(APIView):
     @extend_schema(
         summary="Adjudicated labels as known-answer items (create_study --known-items shape)",
         parameters=[
-            OpenApiParameter("kind", OpenApiTypes.STR, enum=list(rs.GOLD_KINDS)),
-            OpenApiParameter("key", OpenApiTypes.STR, enum=list(rs.GOLD_KEYS)),
+            OpenApiParameter("kind", OpenApiTypes.STR, enum=list(exports.GOLD_KINDS)),
+            OpenApiParameter("key", OpenApiTypes.STR, enum=list(exports.GOLD_KEYS)),
         ],
         responses=OpenApiTypes.OBJECT,
     )
     def get(self, request, pk: int):
         study = get_object_or_404(Study, pk=pk)
         rows = list(  # an unknown kind or key: a 400 (core.errors)
-            rs.study_gold_rows(
+            exports.study_gold_rows(
                 study=study,
                 kind=request.query_params.get("kind", "qualification"),
                 key=request.query_params.get("key", "generation_id"),

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotation import labels
-from annotation.agreement_report import LabelRow, build_report
+from annotation.agreement_report import build_report
 from annotation.form_types.base import (
     AnnotatedAnswer,
     FormConfigError,
@@ -18,6 +18,7 @@ from annotation.form_types.base import (
     FormType,
     ItemView,
 )
+from annotation.label_file import LabelRow
 
 NO_FAILURE, FAILURE = "no failure", "failure"
 

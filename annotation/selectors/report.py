@@ -1,4 +1,8 @@
-"""Reads for the study agreement report, the adjudication queue and the label exports.
+"""Reads for the study agreement report: a study's labels, the report and its annotator table.
+
+The adjudication queue (:mod:`annotation.selectors.adjudication`) and the label exports
+(:mod:`annotation.selectors.exports`) read the same labels through :func:`study_labels` and
+:func:`regular_item_annotations`.
 
 Only **regular** items count: training, qualification and planted attention items have a known
 answer and are left out of every number here.
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import NamedTuple
 
 from django.core.cache import cache
@@ -26,26 +30,16 @@ from django.db import connection
 from django.db.models import Count, Max, Q
 from django.db.models.expressions import RawSQL
 
-from annotation.agreement_report import LabelRow, build_report
+from annotation.agreement_report import build_report
+from annotation.label_file import LabelRow
 from annotation.labels import first_failure_step
-from annotation.models import (
-    Adjudication,
-    Annotation,
-    AttentionCheckResult,
-    Participant,
-    Study,
-    StudyItem,
-)
-from core.errors import NON_FIELD_KEY, FieldRefusal
+from annotation.models import Annotation, AttentionCheckResult, Participant, Study, StudyItem
 
 NO_FAILURE = "no failure"
 FAILURE = "failure"
 CATEGORIES = (NO_FAILURE, FAILURE)
 GROUP_COLUMNS = ("topic", "generator")
 NO_TOPIC = "(no topic)"
-TIE = "tie"
-GOLD_KINDS = ("qualification", "attention", "training")
-GOLD_KEYS = ("generation_id", "source_example_id")
 REPORT_CACHE_SECONDS = 24 * 3600
 
 
@@ -127,29 +121,43 @@ def report_signature(*, study: Study) -> str:
     return f"{agg['n']}-{agg['last'] or 0}-{checks['last'] or 0}"
 
 
-def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:
-    """The agreement report of a study (see :func:`annotation.agreement_report.build_report`)
-    plus ``annotators`` (the annotator table) and ``signature``. Cached until a label arrives."""
+def cached_study_report(
+    *, study: Study, name: str, n_resamples: int, use_cache: bool, build: Callable[[str], dict]
+) -> dict:
+    """A report of ``study`` kept in the cache until a regular item gets a new label or an
+    attention check is recorded (:func:`report_signature`); ``build(signature)`` makes it when
+    the cache has none (or ``use_cache`` is off)."""
     signature = report_signature(study=study)
-    key = f"annotation:report:{study.pk}:{signature}:{n_resamples}"
-    if use_cache:
-        cached = cache.get(key)
-        if cached is not None:
-            return cached
-    labels = study_labels(study=study)
-    report = build_report(
-        _report_rows(labels),
-        categories=CATEGORIES,
-        group_columns=GROUP_COLUMNS,
-        with_location=True,
-        n_resamples=n_resamples,
-    )
-    report["annotators"] = _annotator_table(study=study, labels=labels, report=report)
-    report["signature"] = signature
-    report["study_id"] = study.pk
+    key = f"annotation:{name}:{study.pk}:{signature}:{n_resamples}"
+    if use_cache and (cached := cache.get(key)) is not None:
+        return cached
+    report = build(signature)
     if use_cache:
         cache.set(key, report, REPORT_CACHE_SECONDS)
     return report
+
+
+def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:
+    """The agreement report of a study (see :func:`annotation.agreement_report.build_report`)
+    plus ``annotators`` (the annotator table) and ``signature``. Cached until a label arrives."""
+
+    def build(signature: str) -> dict:
+        labels = study_labels(study=study)
+        report = build_report(
+            _report_rows(labels),
+            categories=CATEGORIES,
+            group_columns=GROUP_COLUMNS,
+            with_location=True,
+            n_resamples=n_resamples,
+        )
+        report["annotators"] = _annotator_table(study=study, labels=labels, report=report)
+        report["signature"] = signature
+        report["study_id"] = study.pk
+        return report
+
+    return cached_study_report(
+        study=study, name="report", n_resamples=n_resamples, use_cache=use_cache, build=build
+    )
 
 
 class _ReportRow(NamedTuple):
@@ -234,117 +242,6 @@ def _annotator_table(*, study: Study, labels: list[StudyLabel], report: dict) ->
     return out
 
 
-# --- the adjudication queue ------------------------------------------------------------------
-
-
-def _by_item(labels: list[StudyLabel]) -> dict[int, list[StudyLabel]]:
-    grouped: dict[int, list[StudyLabel]] = defaultdict(list)
-    for x in labels:
-        grouped[x.item_id].append(x)
-    return grouped
-
-
-def adjudication_queue(*, study: Study, include_location: bool = False) -> list[dict]:
-    """Items whose annotators disagree on ``has_failure`` (and, with ``include_location``, items
-    where all say "failure" but the first failing L2 step differs).
-
-    Order: not yet adjudicated first; then the most evenly split items (a 2–1 split before a
-    3–1 split); then items with more labels; then item id. Two queries.
-    """
-    adjudicated = dict(
-        Adjudication.objects.filter(item__study=study).values_list("item_id", "has_failure")
-    )
-    queue = []
-    for item_id, group in _by_item(study_labels(study=study)).items():
-        if len(group) < 2:
-            continue
-        n_failure = sum(1 for x in group if x.has_failure)
-        n = len(group)
-        if 0 < n_failure < n:
-            reason = "label"
-        elif include_location and n_failure == n and len({x.first_step for x in group}) > 1:
-            reason = "location"
-        else:
-            continue
-        queue.append(
-            {
-                "item_id": item_id,
-                "reason": reason,
-                "n_labels": n,
-                "n_failure": n_failure,
-                "n_no_failure": n - n_failure,
-                "first_steps": [x.first_step for x in group],
-                "topic": group[0].topic,
-                "generator": group[0].generator,
-                "adjudicated": item_id in adjudicated,
-                "adjudicated_label": (
-                    label_text(adjudicated[item_id]) if item_id in adjudicated else None
-                ),
-                "split": min(n_failure, n - n_failure) / n if reason == "label" else 0.0,
-            }
-        )
-    queue.sort(key=lambda q: (q["adjudicated"], -q["split"], -q["n_labels"], q["item_id"]))
-    return queue
-
-
-def adjudication_item(*, study: Study, item_id: int) -> StudyItem | None:
-    """A regular item of the study with its procedure and generation (None otherwise)."""
-    return (
-        StudyItem.objects.select_related("generation__procedure__topic", "generation__generator")
-        .filter(study=study, pk=item_id, kind=StudyItem.Kind.REGULAR)
-        .first()
-    )
-
-
-def item_annotations(*, item: StudyItem) -> list[Annotation]:
-    return list(
-        Annotation.objects.filter(item=item)
-        .select_related("participant")
-        .order_by("participant_id")
-    )
-
-
-def item_adjudication(*, item: StudyItem) -> Adjudication | None:
-    return Adjudication.objects.select_related("adjudicator").filter(item=item).first()
-
-
-# --- exports ---------------------------------------------------------------------------------
-
-ITEM_EXPORT_FIELDS = (
-    "study_id",
-    "item_id",
-    "generation_id",
-    "generation_b_id",
-    "form_type",
-    "source_example_id",
-    "topic",
-    "generator",
-    "n_labels",
-    "n_failure",
-    "n_no_failure",
-    "labels",
-    "first_failure_l2_steps",
-    "majority",
-    "majority_tie",
-    "adjudicated_has_failure",
-    "adjudicated_failures",
-    "adjudication_note",
-    "adjudicated_by",
-    "adjudicated_at",
-)
-
-
-def majority_of(labels: list[bool]) -> tuple[str, bool]:
-    """``("failure" | "no failure" | "tie" | "", is_tie)``; ``""`` when nobody labelled the item."""
-    if not labels:
-        return "", False
-    yes = sum(1 for x in labels if x)
-    no = len(labels) - yes
-    if yes == no:
-        return TIE, True
-    return label_text(yes > no), False
-
-
 def regular_item_annotations(*, study: Study) -> dict[int, list[dict]]:
     """``{item id: each annotator's label of that regular item}`` (annotator id as the study
     shows it, failures, comments, a form type's answer), in participant order; one query."""
@@ -373,122 +270,3 @@ def regular_item_annotations(*, study: Study) -> dict[int, list[dict]]:
             }
         )
     return annotations
-
-
-def study_item_label_rows(*, study: Study) -> Iterator[dict]:
-    """One row per regular item: each annotator's label (with failures and comments), the
-    majority (ties explicit: ``majority == "tie"`` and ``majority_tie``), the adjudicated label.
-    Three queries whatever the study's size."""
-    items = (
-        StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR)
-        .order_by("position", "id")
-        .values_list(
-            "id",
-            "generation_id",
-            "generation__procedure__source_example_id",
-            "generation__procedure__topic__name",
-            "generation__generator__name",
-            "generation_b_id",
-        )
-    )
-    annotations = regular_item_annotations(study=study)
-    adjudications = {
-        row[0]: row
-        for row in Adjudication.objects.filter(item__study=study).values_list(
-            "item_id", "has_failure", "failures", "note", "adjudicator__username", "updated_at"
-        )
-    }
-    for item_id, generation_id, source_example_id, topic, generator, generation_b_id in items:
-        labels = annotations.get(item_id, [])
-        majority, tie = majority_of([x["has_failure"] for x in labels])
-        adj = adjudications.get(item_id)
-        n_failure = sum(1 for x in labels if x["has_failure"])
-        yield {
-            "study_id": study.pk,
-            "item_id": item_id,
-            "generation_id": generation_id,
-            "generation_b_id": generation_b_id,
-            "form_type": study.form_type,
-            "source_example_id": source_example_id,
-            "topic": topic or "",
-            "generator": generator,
-            "n_labels": len(labels),
-            "n_failure": n_failure,
-            "n_no_failure": len(labels) - n_failure,
-            "labels": labels,
-            "first_failure_l2_steps": {
-                x["annotator_id"]: x["first_failure_l2_step"] for x in labels
-            },
-            "majority": majority,
-            "majority_tie": tie,
-            "adjudicated_has_failure": adj[1] if adj else None,
-            "adjudicated_failures": adj[2] if adj else None,
-            "adjudication_note": adj[3] if adj else "",
-            "adjudicated_by": (adj[4] or "") if adj else "",
-            "adjudicated_at": adj[5].isoformat() if adj else "",
-        }
-
-
-GOLD_FIELDS = (
-    "generation_id",
-    "source_example_id",
-    "kind",
-    "expected_has_failure",
-    "explanation",
-    "failures",
-    "note",
-    "study_id",
-    "item_id",
-)
-
-
-def gold_fields(*, key: str) -> tuple[str, ...]:
-    """The gold columns for one key: ``create_study --known-items`` wants exactly one of
-    ``generation_id`` and ``source_example_id``."""
-    other = "source_example_id" if key == "generation_id" else "generation_id"
-    return tuple(f for f in GOLD_FIELDS if f != other)
-
-
-def study_gold_rows(
-    *, study: Study, kind: str = "qualification", key: str = "generation_id"
-) -> Iterator[dict]:
-    """Adjudicated labels as known-answer items, in the JSONL shape that
-    :func:`annotation.known_items.parse_known_items` (``create_study --known-items``) reads:
-    ``{generation_id | source_example_id, kind, expected_has_failure, explanation}``, plus the
-    adjudicated ``failures``, ``note``, ``study_id`` and ``item_id`` (ignored when read back).
-    An unknown ``kind`` or ``key`` is a :class:`core.errors.FieldRefusal` (the API answers 400)."""
-    if kind not in GOLD_KINDS:
-        refused = f"kind must be one of {', '.join(GOLD_KINDS)}, not {kind!r}"
-        raise FieldRefusal({NON_FIELD_KEY: refused})
-    if key not in GOLD_KEYS:
-        raise FieldRefusal(
-            {NON_FIELD_KEY: f"key must be one of {', '.join(GOLD_KEYS)}, not {key!r}"}
-        )
-    rows = (
-        Adjudication.objects.filter(item__study=study)
-        .order_by("item__position", "item_id")
-        .values_list(
-            "item_id",
-            "item__generation_id",
-            "item__generation__procedure__source_example_id",
-            "has_failure",
-            "failures",
-            "note",
-        )
-    )
-    for item_id, generation_id, source_example_id, has_failure, failures, note in rows:
-        explanation = note.strip() or "; ".join(
-            f.get("description", "") for f in failures if f.get("description")
-        )
-        row = {
-            "generation_id": generation_id,
-            "source_example_id": source_example_id,
-            "kind": kind,
-            "expected_has_failure": has_failure,
-            "explanation": explanation,
-            "failures": failures,
-            "note": note,
-            "study_id": study.pk,
-            "item_id": item_id,
-        }
-        yield {f: row[f] for f in gold_fields(key=key)}

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from django.core.cache import cache
-
 from annotation.form_types.base import AnnotatedAnswer
 from annotation.models import Annotation, Study, StudyItem
 from annotation.selectors.forms import study_form
-from annotation.selectors.report import REPORT_CACHE_SECONDS, participant_label, report_signature
+from annotation.selectors.report import cached_study_report, participant_label
 from core.formatting import UNDEFINED_WITH_REASON, fmt_interval, fmt_stat
 
 stat_text = partial(fmt_stat, undefined=UNDEFINED_WITH_REASON)
@@ -33,19 +31,17 @@ def study_form_answers(*, study: Study) -> list[AnnotatedAnswer]:
 
 def study_form_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:
     """The form type's agreement report (None-free JSON), cached until a label arrives."""
-    signature = report_signature(study=study)
-    key = f"annotation:form-report:{study.pk}:{signature}:{n_resamples}"
-    if use_cache:
-        cached = cache.get(key)
-        if cached is not None:
-            return cached
-    form = study_form(study=study)
-    report = form.agreement(study_form_answers(study=study), n_resamples=n_resamples)
-    report.pop("report", None)  # the critical-failure form's full report lives in study_report
-    report |= {"study_id": study.pk, "signature": signature, "title": form.type.title}
-    if use_cache:
-        cache.set(key, report, REPORT_CACHE_SECONDS)
-    return report
+
+    def build(signature: str) -> dict:
+        form = study_form(study=study)
+        report = form.agreement(study_form_answers(study=study), n_resamples=n_resamples)
+        report.pop("report", None)  # the critical-failure form's full report lives in study_report
+        report |= {"study_id": study.pk, "signature": signature, "title": form.type.title}
+        return report
+
+    return cached_study_report(
+        study=study, name="form-report", n_resamples=n_resamples, use_cache=use_cache, build=build
+    )
 
 
 def form_report_display(*, study: Study) -> dict | None:

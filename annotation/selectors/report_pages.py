@@ -1,6 +1,7 @@
 """What the researcher's report, adjudication queue and adjudication pages show: the template
-contexts of :mod:`annotation.views.report`, built from :mod:`annotation.selectors.report`
-(the numbers are formatted here once, the cached report stays untouched)."""
+contexts of :mod:`annotation.views.report`, built from :mod:`annotation.selectors.report` and
+:mod:`annotation.selectors.adjudication` (the numbers are formatted here once, the cached report
+stays untouched)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from django.core.paginator import Paginator
 
 from annotation.models import Adjudication, Study, StudyItem
 from annotation.plots import report_plots
+from annotation.selectors import adjudication as adjudication_reads
 from annotation.selectors import report as rs
+from annotation.selectors.exports import majority_of
 from annotation.selectors.report_forms import form_report_display
 from core.formatting import (
     DASH,
@@ -156,7 +159,7 @@ def report_page_context(*, study: Study) -> dict:
 
 def queue_page_context(*, study: Study, include_location: bool, page_number: str | None) -> dict:
     """The adjudication queue, a page of it at a time, with its open and total counts."""
-    items = rs.adjudication_queue(study=study, include_location=include_location)
+    items = adjudication_reads.adjudication_queue(study=study, include_location=include_location)
     return {
         "study": study,
         "page": Paginator(items, QUEUE_PAGE_SIZE).get_page(page_number),
@@ -168,7 +171,9 @@ def queue_page_context(*, study: Study, include_location: bool, page_number: str
 
 def next_in_queue(*, study: Study, after_item: int, include_location: bool) -> int | None:
     """The next item still to adjudicate, other than ``after_item``."""
-    for entry in rs.adjudication_queue(study=study, include_location=include_location):
+    for entry in adjudication_reads.adjudication_queue(
+        study=study, include_location=include_location
+    ):
         if not entry["adjudicated"] and entry["item_id"] != after_item:
             return entry["item_id"]
     return None
@@ -205,7 +210,7 @@ def adjudication_page_context(
 ) -> dict:
     """The adjudication page: the item, every annotator's label, the current adjudicated
     label, and the form (as posted, or filled from the current label), with blank rows."""
-    current = rs.item_adjudication(item=item)
+    current = adjudication_reads.item_adjudication(item=item)
     form = dict(form) if form is not None else adjudication_form_initial(current=current)
     blank_rows = max(0, BLANK_FAILURE_ROWS - len(form["failures"]))
     errors = errors or {}  # a refusal's messages by field (adjudication_clean), shown there
@@ -213,7 +218,7 @@ def adjudication_page_context(
         (i, f, errors.get(f"failure-{i + 1}", []))
         for i, f in enumerate([*form["failures"], *([{}] * blank_rows)])
     ]
-    annotations = rs.item_annotations(item=item)
+    annotations = adjudication_reads.item_annotations(item=item)
     procedure = item.generation.procedure
     return {
         "study": study,
@@ -222,7 +227,7 @@ def adjudication_page_context(
         "l1": list(enumerate(procedure.steps, start=1)),
         "l2": list(enumerate(item.generation.predicted_steps, start=1)),
         "annotations": annotations,
-        "majority": rs.majority_of([a.has_failure for a in annotations])[0],
+        "majority": majority_of([a.has_failure for a in annotations])[0],
         "current": current,
         "form": form,
         "error": error,

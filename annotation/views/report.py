@@ -2,7 +2,8 @@
 
 Researchers and admins only (annotators get 403, anonymous visitors the login page). Thin:
 page contexts come from :mod:`annotation.selectors.report_pages`, reads from
-:mod:`annotation.selectors.report`, writes from :mod:`annotation.services.adjudication`.
+:mod:`annotation.selectors.report`, :mod:`~annotation.selectors.adjudication` and
+:mod:`~annotation.selectors.exports`, writes from :mod:`annotation.services.adjudication`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.models import Study
+from annotation.selectors import adjudication as adjudication_reads
+from annotation.selectors import exports, report_pages
 from annotation.selectors import report as rs
-from annotation.selectors import report_pages
 from annotation.services import adjudication as adjudication_services
 from core.access import researcher_required
 from core.errors import validation_text
@@ -62,7 +64,7 @@ def queue(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def adjudicate(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
-    item = rs.adjudication_item(study=study, item_id=item_id)
+    item = adjudication_reads.adjudication_item(study=study, item_id=item_id)
     if item is None:
         raise Http404("No regular item with this id in this study.")
     include_location = request.GET.get("location") == "1"
@@ -113,8 +115,8 @@ def labels_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt not in EXPORT_FORMATS:
         raise Http404("Exports are .jsonl or .csv")
     study = get_object_or_404(Study, pk=pk)
-    rows = rs.study_item_label_rows(study=study)
-    body = export_lines(rows, fields=rs.ITEM_EXPORT_FIELDS, fmt=fmt)
+    rows = exports.study_item_label_rows(study=study)
+    body = export_lines(rows, fields=exports.ITEM_EXPORT_FIELDS, fmt=fmt)
     return streaming_download(body, filename=f"study-{study.pk}-labels.{fmt}")
 
 
@@ -125,12 +127,12 @@ def gold_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     kind = request.GET.get("kind", "qualification")
     key = request.GET.get("key", "generation_id")
-    if kind not in rs.GOLD_KINDS or key not in rs.GOLD_KEYS:
+    if kind not in exports.GOLD_KINDS or key not in exports.GOLD_KEYS:
         return HttpResponse(
-            f"kind must be one of {', '.join(rs.GOLD_KINDS)}; key one of {', '.join(rs.GOLD_KEYS)}",
+            f"kind must be one of {', '.join(exports.GOLD_KINDS)}; key one of {', '.join(exports.GOLD_KEYS)}",
             status=400,
             content_type="text/plain; charset=utf-8",
         )
-    rows = list(rs.study_gold_rows(study=study, kind=kind, key=key))
-    body = export_lines(rows, fields=rs.gold_fields(key=key), fmt=fmt)
+    rows = list(exports.study_gold_rows(study=study, kind=kind, key=key))
+    body = export_lines(rows, fields=exports.gold_fields(key=key), fmt=fmt)
     return streaming_download(body, filename=f"study-{study.pk}-gold-{kind}.{fmt}")

@@ -1,10 +1,8 @@
 """LongProc (seed 001, notes §1.2): rule-based scorers for long procedural outputs. Pure: no Django.
 
-- answer extraction by tags (``<Route>``, ``<Plan>``, ``<Solution>``, a fenced ```` ```tsv ````
-  block) that keeps ``<think>`` content (reasoning models sometimes write the formatted answer
-  inside their thinking; the paper does not strip it);
-- QA normalisation (lowercase, punctuation removed, whitespace collapsed) and exact match of
-  the whole trace (Path Traversal, ToM Tracking), with an entry-aligned breakdown;
+- the answer read out of the model's text by :mod:`benchmarks.packs.longproc_answers` (tags,
+  a fenced ```` ```tsv ```` block, ``<think>`` content kept), QA-normalised;
+- exact match of the whole trace (Path Traversal, ToM Tracking), with an entry-aligned breakdown;
 - row-level F1 for HTML→TSV ([FLAG] multiset, header excluded, order ignored by default);
 - the Countdown and Travel Planning validators (:mod:`benchmarks.packs.longproc_validators`);
 - termination: ``term`` (share of generations whose ``finish_reason`` says the model stopped by
@@ -16,12 +14,18 @@ generated C++, which is not a rule on the text.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from benchmarks.packs.longproc_answers import (
+    entries,
+    extract_fenced,
+    extract_tagged,
+    extract_tom_trace,
+    normalize,
+    searched_text,
+)
 from benchmarks.packs.longproc_validators import (
     cities_from,
     parse_travel_problem,
@@ -42,73 +46,6 @@ from benchmarks.packs.registry import (
 # (OpenAI and vLLM say "stop"; Anthropic "end_turn" / "stop_sequence"); "length" and anything
 # else count as not terminated; an absent or null finish_reason is unknown (left out of term).
 TERMINATED_REASONS = ("stop", "end_turn", "stop_sequence", "eos")
-
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
-
-
-# --- extraction and normalisation ---------------------------------------------------------------
-
-
-def check_extraction(occurrence: str, think: str) -> None:
-    if occurrence not in ("last", "first"):
-        raise ValueError("occurrence must be 'last' or 'first'")
-    if think not in ("keep", "strip"):
-        raise ValueError("think must be 'keep' or 'strip'")
-
-
-def extract_tagged(
-    text: str | None, tag: str, *, occurrence: str = "last", think: str = "keep"
-) -> str | None:
-    """The content of ``<tag>…</tag>`` (case-insensitive, spaces in the tag name flexible), or
-    None when there is no closed block. ``occurrence`` ``last`` (default: the answer a model
-    gives after drafting it) or ``first``. ``think`` ``keep`` (default, as the paper) searches
-    ``<think>`` content too; ``strip`` removes ``<think>…</think>`` first."""
-    check_extraction(occurrence, think)
-    if text is None:
-        return None
-    if think == "strip":
-        text = _THINK.sub("", text)
-    name = r"\s+".join(re.escape(part) for part in tag.split())
-    blocks = re.findall(rf"<\s*{name}\s*>(.*?)<\s*/\s*{name}\s*>", text, re.S | re.I)
-    if not blocks:
-        return None
-    return blocks[-1] if occurrence == "last" else blocks[0]
-
-
-def extract_fenced(
-    text: str | None, lang: str = "tsv", *, occurrence: str = "last", think: str = "keep"
-) -> str | None:
-    """The content of a closed ```` ```lang ```` fenced block (same options as
-    :func:`extract_tagged`)."""
-    check_extraction(occurrence, think)
-    if text is None:
-        return None
-    if think == "strip":
-        text = _THINK.sub("", text)
-    blocks = re.findall(rf"```[ \t]*{re.escape(lang)}[ \t]*\n(.*?)```", text, re.S | re.I)
-    if not blocks:
-        return None
-    return blocks[-1] if occurrence == "last" else blocks[0]
-
-
-def normalize(text: str, *, articles: bool = False) -> str:
-    """Standard QA normalisation (notes §1.2): lowercase, remove punctuation (every Unicode
-    punctuation character), collapse whitespace. ``articles=True`` also drops a/an/the, as
-    the SQuAD script does; the paper lists only the three steps, so it is off by default."""
-    text = "".join(
-        " " if ch.isspace() else ch
-        for ch in text.lower()
-        if not unicodedata.category(ch).startswith("P")
-    )
-    words = text.split()
-    if articles:
-        words = [w for w in words if w not in ("a", "an", "the")]
-    return " ".join(words)
-
-
-def entries(text: str) -> list[str]:
-    """A trace's entries: its non-blank lines, normalised."""
-    return [n for n in (normalize(line) for line in text.splitlines()) if n]
 
 
 # --- exact trace match (Path Traversal, ToM Tracking) --------------------------------------------
@@ -132,29 +69,6 @@ def trace_match(gold: str, answer: str | None) -> Scored:
         first = None
     breakdown = {"extracted": True, "n_gold": len(g), "n_pred": len(p), "first_divergence": first}
     return Scored({"correct": correct}, breakdown)
-
-
-_TOM_STEP = re.compile(r"^\W*step\s*(\d+)\s*:", re.I)
-_TOM_FINAL = re.compile(r"^\W*final\s+answer\s*:", re.I)
-
-
-def extract_tom_trace(text: str | None) -> str | None:
-    """ToM Tracking's trace has no tags: the ``- Step k: …`` lines from the last ``Step 1:`` on,
-    up to and including the first ``Final Answer: …`` line after it (None when absent)."""
-    if text is None:
-        return None
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if (m := _TOM_STEP.match(line)) and m[1] == "1"]
-    if not starts:
-        return None
-    kept = []
-    for line in lines[starts[-1] :]:
-        if _TOM_STEP.match(line):
-            kept.append(line)
-        elif _TOM_FINAL.match(line):
-            kept.append(line)
-            break
-    return "\n".join(kept)
 
 
 # --- row-level F1 (HTML→TSV) ---------------------------------------------------------------------
@@ -237,7 +151,7 @@ def _text(record: Mapping[str, Any], name: str, *, required: bool = True) -> str
     return require_field(record, name, str, "a string")
 
 
-def _or_whole(answer: str | None, raw: str, fallback: str) -> str | None:
+def answer_or_whole(answer: str | None, raw: str, fallback: str) -> str | None:
     """``fallback``: ``none`` (default, as the paper: no tagged answer → nothing to score) or
     ``whole`` (no tagged answer → the whole text; for people solving an item in a study, who
     type just the answer)."""
@@ -246,9 +160,18 @@ def _or_whole(answer: str | None, raw: str, fallback: str) -> str | None:
     return raw if answer is None and fallback == "whole" else answer
 
 
-def _finish(metrics: dict[str, Any], record: Mapping[str, Any], reasons: Sequence[str]) -> None:
+def check_terminated_reasons(reasons: Sequence[str]) -> None:
+    """The ``terminated_reasons`` option must be a list of finish_reason strings."""
     if isinstance(reasons, str) or not all(isinstance(r, str) for r in reasons):
         raise ValueError("terminated_reasons must be a list of finish_reason strings")
+
+
+def add_terminated(
+    metrics: dict[str, Any], record: Mapping[str, Any], reasons: Sequence[str]
+) -> None:
+    """``terminated`` (1, 0 or None: :func:`terminated`) into ``metrics`` when the record has a
+    ``finish_reason`` (a string or null)."""
+    check_terminated_reasons(reasons)
     if "finish_reason" in record:
         reason = record["finish_reason"]
         if reason is not None and not isinstance(reason, str):
@@ -258,7 +181,9 @@ def _finish(metrics: dict[str, Any], record: Mapping[str, Any], reasons: Sequenc
         metrics["terminated"] = terminated(reason, reasons)
 
 
-def _summary(metrics: Sequence[str]) -> Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]:
+def summary_with_termination(
+    metrics: Sequence[str],
+) -> Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]:
     """Means of the metrics and ``n``; with ``term`` and ``acc_term`` (on the first metric)
     when some rows carry a finish_reason."""
 
@@ -281,7 +206,8 @@ def score_countdown(
     max_intermediate: int | None = None,
     terminated_reasons: Sequence[str] = TERMINATED_REASONS,
 ) -> Scored:
-    """``{"id", "numbers": [...], "target": n, "prediction": raw, "finish_reason"?}`` → ``correct``."""
+    """``{"id", "numbers": [...], "target": n, "prediction": raw, "finish_reason"?}`` →
+    ``correct``."""
     if max_intermediate is not None and (
         isinstance(max_intermediate, bool) or not isinstance(max_intermediate, int)
     ):
@@ -291,12 +217,12 @@ def score_countdown(
         raise RecordError("must be a non-empty array of integers", field="numbers")
     target = require_field(record, "target", int, "an integer")
     raw = _text(record, "prediction")
-    solution = _or_whole(
+    solution = answer_or_whole(
         extract_tagged(raw, "Solution", occurrence=occurrence, think=think), raw, fallback
     )
     ok, breakdown = validate_countdown(solution, numbers, target, max_intermediate=max_intermediate)
     metrics: dict[str, Any] = {"correct": int(ok)}
-    _finish(metrics, record, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     return Scored(metrics, breakdown)
 
 
@@ -331,12 +257,14 @@ def score_travel(
     ):
         raise RecordError("every entry must be a pair [from, to] of city names", field="flights")
     raw = _text(record, "prediction")
-    plan = _or_whole(extract_tagged(raw, "Plan", occurrence=occurrence, think=think), raw, fallback)
+    plan = answer_or_whole(
+        extract_tagged(raw, "Plan", occurrence=occurrence, think=think), raw, fallback
+    )
     ok, breakdown = validate_travel(
         plan, total_days=total, cities=cities, flights=[tuple(f) for f in flights]
     )
     metrics: dict[str, Any] = {"correct": int(ok)}
-    _finish(metrics, record, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     return Scored(metrics, breakdown)
 
 
@@ -352,9 +280,9 @@ def _trace_scorer(extract: Callable[..., str | None]):
         gold = _text(record, "gold")
         raw = _text(record, "prediction")
         gold_answer = extract(gold, occurrence=occurrence, think="keep") or gold
-        answer = _or_whole(extract(raw, occurrence=occurrence, think=think), raw, fallback)
+        answer = answer_or_whole(extract(raw, occurrence=occurrence, think=think), raw, fallback)
         scored = trace_match(gold_answer, answer)
-        _finish(scored.metrics, record, terminated_reasons)
+        add_terminated(scored.metrics, record, terminated_reasons)
         return scored
 
     return score
@@ -365,10 +293,7 @@ def _route(text, *, occurrence, think):
 
 
 def _tom(text, *, occurrence, think):
-    check_extraction(occurrence, think)
-    if text is not None and think == "strip":
-        text = _THINK.sub("", text)
-    return extract_tom_trace(text)
+    return extract_tom_trace(searched_text(text, occurrence=occurrence, think=think))
 
 
 def score_html_to_tsv(
@@ -394,7 +319,7 @@ def score_html_to_tsv(
     pred_rows = tsv_rows(block, header=header) if block is not None else []
     result = row_f1(gold_rows, pred_rows, matching=matching)
     metrics: dict[str, Any] = {k: result[k] for k in ("f1", "precision", "recall")}
-    _finish(metrics, record, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     breakdown = {
         "extracted": block is not None,
         "gold_rows": len(gold_rows),
@@ -450,7 +375,7 @@ for _name, _fn, _metrics, _extra, _desc in [
             metrics=(*_metrics, "terminated"),
             score=_fn,
             description=f"LongProc {_name.removeprefix('longproc-')}: {_desc}",
-            summarize=_summary(_metrics),
+            summarize=summary_with_termination(_metrics),
             options={**_COMMON, **_extra},
         )
     )

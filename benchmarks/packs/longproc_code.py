@@ -20,16 +20,16 @@ from typing import Any
 
 from benchmarks.packs.longproc import (
     TERMINATED_REASONS,
-    extract_fenced,
-    terminated,
-    termination_summary,
+    add_terminated,
+    answer_or_whole,
+    check_terminated_reasons,
+    summary_with_termination,
 )
+from benchmarks.packs.longproc_answers import extract_fenced
 from benchmarks.packs.registry import (
     PackScorer,
     RecordError,
     Scored,
-    json_type,
-    mean_summary,
     register,
     require_field,
 )
@@ -57,14 +57,6 @@ def _tests(record: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def _summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    out = mean_summary(("correct", "tests_passed"), rows)
-    if any(r.get("terminated") is not None for r in rows):
-        t = termination_summary(rows, "correct")
-        out.update(term=t["term"], acc_term=t["acc_term"])
-    return out
-
-
 def score_pseudocode(
     record: Mapping[str, Any],
     *,
@@ -82,24 +74,17 @@ def score_pseudocode(
         raise ValueError("preamble must be a string")
     box_limits = Limits.from_options(limits)
     tests = _tests(record)
-    if fallback not in ("none", "whole"):
-        raise ValueError("fallback must be 'none' or 'whole'")
-    if isinstance(terminated_reasons, str):
-        raise ValueError("terminated_reasons must be a list of finish_reason strings")
+    check_terminated_reasons(terminated_reasons)  # before the sandbox runs
     raw = require_field(record, "prediction", str, "a string")
-    code = extract_fenced(raw, "cpp", occurrence=occurrence, think=think)
-    if code is None and fallback == "whole":
-        code = raw
+    code = answer_or_whole(
+        extract_fenced(raw, "cpp", occurrence=occurrence, think=think), raw, fallback
+    )
     result = run_tests(code, tests, limits=box_limits, compare=compare, preamble=preamble)
     metrics: dict[str, Any] = {
         "correct": int(result.correct),
         "tests_passed": result.passed / result.total if result.total else 0.0,
     }
-    if "finish_reason" in record:
-        reason = record["finish_reason"]
-        if reason is not None and not isinstance(reason, str):
-            raise RecordError(f"must be a string or null, got {json_type(reason)}", "finish_reason")
-        metrics["terminated"] = terminated(reason, terminated_reasons)
+    add_terminated(metrics, record, terminated_reasons)
     breakdown = {"extracted": code is not None, **result.as_dict()}
     breakdown.pop("correct")
     return Scored(metrics, breakdown)
@@ -114,7 +99,7 @@ register(
             'LongProc pseudocode-to-code: in {"id", "tests": [{"input", "output"}], '
             '"prediction"}; compiles the ```cpp block and runs every unit test in the sandbox'
         ),
-        summarize=_summarize,
+        summarize=summary_with_termination(("correct", "tests_passed")),
         options={
             "occurrence": "last",
             "think": "keep",

@@ -27,12 +27,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.packs.longproc import (
+from benchmarks.packs.longproc import row_f1
+from benchmarks.packs.longproc_answers import (
     extract_fenced,
     extract_tagged,
     extract_tom_trace,
     normalize,
-    row_f1,
 )
 from benchmarks.packs.registry import RecordError
 from core.lazy import lazy_module

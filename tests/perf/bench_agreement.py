@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 import numpy as np
 
-from annotation.agreement_report import LabelRow, build_report
+from annotation.agreement_report import build_report
+from annotation.label_file import LabelRow
 
 N_ITEMS, ANNOTATORS, TOPICS, GENERATORS = 7000, ("a1", "a2", "a3"), 20, 8
 

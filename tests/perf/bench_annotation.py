@@ -3,27 +3,34 @@
 PostgreSQL, loopback only, with production settings (see bench_annotation_settings.py).
 
 Creates and drops a scratch database ``h2r_bench_annotation`` (``BENCH_ANNOTATION_DB`` names
-another) on ``PERF_PG_URL`` (default
-``postgres://postgres@127.0.0.1:5432/postgres``), seeds a study (``--items`` items with 4 KB of
-source text each, k = 3, no minimum time), starts gunicorn on a free port, runs Locust headless
-for ``--seconds`` and prints p50/p95/p99 of the item page and of save, items/s, CPU per item of
-gunicorn, of PostgreSQL and of Locust itself, the load average, and the item page's weight
-(HTML + CSS + JS, gzip). Figures also go to ``tests/perf/out/annotation.json``.
+another) on ``PERF_PG_URL`` (default ``postgres://postgres@127.0.0.1:5432/postgres``), seeds a
+study (``--items`` items with 4 KB of source text each, k = 3, no minimum time;
+tests/perf/_annotation_study.py), starts gunicorn on a free port (tests/perf/_annotation_server.py),
+runs Locust headless for ``--seconds`` and prints p50/p95/p99 of the item page and of save,
+items/s, CPU per item of gunicorn, of PostgreSQL and of Locust itself, the load average, and the
+item page's weight (HTML + CSS + JS, gzip). Figures also go to ``tests/perf/out/annotation.json``.
 
 Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 --workers 3]``
-``--rate R`` paces each annotator at R items/s (still a closed loop; users started together stay
-in step); ``--think S`` pauses each annotator a random 0-2S seconds after each item (mean S: users
-out of step, as people are); ``--floor`` measures a bare
-view under the same harness instead; ``--with-floor S`` adds S seconds of that bare view on the
-same server right after the item path and prints the item's server CPU as a multiple of the
-floor of its two requests, both from one run (the machine's speed drifts between runs); ``--threads N`` uses gthread workers (keep-alive);
-``--server granian`` serves the same application with granian (measured, not the deployment's).
+
+- ``--rate R`` paces each annotator at R items/s (still a closed loop; users started together
+  stay in step);
+- ``--think S`` pauses each annotator a random 0-2S seconds after each item (mean S: users out
+  of step, as people are);
+- ``--floor`` measures a bare view under the same harness instead;
+- ``--with-floor S`` adds S seconds of that bare view on the same server right after the item
+  path and prints the item's server CPU as a multiple of the floor of its two requests, both
+  from one run (the machine's speed drifts between runs);
+- ``--threads N`` uses gthread workers (keep-alive);
+- ``--server granian`` serves the same application with granian (measured, not the
+  deployment's).
+
 The study is a lab study: ``--per-address`` new participants per network address (default
 users + 1: every simulated annotator comes from 127.0.0.1). After the run the server's rows are
 counted (tests/perf/_honest.py): the participants added must equal ``--users`` and the
-annotations added the saves the simulated users counted (plus at most the saves sent but cut off unanswered by
-the stop, which the server may have stored), and no request (setup included) may have failed;
-otherwise it prints ``honest: FAIL …`` and exits 1.
+annotations added the saves the simulated users counted (plus at most the saves sent but cut
+off unanswered by the stop, which the server may have stored), and no request (setup included)
+may have failed; otherwise it prints ``honest: FAIL …`` and exits 1.
+
 Targets (2-core machine): p95 < 150 ms for both, >= 100 items/s, < 10 ms server CPU per item,
 item page < 100 kB compressed in all. With no pause, a closed loop of N users obeys Little's law
 (N = throughput x cycle time), so p95 < 150 ms for both requests at 50 users needs > 167 items/s.
@@ -46,17 +53,17 @@ sys.path.insert(0, str(ROOT))
 
 from tests.perf import _annotation_server as srv  # noqa: E402
 from tests.perf import _locust_saves  # noqa: E402
-from tests.perf._annotation_server import (  # noqa: E402  (re-exported for the other benches)
+from tests.perf._annotation_server import (  # noqa: E402
     OUT,
     PG_URL,
     SERVER_OPTIONS,
     drop_db,
     page_weight,
     recreate_db,
-    server_env,
     start_granian,
     start_gunicorn,
 )
+from tests.perf._annotation_study import N_STEPS, seed, stored_counts  # noqa: E402
 from tests.perf._cpu import (  # noqa: E402
     backend_cpu,
     backend_cpu_spent,
@@ -64,88 +71,6 @@ from tests.perf._cpu import (  # noqa: E402
     process_cpu,
 )
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
-
-N_STEPS = 6
-
-
-def seed(n_items: int, per_address: int = 0) -> str:
-    """Migrate and create the study; returns its slug. ``per_address``: the study's limit of new
-    participants per network address (0: none); every simulated annotator comes from 127.0.0.1,
-    as a lab session behind one address does."""
-    env = server_env()
-    for command in (["migrate"], ["collectstatic"]):
-        subprocess.run(
-            [sys.executable, "manage.py", *command, "--noinput", "-v", "0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-        )
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from annotation.services import study as study_services
-    from benchmarks.models import Dataset, Generation, Generator, Procedure
-
-    ds = Dataset.objects.create(name="bench-annotation", version="v1")
-    gen = Generator.objects.create(name="bench-model")
-    words = (
-        "Measure the ingredients carefully and combine them in a clean bowl before heating gently"
-    )
-    source_text = " ".join([words] * 45)  # about 4 KB of mined web text per procedure
-    completion = "\n".join(f"{s}. {words}." for s in range(1, N_STEPS + 1))
-    procs = Procedure.objects.bulk_create(
-        [
-            Procedure(
-                dataset=ds,
-                source_example_id=f"b-{i}",
-                goal=f"Goal {i}: prepare a simple dish at home with basic tools.",
-                resources=["bowl", "pan", "spoon", "stove"],
-                steps=[f"{words} (reference step {s})." for s in range(1, N_STEPS + 1)],
-                source_text=source_text,  # as imported procedures carry (2.5-6 KB)
-            )
-            for i in range(n_items)
-        ]
-    )
-    gens = Generation.objects.bulk_create(
-        [
-            Generation(
-                procedure=p,
-                generator=gen,
-                predicted_steps=[f"{words} (generated step {s})." for s in range(1, N_STEPS + 1)],
-                model_completion=completion,
-            )
-            for p in procs
-        ]
-    )
-    study = study_services.study_create(
-        name="Load benchmark",
-        generation_ids=[g.pk for g in gens],
-        overlap=3,
-        items_per_participant=100_000,
-        min_seconds_per_item=0,
-        attention_rate=0,
-        prolific_study_id="BENCH",
-        new_participants_per_address=per_address,
-    )
-    from django.db import connection, connections
-
-    with (
-        connection.cursor() as cursor
-    ):  # fresh statistics, as autovacuum would have after a bulk load
-        cursor.execute("ANALYZE")
-    connections.close_all()
-    return study.slug
-
-
-def stored_counts(slug: str) -> dict[str, int]:
-    """What the server stored for the study: participants and annotations (rows)."""
-    from annotation.models import Annotation, Participant
-
-    return {
-        "participants": Participant.objects.filter(study__slug=slug).count(),
-        "annotations": Annotation.objects.filter(participant__study__slug=slug).count(),
-    }
 
 
 def run_locust(
@@ -213,6 +138,11 @@ def _floor_segment(pid: int, port: int, slug: str, users: int, seconds: int) -> 
         "failed": failed,
         "failure_lines": lines,
     }
+
+
+def percentiles(ms: dict) -> str:
+    """``p50 … ms  p95 … ms  p99 … ms`` of Locust's percentiles (``{"50%": …}``)."""
+    return f"p50 {ms['50%']:.0f} ms  p95 {ms['95%']:.0f} ms  p99 {ms['99%']:.0f} ms"
 
 
 def main() -> int:
@@ -365,13 +295,11 @@ def main() -> int:
         }
         (OUT / "annotation-floor.json").write_text(json.dumps(result, indent=2))
         print(f"bare-view floor: {args.users} users, {args.seconds} s, {server}, {settings_note}")
+        print(f"  {percentiles(result['floor_ms'])}  ({n} requests, {result['failures']} failed)")
         print(
-            f"  p50 {result['floor_ms']['50%']:.0f} ms  p95 {result['floor_ms']['95%']:.0f} ms  "
-            f"p99 {result['floor_ms']['99%']:.0f} ms  ({n} requests, {result['failures']} failed)"
-        )
-        print(
-            f"  {result['requests_per_s']} requests/s; gunicorn CPU {result['gunicorn_cpu_ms_per_request']} "
-            f"ms/request; Locust CPU {result['locust_cpu_ms_per_request']} ms/request"
+            f"  {result['requests_per_s']} requests/s; "
+            f"gunicorn CPU {result['gunicorn_cpu_ms_per_request']} ms/request; "
+            f"Locust CPU {result['locust_cpu_ms_per_request']} ms/request"
         )
         print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
         return ledger.verdict()
@@ -432,27 +360,30 @@ def main() -> int:
         }
     (OUT / "annotation.json").write_text(json.dumps(result, indent=2))
     print(
-        f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL, {settings_note}"
+        f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL, "
+        f"{settings_note}"
     )
     print(
-        f"  item page  p50 {result['item_page_ms']['50%']:.0f} ms  p95 {result['item_page_ms']['95%']:.0f} ms  "
-        f"p99 {result['item_page_ms']['99%']:.0f} ms  ({result['item_requests']} requests, {result['item_failures']} failed)"
+        f"  item page  {percentiles(result['item_page_ms'])}  "
+        f"({result['item_requests']} requests, {result['item_failures']} failed)"
     )
     print(
-        f"  save       p50 {result['save_ms']['50%']:.0f} ms  p95 {result['save_ms']['95%']:.0f} ms  "
-        f"p99 {result['save_ms']['99%']:.0f} ms  ({saves_ok} saved, {result['save_failures']} failed)"
+        f"  save       {percentiles(result['save_ms'])}  "
+        f"({saves_ok} saved, {result['save_failures']} failed)"
     )
     nxt = result["next_item_ms"]
     print(f"  next item  p50 {nxt['50%']:.0f} ms  p95 {nxt['95%']:.0f} ms  (after each save)")
     print(f"  throughput {result['items_per_s']} items/s")
     print(
         f"  server CPU {result['gunicorn_cpu_ms_per_item']} ms/item (gunicorn); "
-        f"PostgreSQL {result['postgres_cpu_ms_per_item_all_processes']} ms/item (all postgres processes "
-        f"on a shared machine), {result['postgres_cpu_ms_per_item_own_backends']} ms/item (the "
-        f"backends of this database); Locust {result['locust_cpu_ms_per_item']} ms/item"
+        f"PostgreSQL {result['postgres_cpu_ms_per_item_all_processes']} ms/item "
+        f"(all postgres processes on a shared machine), "
+        f"{result['postgres_cpu_ms_per_item_own_backends']} ms/item "
+        f"(the backends of this database); Locust {result['locust_cpu_ms_per_item']} ms/item"
     )
     print(
-        f"  item page  {weight['total_gzip'] / 1024:.1f} kB gzip in all (HTML {weight['html_gzip'] / 1024:.1f} kB; "
+        f"  item page  {weight['total_gzip'] / 1024:.1f} kB gzip in all "
+        f"(HTML {weight['html_gzip'] / 1024:.1f} kB; "
         f"{weight['total_raw'] / 1024:.1f} kB uncompressed)"
     )
     if floor_run is not None:
@@ -466,7 +397,8 @@ def main() -> int:
     print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
     print(
         f"  stored: {result['participants_stored']} participants (of {args.users} simulated), "
-        f"{result['annotations_stored']} annotations (the simulated users counted {saves_ok} saves); "
+        f"{result['annotations_stored']} annotations "
+        f"(the simulated users counted {saves_ok} saves); "
         f"{failed} failed requests in all (setup included)"
     )
     return ledger.verdict()

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 
 from tests.perf import _annotation_server as srv  # noqa: E402  (the database's name: its home)
-from tests.perf import bench_annotation as h2r  # noqa: E402
+from tests.perf import _annotation_study as study  # noqa: E402
 from tests.perf._honest import Ledger  # noqa: E402
 from tests.support.item_path_probe import HEAVY  # noqa: E402
 
@@ -150,15 +150,15 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def web(args) -> dict:
-    h2r.recreate_db()
+    srv.recreate_db()
     proc = None
     ledger = Ledger(f"web memory, {args.users} participants x {args.items_each} items")
     try:
-        slug = h2r.seed(args.items, args.users + 1)
-        proc, port = h2r.start_gunicorn(args.workers, h2r.OUT / "memory-gunicorn.log")
+        slug = study.seed(args.items, args.users + 1)
+        proc, port = srv.start_gunicorn(args.workers, srv.OUT / "memory-gunicorn.log")
         pids = workers_of(proc)
         at_boot = {pid: memory(pid) for pid in pids}
-        stored0 = h2r.stored_counts(slug)
+        stored0 = study.stored_counts(slug)
         saves = 0
         for u in range(args.users):
             annotator = Annotator(port, slug, f"MEM{u:04d}", ledger)
@@ -167,14 +167,14 @@ def web(args) -> dict:
                     saves += annotator.save_one()
         time.sleep(0.5)
         served = {pid: memory(pid) for pid in pids}
-        stored1 = h2r.stored_counts(slug)
+        stored1 = study.stored_counts(slug)
         ledger.expect("annotations", saves, before=stored0["annotations"])
         ledger.stored("annotations", stored1["annotations"])
         ledger.users(args.users, stored1["participants"] - stored0["participants"])
         probe = subprocess.run(
             [sys.executable, "-m", "tests.support.item_path_probe", slug],
             cwd=ROOT,
-            env=h2r.server_env(),  # the same production settings as the workers
+            env=srv.server_env(),  # the same production settings as the workers
             capture_output=True,
             text=True,
             timeout=120,
@@ -189,7 +189,7 @@ def web(args) -> dict:
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
-        h2r.drop_db()
+        srv.drop_db()
     return {
         "workers_at_boot": list(at_boot.values()),
         "workers_after_item_path": list(served.values()),
@@ -341,20 +341,20 @@ def main() -> int:
     ap.add_argument("--judge-n", type=int, default=3000)
     ap.add_argument("--only", choices=["web", "judge"], default="")
     args = ap.parse_args()
-    h2r.OUT.mkdir(parents=True, exist_ok=True)
+    srv.OUT.mkdir(parents=True, exist_ok=True)
     if not args.only:  # each part in its own process (the web part sets production settings up)
         codes = [
             subprocess.run([sys.executable, __file__, *sys.argv[1:], "--only", part]).returncode
             for part in ("web", "judge")
         ]
         parts = {
-            p: json.loads((h2r.OUT / f"memory-{p}.json").read_text()) for p in ("web", "judge")
+            p: json.loads((srv.OUT / f"memory-{p}.json").read_text()) for p in ("web", "judge")
         }
-        (h2r.OUT / "memory.json").write_text(json.dumps(parts, indent=2))
+        (srv.OUT / "memory.json").write_text(json.dumps(parts, indent=2))
         return int(any(codes))
     data = web(args) if args.only == "web" else judge(args)
     report(args.only, data, args)
-    (h2r.OUT / f"memory-{args.only}.json").write_text(json.dumps(data, indent=2))
+    (srv.OUT / f"memory-{args.only}.json").write_text(json.dumps(data, indent=2))
     return 0 if data["ok"] else 1
 
 

@@ -48,18 +48,19 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.perf import _annotation_server as srv  # noqa: E402
+from tests.perf import _annotation_study as study  # noqa: E402
 from tests.perf import _locust_saves, peers  # noqa: E402
-from tests.perf import bench_annotation as h2r  # noqa: E402
 from tests.perf._annotation_server import wait_listening  # noqa: E402
+from tests.perf._cpu import process_cpu  # noqa: E402
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
 
 srv.DB_NAME = "h2r_peers_annotation"
-h2r.OUT = srv.OUT = peers.OUT / "peers"  # its logs and Locust files; the static root
+srv.OUT = peers.OUT / "peers"  # its logs and Locust files; the static root
 WORDS = "Measure the ingredients carefully and combine them in a clean bowl before heating gently"
-N_STEPS = h2r.N_STEPS
+N_STEPS = study.N_STEPS
 PORTS = range(18600, 18700)
 # what the simulated users counted (tests/perf/_locust_saves.py)
-SAVES_FILE = h2r.OUT / "saves.json"
+SAVES_FILE = srv.OUT / "saves.json"
 
 
 def free_port() -> int:
@@ -153,13 +154,13 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def locust(locustfile: Path, port: int, users: int, seconds: int, env: dict) -> dict:
-    prefix = h2r.OUT / "locust"
+    prefix = srv.OUT / "locust"
     cmd = [str(Path(sys.executable).with_name("locust")), "-f", str(locustfile), "--headless"]
     cmd += ["-u", str(users), "-r", str(users), "-t", f"{seconds}s"]
     cmd += ["--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary"]
     cmd += ["--loglevel", "WARNING", "--stop-timeout", "5"]
     SAVES_FILE.unlink(missing_ok=True)
-    with (h2r.OUT / "locust.log").open("wb") as log:
+    with (srv.OUT / "locust.log").open("wb") as log:
         subprocess.run(
             cmd,
             cwd=ROOT,
@@ -192,7 +193,7 @@ def row_from(
     nxt = save if in_place else item
     saves, cut = _locust_saves.read(SAVES_FILE, users=users)
     ledger.expect("saved items", saves, before=ledger.before.get("saved items", 0), in_flight=cut)
-    failed, details = locust_refusals(h2r.OUT / "locust")
+    failed, details = locust_refusals(srv.OUT / "locust")
     ledger.refused(failed, "; ".join(details) or "failed request")
     return {
         "tool": tool,
@@ -221,9 +222,9 @@ def potato_run(python: Path, home: Path, users: int, args) -> dict:
 
         urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60).read()  # warm-up
         load0 = peers.load()
-        cpu0 = h2r.process_cpu(proc.pid)
+        cpu0 = process_cpu(proc.pid)
         stats = locust(HERE / "locustfile_potato.py", port, users, args.seconds, {})
-        cpu = h2r.process_cpu(proc.pid) - cpu0
+        cpu = process_cpu(proc.pid) - cpu0
     finally:
         stop(proc)
     stored, annotators = potato_stored(home)
@@ -253,16 +254,16 @@ def h2r_run(users: int, args) -> dict:
     """One run on the study seeded by the first (its items outlast every run's saves: each
     annotator is new, k = 3), on a fresh gunicorn."""
     if "slug" not in _SEEDED:
-        h2r.recreate_db()
-        _SEEDED["slug"] = h2r.seed(args.items)
+        srv.recreate_db()
+        _SEEDED["slug"] = study.seed(args.items)
     slug = _SEEDED["slug"]
     proc = None
     try:
-        proc, port = h2r.start_gunicorn(3, h2r.OUT / "gunicorn.log")
-        h2r.page_weight(port, slug)  # warm-up: one annotator's way in, as bench_annotation.py
-        before = h2r.stored_counts(slug)
+        proc, port = srv.start_gunicorn(3, srv.OUT / "gunicorn.log")
+        srv.page_weight(port, slug)  # warm-up: one annotator's way in, as bench_annotation.py
+        before = study.stored_counts(slug)
         load0 = peers.load()
-        cpu0 = h2r.process_cpu(proc.pid)
+        cpu0 = process_cpu(proc.pid)
         stats = locust(
             HERE / "locustfile_annotation.py",
             port,
@@ -270,11 +271,11 @@ def h2r_run(users: int, args) -> dict:
             args.seconds,
             {"BENCH_STUDY_SLUG": slug, "BENCH_N_STEPS": str(N_STEPS), "BENCH_MODE": "annotate"},
         )
-        cpu = h2r.process_cpu(proc.pid) - cpu0
+        cpu = process_cpu(proc.pid) - cpu0
     finally:
         if proc is not None:
             stop(proc)
-    after = h2r.stored_counts(slug)
+    after = study.stored_counts(slug)
     ledger = Ledger(f"how2review, {users} users").expect(
         "saved items", 0, before=before["annotations"]
     )
@@ -330,7 +331,7 @@ def main() -> int:
     ap.add_argument("--only", choices=["potato", "how2review"], default="")
     ap.add_argument("--potato-version", default=os.environ.get("POTATO_VERSION", "2.12.1"))
     args = ap.parse_args()
-    h2r.OUT.mkdir(parents=True, exist_ok=True)
+    srv.OUT.mkdir(parents=True, exist_ok=True)
     versions = {"how2review": peers.git_head(), "Python": sys.version.split()[0]}
     python = None
     if args.only != "how2review":
@@ -351,7 +352,7 @@ def main() -> int:
                     print(f"round {r}, {users} users, how2review: {rows[-1]}", flush=True)
     finally:
         if _SEEDED:
-            h2r.drop_db()
+            srv.drop_db()
     text = report(rows, args, versions)
     print(text)
     # stored = counted for both tools; a refused request fails how2review's rows only (a peer's

@@ -9,12 +9,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.agreement import LEVELS
-from annotation.agreement_report import (
-    LabelFileError,
-    build_report,
-    parse_label_csv,
-    report_to_text,
-)
+from annotation.agreement_report import build_report, report_to_text
+from annotation.label_file import LabelFileError, parse_label_csv
 
 
 class Command(BaseCommand):

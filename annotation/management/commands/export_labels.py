@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Study
-from annotation.selectors import report as rs
+from annotation.selectors import exports
 from core.streaming import export_lines, write_lines
 
 
@@ -22,19 +22,19 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=("csv", "jsonl"), default="jsonl")
         parser.add_argument("--output", help="file to write (default: standard output)")
         parser.add_argument("--gold", action="store_true", help="the adjudicated gold set instead")
-        parser.add_argument("--kind", choices=rs.GOLD_KINDS, default="qualification")
-        parser.add_argument("--key", choices=rs.GOLD_KEYS, default="generation_id")
+        parser.add_argument("--kind", choices=exports.GOLD_KINDS, default="qualification")
+        parser.add_argument("--key", choices=exports.GOLD_KEYS, default="generation_id")
 
     def handle(self, *args, **opts):
         study = Study.objects.filter(pk=opts["study"]).first()
         if study is None:
             raise CommandError(f"--study {opts['study']}: no such study")
         if opts["gold"]:
-            rows = rs.study_gold_rows(study=study, kind=opts["kind"], key=opts["key"])
-            fields = rs.gold_fields(key=opts["key"])
+            rows = exports.study_gold_rows(study=study, kind=opts["kind"], key=opts["key"])
+            fields = exports.gold_fields(key=opts["key"])
         else:
-            rows = rs.study_item_label_rows(study=study)
-            fields = rs.ITEM_EXPORT_FIELDS
+            rows = exports.study_item_label_rows(study=study)
+            fields = exports.ITEM_EXPORT_FIELDS
         lines = export_lines(rows, fields=fields, fmt=opts["format"])
         if not opts["output"]:
             write_lines(lines, stdout=self.stdout)

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.packs.longproc import extract_fenced, extract_tagged, extract_tom_trace
+from benchmarks.packs.longproc_answers import extract_fenced, extract_tagged, extract_tom_trace
 from benchmarks.packs.longproc_validators import cities_from
 from benchmarks.packs.protocols.base import (
     Protocol,

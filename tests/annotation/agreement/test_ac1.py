@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation import agreement as ag
-from annotation.agreement_report import LabelRow, build_report
+from annotation.agreement_report import build_report
+from annotation.label_file import LabelRow
 from tests.annotation.agreement.test_published_values import K2011_C, wide
 
 

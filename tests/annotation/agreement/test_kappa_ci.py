@@ -17,7 +17,8 @@ from annotation.agreement.kappa_ci import (
     kappa_of_tables,
     mean_cohen_kappa_bootstrap_ci,
 )
-from annotation.agreement_report import LabelRow, build_report, report_to_text
+from annotation.agreement_report import build_report, report_to_text
+from annotation.label_file import LabelRow
 
 
 def _matrix(seed=5, n_items=80, annotators=("a", "b", "c"), p_missing=0.2):

@@ -5,7 +5,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from annotation.agreement_report import build_report, parse_label_csv
+from annotation.agreement_report import build_report
+from annotation.label_file import parse_label_csv
 from annotation.plots import report_plots
 from core.charts import bar_chart_svg, confusion_matrix_svg
 from tests.annotation.agreement.test_report import CSV

@@ -6,14 +6,8 @@ import json
 import pytest
 
 from annotation.agreement import ONE_ANNOTATOR
-from annotation.agreement_report import (
-    LabelFileError,
-    LabelRow,
-    build_report,
-    location_label,
-    parse_label_csv,
-    report_to_text,
-)
+from annotation.agreement_report import build_report, location_label, report_to_text
+from annotation.label_file import LabelFileError, LabelRow, parse_label_csv
 
 CSV = """item_id,annotator_id,label,first_failure_step,topic
 i1,a,has_failure,2,cooking

@@ -8,9 +8,9 @@ from django.core.exceptions import ValidationError
 
 from annotation.labels import parse_form
 from annotation.models import Annotation, AttentionCheckResult, Study
+from annotation.selectors.exports import study_item_label_rows
 from annotation.selectors.flow import study_export_rows
 from annotation.selectors.forms import item_view, study_form
-from annotation.selectors.report import study_item_label_rows
 from annotation.selectors.report_forms import form_report_display, study_form_report
 from annotation.services import study as study_services
 from annotation.services.assignment import participant_current_assignment

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.known_items import parse_known_items
 from annotation.models import Adjudication, Study, StudyItem
-from annotation.selectors import report as rs
+from annotation.selectors import adjudication
 from annotation.services import adjudication as adj
 
 pytestmark = pytest.mark.django_db
@@ -22,16 +22,16 @@ def ids(study, *positions):
 
 
 def test_queue_lists_label_disagreements_unadjudicated_first(labelled_study, researcher_user):
-    queue = rs.adjudication_queue(study=labelled_study)
+    queue = adjudication.adjudication_queue(study=labelled_study)
     assert [q["item_id"] for q in queue] == ids(labelled_study, 2, 3, 5)
     assert all(q["reason"] == "label" and q["n_labels"] == 3 for q in queue)
-    with_location = rs.adjudication_queue(study=labelled_study, include_location=True)
+    with_location = adjudication.adjudication_queue(study=labelled_study, include_location=True)
     assert [q["item_id"] for q in with_location] == ids(labelled_study, 2, 3, 5, 4)
     assert with_location[-1]["reason"] == "location"
     adj.adjudication_record(
         item=labelled_study.items_by_position[2], has_failure=False, adjudicator=researcher_user
     )
-    queue = rs.adjudication_queue(study=labelled_study)
+    queue = adjudication.adjudication_queue(study=labelled_study)
     assert [q["item_id"] for q in queue] == ids(labelled_study, 3, 5, 2)
     assert queue[-1]["adjudicated"] and queue[-1]["adjudicated_label"] == "no failure"
 

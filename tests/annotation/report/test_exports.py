@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.selectors import report as rs
+from annotation.selectors import exports
 from annotation.services import adjudication as adj
 from tests.annotation.factories import NO, label_study, make_study
 
@@ -26,10 +26,10 @@ def download(client, study, fmt):
 
 
 def test_majority_of_reports_ties():
-    assert rs.majority_of([True, True, False]) == ("failure", False)
-    assert rs.majority_of([False, False, True]) == ("no failure", False)
-    assert rs.majority_of([True, False]) == ("tie", True)
-    assert rs.majority_of([]) == ("", False)
+    assert exports.majority_of([True, True, False]) == ("failure", False)
+    assert exports.majority_of([False, False, True]) == ("no failure", False)
+    assert exports.majority_of([True, False]) == ("tie", True)
+    assert exports.majority_of([]) == ("", False)
 
 
 def test_jsonl_has_every_label_majority_and_adjudication(
@@ -75,7 +75,7 @@ def test_csv_with_ties(researcher_client):
     study = make_study(n_items=2, overlap=2, items_per_participant=2, attention_rate=0.0)
     label_study(study, {0: {"A": 2, "B": NO}, 1: {"A": NO, "B": NO}}, ["A", "B"])
     rows = list(csv.DictReader(io.StringIO(download(researcher_client, study, "csv"))))
-    assert tuple(rows[0].keys()) == rs.ITEM_EXPORT_FIELDS
+    assert tuple(rows[0].keys()) == exports.ITEM_EXPORT_FIELDS
     assert [(r["majority"], r["majority_tie"]) for r in rows] == [
         ("tie", "True"),
         ("no failure", "False"),

@@ -9,6 +9,7 @@ import re
 import krippendorff
 import numpy as np
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 
 from annotation.models import AttentionCheckResult
@@ -231,3 +232,21 @@ def test_cached_report_refreshes_when_an_attention_check_is_recorded(labelled_st
     assert fresh["signature"] != first["signature"]
     rows = {r["annotator_id"]: r for r in fresh["annotators"]}
     assert rows["B"]["attention"] == {"value": 0.0, "passed": 0, "total": 1}
+
+
+def test_a_report_is_built_once_until_its_study_changes(labelled_study):
+    cache.clear()
+    built = []
+
+    def build(signature):
+        built.append(signature)
+        return {"signature": signature}
+
+    args = {"study": labelled_study, "name": "built-once", "n_resamples": 0, "build": build}
+    first = rs.cached_study_report(**args, use_cache=True)
+    assert rs.cached_study_report(**args, use_cache=True) == first and len(built) == 1
+    p = labelled_study.participants_by_name["B"]
+    AttentionCheckResult.objects.create(participant=p, kind="planted", passed=True)
+    assert rs.cached_study_report(**args, use_cache=True) != first and len(built) == 2
+    rs.cached_study_report(**args, use_cache=False)
+    assert len(built) == 3

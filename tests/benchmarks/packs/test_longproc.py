@@ -3,7 +3,7 @@ exact trace match, tag extraction that keeps <think>, termination (Travel: test_
 
 import pytest
 
-from benchmarks.packs import longproc
+from benchmarks.packs import longproc, longproc_answers
 from benchmarks.packs.longproc_validators import validate_countdown
 from benchmarks.packs.registry import get_pack
 
@@ -100,10 +100,12 @@ def test_extraction_keeps_think_content_and_takes_the_last_block():
         == 0
     )
     assert (
-        longproc.extract_tagged("<solving procedure>x</Solving  Procedure>", "Solving Procedure")
+        longproc_answers.extract_tagged(
+            "<solving procedure>x</Solving  Procedure>", "Solving Procedure"
+        )
         == "x"
     )
-    assert longproc.extract_tagged("<Plan>unclosed", "Plan") is None
+    assert longproc_answers.extract_tagged("<Plan>unclosed", "Plan") is None
 
 
 # --- trace match, row F1, termination ----------------------------------------------------------
@@ -111,10 +113,10 @@ def test_extraction_keeps_think_content_and_takes_the_last_block():
 
 def test_normalisation_and_exact_trace_match():
     assert (
-        longproc.normalize("  From Paris,  take a TRAIN to Rome.\n")
+        longproc_answers.normalize("  From Paris,  take a TRAIN to Rome.\n")
         == "from paris take a train to rome"
     )
-    assert longproc.normalize("The cat", articles=True) == "cat"
+    assert longproc_answers.normalize("The cat", articles=True) == "cat"
     gold = "From Paris, take a train to Rome.\nFrom Rome, take a bus to Oslo."
     pack = get_pack("longproc-path-traversal")
     same = pack.score(

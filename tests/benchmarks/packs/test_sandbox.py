@@ -173,6 +173,20 @@ def test_limits_options_are_checked():
             Limits.from_options(bad)
 
 
+def test_the_pack_refuses_bad_options_before_any_code_runs(monkeypatch):
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the sandbox ran")
+
+    monkeypatch.setattr("benchmarks.packs.longproc_code.run_tests", must_not_run)
+    pack = get_pack("longproc-pseudocode-to-code")
+    record = {"id": "spoc-1", "tests": ADD, "prediction": "```cpp\nint main(){}\n```"}
+    with pytest.raises(ValueError, match="fallback must be 'none' or 'whole'"):
+        pack.score_with(record, {"fallback": "all"})
+    for reasons in ("stop", ["stop", 1]):
+        with pytest.raises(ValueError, match="terminated_reasons must be a list"):
+            pack.score_with(record, {"terminated_reasons": reasons})
+
+
 def test_pack_scores_the_cpp_block_of_an_answer():
     pack = get_pack("longproc-pseudocode-to-code")
     assert pack.sandboxed
