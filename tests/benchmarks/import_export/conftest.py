@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.models import Dataset
-from tests.benchmarks.import_export.files import EXAMPLES, run, write_jsonl
+from tests.benchmarks.import_export.support import EXAMPLES, run, write_jsonl
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError
 
 from benchmarks.models import Dataset, Generator
-from tests.benchmarks.import_export.files import EXAMPLES, gens_for, run
+from tests.benchmarks.import_export.support import EXAMPLES, gens_for, run
 
 pytestmark = pytest.mark.django_db
 

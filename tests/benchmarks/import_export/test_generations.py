@@ -9,7 +9,7 @@ from django.core.management import CommandError
 
 from benchmarks.models import Generation, Generator
 from benchmarks.tokens import count_steps_tokens
-from tests.benchmarks.import_export.files import (
+from tests.benchmarks.import_export.support import (
     EXAMPLES,
     export,
     gens_for,

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError
 
 from benchmarks.models import Dataset, Procedure
-from tests.benchmarks.import_export.files import EXAMPLES, export, run, snapshot, write_jsonl
+from tests.benchmarks.import_export.support import EXAMPLES, export, run, snapshot, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
