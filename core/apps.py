@@ -28,3 +28,7 @@ class CoreConfig(AppConfig):
         show_json_readably()
         # manage.py check and server start: every prepared statement compiles as the ORM does.
         checks.register(check_prepared_statements, CHECK_TAG)
+        # and every run model has a run type registered by its app (core.runs.registry)
+        from core.runs.registry import check_run_types
+
+        checks.register(check_run_types)
