@@ -13,7 +13,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
-        from core import tasks  # noqa: F401  registers core.run_chunk, which the engine sends by name
+        from core import tasks  # noqa: F401  registers core's tasks (the engine's core.run_chunk)
         from core.prepared import CHECK_TAG, check_prepared_statements
         from core.roles import ensure_roles
 

@@ -7,7 +7,8 @@ time and the engine does the rest, the same way for every type:
 
 1. :func:`launch` enqueues the first chunk once the creating transaction commits, on the queue
    the executor picks (:meth:`RunExecutor.queue`; vLLM offline work goes to the ``gpu`` queue).
-2. Each chunk is one Celery task (:func:`core.tasks.run_chunk`) calling :func:`execute`, which
+2. Each chunk is one Celery task (:func:`run_chunk`, this module's: the engine sends it without
+   naming it by string) calling :func:`execute`, which
    takes the run's lease with a fresh random token (a redelivered copy of the same message has
    another token, so it cannot work the run while the first copy holds it), finishes the
    launch where the type left part of it to the worker (its ``prepare_launch``), lets the
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from celery import current_app
+from celery import shared_task
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
@@ -99,9 +100,6 @@ class RunExecutor(ABC):
         return None
 
 
-RUN_CHUNK_TASK = "core.run_chunk"  # the registered name of core.tasks.run_chunk
-
-
 @dataclass(frozen=True)
 class ChunkOutcome:
     status: str  # more | waiting | done | failed | cancelled | busy | lost | inactive
@@ -129,12 +127,11 @@ def executor_for(model: type[Run]) -> RunExecutor:
 
 
 def enqueue(run: Run, *, countdown: float | None = None, lane: int | None = None) -> None:
-    """Send one chunk task for ``run`` (or its lane) now (:func:`launch` sends on commit). The
-    task (:func:`core.tasks.run_chunk`, which calls this module) is found by its registered
-    name, so the engine does not import it back (``core.apps`` registers it at start)."""
+    """Send one chunk task (:func:`run_chunk`) for ``run`` (or its lane) now (:func:`launch`
+    sends on commit)."""
     queue = executor_for(type(run)).queue(run)
     args = (run._meta.label, run.pk) if lane is None else (run._meta.label, run.pk, lane)
-    current_app.tasks[RUN_CHUNK_TASK].apply_async(args, countdown=countdown or None, queue=queue)
+    run_chunk.apply_async(args, countdown=countdown or None, queue=queue)
 
 
 def enqueue_by_id(
@@ -443,3 +440,18 @@ def execute_pending(model: type[Run], pk: int) -> Run | None:
     if run is None or not run.is_active:
         return run
     return execute_inline(run)
+
+
+# --- the chunk task -------------------------------------------------------------------------
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="core.run_chunk")
+def run_chunk(self, label: str, run_id: int, lane: int | None = None) -> str:
+    """One chunk of the run ``label`` (``app_label.ModelName``) ``run_id``, or of its lane
+    ``lane`` (a run worked in lanes): the engine's one Celery task (:mod:`core.tasks` lists it
+    for the workers). A run (lane) held by a live execution is looked at again when that
+    execution's lease would go stale."""
+    outcome = execute(label, run_id, lane=lane)
+    if outcome.status == "busy":
+        enqueue_by_id(label, run_id, countdown=outcome.retry_in_s, lane=lane)
+    return outcome.status
