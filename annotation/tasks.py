@@ -12,7 +12,7 @@ from celery import shared_task
 
 @shared_task(name="annotation.prolific_delivery_apply", acks_late=True, ignore_result=True)
 def prolific_delivery_apply(delivery_id: int) -> str:
-    from annotation.services.prolific_hooks import delivery_apply
+    from annotation.services.prolific_events import delivery_apply
 
     return delivery_apply(delivery_id=delivery_id)
 

@@ -57,3 +57,19 @@ class BenchmarksConfig(AppConfig):
         # annotation.apps do theirs): a task module first imported later in a long-lived process
         # was once missing from the app's registry (NotRegistered in CI)
         from benchmarks import tasks  # noqa: F401
+
+        register_run_types()
+
+
+def register_run_types() -> None:
+    """The benchmarks' run types on the run engine (:mod:`core.runs.registry`)."""
+    from benchmarks.models import GenerationRun, ScoringRun
+    from benchmarks.services.generation_batches import GenerationRunBatches
+    from benchmarks.services.generation_execution import GenerationRunExecutor
+    from benchmarks.services.scoring_execution import ScoringRunExecutor
+    from core.runs import registry
+
+    registry.register(
+        GenerationRun, executor=GenerationRunExecutor(), batch_adapter=GenerationRunBatches()
+    )
+    registry.register(ScoringRun, executor=ScoringRunExecutor())

@@ -13,7 +13,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
-        from core import tasks  # noqa: F401  registers core.run_chunk, which the engine sends by name
+        from core import tasks  # noqa: F401  registers core's tasks (the engine's core.run_chunk)
         from core.prepared import CHECK_TAG, check_prepared_statements
         from core.roles import ensure_roles
 
@@ -28,3 +28,7 @@ class CoreConfig(AppConfig):
         show_json_readably()
         # manage.py check and server start: every prepared statement compiles as the ORM does.
         checks.register(check_prepared_statements, CHECK_TAG)
+        # and every run model has a run type registered by its app (core.runs.registry)
+        from core.runs.registry import check_run_types
+
+        checks.register(check_run_types)

@@ -21,7 +21,7 @@ PROJECT_APPS = ("benchmarks", "mining", "annotation", "judging")
 RESEARCHER_WRITES = {
     "annotation.study",
     "annotation.studyitem",
-    "annotation.services.adjudication",
+    "annotation.adjudication",
 }
 
 

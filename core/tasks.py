@@ -1,6 +1,7 @@
-"""The one chunk task of the run engine (:mod:`core.runs.engine`); the resume of orphaned runs
-(when a worker starts, and every ``RUN_ORPHAN_SCAN_SECONDS`` from Celery beat, see
-``config.celery``); and the worker's health beacon (:mod:`core.health`)."""
+"""The tasks of core: the run engine's one chunk task (``core.run_chunk``, defined with the
+engine, :func:`core.runs.engine.run_chunk`, which sends it; listed here for the workers); the
+resume of orphaned runs (when a worker starts, and every ``RUN_ORPHAN_SCAN_SECONDS`` from Celery
+beat, see ``config.celery``); and the worker's health beacon (:mod:`core.health`)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,10 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 
+from core.runs import engine
+from core.runs.engine import run_chunk  # noqa: F401 - the engine's chunk task, listed for workers
+
 logger = logging.getLogger(__name__)
-
-
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="core.run_chunk")
-def run_chunk(self, label: str, run_id: int, lane: int | None = None) -> str:
-    """One chunk of the run ``label`` (``app_label.ModelName``) ``run_id``, or of its lane
-    ``lane`` (a run worked in lanes). A run (lane) held by a live execution is looked at again
-    when that execution's lease would go stale."""
-    from core.runs import engine
-
-    outcome = engine.execute(label, run_id, lane=lane)
-    if outcome.status == "busy":
-        engine.enqueue_by_id(label, run_id, countdown=outcome.retry_in_s, lane=lane)
-    return outcome.status
 
 
 @shared_task(name="core.runs_resume_orphans", ignore_result=True, expires=300)
@@ -30,8 +21,6 @@ def runs_resume_orphans() -> list[str]:
     """Requeue the runs whose worker is gone (a stale heartbeat). Run by beat periodically and
     by each worker when it starts; repeating it is harmless (an execution that finds a run held
     does nothing)."""
-    from core.runs import engine
-
     resumed = engine.resume_orphans()
     if resumed:
         logger.warning("resumed orphaned runs: %s", ", ".join(resumed))

@@ -3,7 +3,7 @@
 No stage waits for the chunk's slowest reply: a document moves to its next stage as soon as
 its reply arrives, so the backend's request slots stay full from the chunk's first request to
 its last few. Stages that share a backend (the same config: one instance,
-:func:`mining.services.batches.stage_backends`) share its concurrency: one feed per
+:func:`mining.services.stage_backends.stage_backends`) share its concurrency: one feed per
 backend, later stages first (a document in flight finishes before a new one starts, so what is
 stored mid-way stays small). A backend whose ``complete_iter`` takes ``admit`` (the OpenAI
 client) is held open while its feed is empty and replies are due; one that does not (a vLLM

@@ -22,8 +22,6 @@ class MiningBatch(Run):
     counted again in ``n_failed``, which stays 0), tokens and cost the sums of the stage usage.
     """
 
-    executor_path = "mining.services.execution.MiningBatchExecutor"
-
     name = models.CharField(max_length=200)
     source_file = models.FileField(upload_to="mining/uploads/%Y/%m/", max_length=500, blank=True)
     # or, instead of an upload: a stored file, a shard directory or a glob (storage names)
@@ -130,8 +128,6 @@ class MiningPromotion(Run):
     engine's chunk task (embedding every candidate takes seconds to minutes), cancelled and
     resumed like every run. ``n_total`` is the candidates (kept documents with a topic),
     ``n_done`` the procedures in the promoted dataset: both counted from rows."""
-
-    executor_path = "mining.services.promotion.MiningPromotionExecutor"
 
     batch = models.ForeignKey(MiningBatch, on_delete=models.CASCADE, related_name="promotions")
     params = models.JSONField(

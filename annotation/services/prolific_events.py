@@ -8,7 +8,8 @@ same freeing as the idle timer's) and ends a session still in progress (stage "r
 the next participant gets those items. Other statuses (AWAITING REVIEW, APPROVED …) are
 recorded on the participant's :class:`~annotation.models.ProlificSubmission`. A status older
 than the one recorded (events are not delivered in order) changes nothing; applying the same
-status twice changes nothing either."""
+status twice changes nothing either. An accepted webhook delivery is applied once, by its task
+(:func:`delivery_apply`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Participant, ProlificStudy, ProlificSubmission, Study
+from annotation.models import (
+    Participant,
+    ProlificDelivery,
+    ProlificStudy,
+    ProlificSubmission,
+    Study,
+)
 from annotation.prolific import rules
 from annotation.services.assignment import participant_assignments_release
 
@@ -125,3 +132,30 @@ def study_status_apply(*, prolific_id: str, status: str, at: datetime, source: s
         row.status, row.status_at = status, at
         row.save(update_fields=["status", "status_at"])
     return f"study {prolific_id} is {status}"
+
+
+def delivery_apply(*, delivery_id: int) -> str:
+    """Apply an accepted delivery once (a second run finds it applied)."""
+    with transaction.atomic():
+        delivery = (
+            ProlificDelivery.objects.select_for_update()
+            .filter(pk=delivery_id, accepted=True)
+            .first()
+        )
+        if delivery is None or delivery.applied_at is not None:
+            return "nothing to apply"
+        at = delivery.sent_at or delivery.received_at
+        if delivery.event_type == "submission.status.change":
+            outcome = submission_status_apply(
+                submission_id=delivery.resource_id, status=delivery.status, at=at, source="webhook"
+            )
+        elif delivery.event_type == "study.status.change":
+            outcome = study_status_apply(
+                prolific_id=delivery.resource_id, status=delivery.status, at=at, source="webhook"
+            )
+        else:
+            outcome = f"event type {delivery.event_type} is not followed here"
+        delivery.outcome = outcome[:300]
+        delivery.applied_at = timezone.now()
+        delivery.save(update_fields=["outcome", "applied_at"])
+    return outcome

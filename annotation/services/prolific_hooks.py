@@ -25,19 +25,17 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from annotation import conf
 from annotation.models import ProlificCall, ProlificDelivery
 from annotation.prolific import signature
 from annotation.prolific.client import ProlificClient, ProlificError
 from annotation.services.prolific import logged_call
-from annotation.services.prolific_events import study_status_apply, submission_status_apply
+from annotation.tasks import prolific_delivery_apply
 from core.roles import is_admin
 
 log = logging.getLogger(__name__)
@@ -293,32 +291,5 @@ def delivery_receive(*, headers, body: bytes, now: float | None = None) -> Recei
 
 
 def _enqueue(delivery_id: int) -> None:
-    """Send the applying task by its name (``annotation.tasks`` imports this module)."""
-    current_app.tasks["annotation.prolific_delivery_apply"].apply_async(args=[delivery_id])
-
-
-def delivery_apply(*, delivery_id: int) -> str:
-    """Apply an accepted delivery once (a second run finds it applied)."""
-    with transaction.atomic():
-        delivery = (
-            ProlificDelivery.objects.select_for_update()
-            .filter(pk=delivery_id, accepted=True)
-            .first()
-        )
-        if delivery is None or delivery.applied_at is not None:
-            return "nothing to apply"
-        at = delivery.sent_at or delivery.received_at
-        if delivery.event_type == "submission.status.change":
-            outcome = submission_status_apply(
-                submission_id=delivery.resource_id, status=delivery.status, at=at, source="webhook"
-            )
-        elif delivery.event_type == "study.status.change":
-            outcome = study_status_apply(
-                prolific_id=delivery.resource_id, status=delivery.status, at=at, source="webhook"
-            )
-        else:
-            outcome = f"event type {delivery.event_type} is not followed here"
-        delivery.outcome = outcome[:300]
-        delivery.applied_at = timezone.now()
-        delivery.save(update_fields=["outcome", "applied_at"])
-    return outcome
+    """Send the applying task (:func:`annotation.services.prolific_events.delivery_apply`)."""
+    prolific_delivery_apply.apply_async(args=[delivery_id])

@@ -153,6 +153,9 @@ class LLMBackend(ABC):
     name: ClassVar[str] = ""
     capabilities: ClassVar[Capabilities] = Capabilities()
     mode: ClassVar[str] = "online"
+    # a backend around another one (``config["inner"]``, e.g. ``record``): the registry
+    # (:func:`benchmarks.llm.registry.build_backend`) builds that one and passes it as ``inner``
+    wraps: ClassVar[bool] = False
 
     def __init__(self, config: dict[str, Any]) -> None:
         if not config.get("model"):

@@ -145,7 +145,7 @@ class OpenAIBatchBackend(OpenAICompatBackend):
 
     def line(self, custom_id: str, request: LLMRequest) -> str:
         """One JSONL line: the body the online backend would POST, with its ``custom_id``."""
-        kw = self._kwargs(request)
+        kw = self.wire.kwargs(request)
         body: dict[str, Any] = {k: v for k, v in kw.items() if k != "extra_body"}
         body.update(kw.get("extra_body") or {})
         if self.endpoint == "chat":

@@ -28,6 +28,13 @@ coroutines of the ``openai`` client's async API on its aiohttp transport, on one
 requests (``complete``) the sync client. The rate limiter is shared by the backend's threads and,
 with Redis, every worker process using the limit key (:mod:`benchmarks.llm.ratelimit`). Retries
 (backoff with jitter, Retry-After) on 429, 5xx, timeouts, connection errors, malformed replies.
+
+Its public face, which the feed uses too: :meth:`OpenAICompatBackend.send` /
+:meth:`~OpenAICompatBackend.send_async` (one HTTP request, no retry; the body and the reply are
+:mod:`benchmarks.llm.openai_wire`'s), :meth:`~OpenAICompatBackend.after_failure` (the back-off
+or the final error), :meth:`~OpenAICompatBackend.estimate_tokens` (the rate limit's cost),
+:meth:`~OpenAICompatBackend.complete` and :meth:`~OpenAICompatBackend.complete_or_error` (with
+retries), :meth:`~OpenAICompatBackend.complete_iter` (many).
 """
 
 from __future__ import annotations
@@ -44,11 +51,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from benchmarks.llm import openai_feed
 from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.concurrency import build_gate
+from benchmarks.llm.openai_wire import WireFormat, estimate_tokens
 from benchmarks.llm.ratelimit import build_rate_limiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
 from core.secrets import api_key_env_error, llm_config_errors
@@ -82,12 +88,6 @@ def warm_up(*, tokens: bool = True) -> None:
         from benchmarks.tokens import count_tokens
 
         count_tokens("warm")
-
-
-def _dumps(value: Any) -> bytes:
-    """JSON as the ``openai`` client serializes a body (compact, UTF-8, no NaN); messages and
-    prompts go through orjson (the same bytes, 0.09-0.15 ms less a 13K prompt)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 @functools.cache
@@ -127,6 +127,10 @@ class OpenAICompatBackend(LLMBackend):
         # spread out instead of all at once, so none waits for the others to be read
         self.ramp_up_s: float = float(config.get("ramp_up_s") or 0.0)
         self.structured_output: bool = bool(config.get("structured_output", True))
+        # the request bodies and the replies (benchmarks.llm.openai_wire)
+        self.wire = WireFormat(
+            model=self.model, endpoint=self.endpoint, structured_output=self.structured_output
+        )
         self.transport: str = config.get("transport") or "auto"
         if self.transport not in ("auto", "aiohttp", "threads"):
             raise ValueError(
@@ -151,7 +155,6 @@ class OpenAICompatBackend(LLMBackend):
         self._aclient: openai.AsyncOpenAI | None = None  # the aiohttp transport's, on the loop
         self._client_lock = threading.Lock()
         self._response_type: type | None = None  # the HTTP library's Response, set with the client
-        self._heads: dict[tuple, tuple] = {}  # request shape -> its serialized body head
         self._key_prefix = os.urandom(6).hex()  # idempotency keys: this prefix and a counter
         self._requests = itertools.count()
         self._content_param = False  # the client's post takes bytes as ``content`` (3.x)
@@ -271,68 +274,7 @@ class OpenAICompatBackend(LLMBackend):
         if aclient is not None:
             openai_feed.close_client(aclient)
 
-    # -- one request ---------------------------------------------------------------------
-    def _kwargs(self, request: LLMRequest) -> dict[str, Any]:
-        kw: dict[str, Any] = {"model": self.model, "temperature": request.temperature}
-        if request.max_tokens is not None:
-            kw["max_tokens"] = request.max_tokens
-        if request.top_p is not None:
-            kw["top_p"] = request.top_p
-        if request.stop:
-            kw["stop"] = list(request.stop)
-        extra = dict(request.extra)
-        if request.json_schema is not None and self.structured_output:
-            if self.endpoint == "chat":
-                kw["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": request.json_schema_name,
-                        "schema": request.json_schema,
-                        "strict": True,
-                    },
-                }
-            else:  # vLLM's completions endpoint takes structured outputs in the body
-                extra.setdefault("structured_outputs", {"json": request.json_schema})
-        if extra:
-            kw["extra_body"] = extra
-        return kw
-
-    def _request_body(self, request: LLMRequest) -> tuple[str, bytes]:
-        """The path and JSON body of one request: everything but the prompt (model, decoding,
-        schema, extra) serialized once per request shape (:meth:`_body_head`), then the
-        messages (chat) or the prompt (completions)."""
-        if self.endpoint == "chat":
-            field, path, value = "messages", "/chat/completions", request.messages
-            if value is None:
-                if request.prompt is None:
-                    raise LLMError("request has neither messages nor prompt", retryable=False)
-                value = [{"role": "user", "content": request.prompt}]
-        else:
-            field, path, value = "prompt", "/completions", request.prompt
-            if value is None:
-                if not request.messages:
-                    raise LLMError("request has neither prompt nor messages", retryable=False)
-                value = "\n\n".join(m.get("content", "") for m in request.messages)
-        return path, self._body_head(request, field) + orjson.dumps(value) + b"}"
-
-    def _body_head(self, request: LLMRequest, field: str) -> bytes:
-        """The body up to ``"<field>":``, cached per shape (same decoding values, same schema
-        and extra objects: a judge's requests), keeping those objects alive (ids stay theirs)."""
-        key = (field, id(request.json_schema), id(request.extra), request.temperature)
-        key += (request.max_tokens, request.top_p, tuple(request.stop or ()))
-        key += (request.json_schema_name,)
-        hit = self._heads.get(key)
-        if hit is None:
-            kw = self._kwargs(request)
-            body = {k: v for k, v in kw.items() if k != "extra_body"}
-            body.update(kw.get("extra_body") or {})
-            body.pop(field, None)  # the request's own messages or prompt win
-            if len(self._heads) >= 64:
-                self._heads.clear()
-            head = _dumps(body)[:-1] + f',"{field}":'.encode()
-            hit = self._heads[key] = (request.json_schema, request.extra, head)
-        return hit[2]
-
+    # -- one request (no retries) ---------------------------------------------------------
     def _post_args(self, client: Any, path: str, body: bytes) -> tuple[str, dict[str, Any]]:
         """``client.post``'s URL and keywords: the absolute URL (a path is parsed twice a
         request), the body as bytes (``content``, openai 3.x), an idempotency key from a counter."""
@@ -342,52 +284,33 @@ class OpenAICompatBackend(LLMBackend):
             return url, {"content": body, "options": options}
         return url, {"body": json.loads(body), "options": options}
 
-    def _reply(self, content: bytes, started: float) -> LLMResponse:
-        """The reply's text and usage from its raw body (``ValueError`` when malformed: retried)."""
-        data = json.loads(content)
-        try:
-            choice = data["choices"][0]
-            if self.endpoint == "chat":
-                text = (choice.get("message") or {}).get("content") or ""
-            else:
-                text = choice.get("text") or ""
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ValueError(f"reply without choices: {str(data)[:200]}") from exc
-        usage = data.get("usage") or {}
-        return LLMResponse(
-            text=text,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason"),
-            latency_s=time.perf_counter() - started,
-            model=data.get("model") or self.model,
-        )
-
-    def _call(self, request: LLMRequest) -> LLMResponse:
-        """One HTTP request through the client's documented raw-request API
+    def send(self, request: LLMRequest) -> LLMResponse:
+        """One HTTP request, no retry, through the client's documented raw-request API
         (``client.post(path, ..., cast_to=httpx.Response)``): same auth, headers, timeouts and
         error types as ``chat.completions.create`` without the typed request transform and
-        response models, which cost ~1 ms of CPU a request (measured) and matter at 300+/s."""
-        path, body = self._request_body(request)
+        response models, which cost ~1 ms of CPU a request (measured) and matter at 300+/s.
+        Raises what the client raises (:meth:`after_failure` says whether to try again)."""
+        path, body = self.wire.body(request)
         started = time.perf_counter()
         client = self.client
         url, kw = self._post_args(client, path, body)
         raw = client.post(url, cast_to=self._response_type or _client_libs()[1].Response, **kw)
-        return self._reply(raw.content, started)
+        return self.wire.reply(raw.content, started)
 
-    async def _acall(self, request: LLMRequest) -> LLMResponse:
-        """:meth:`_call` on the async client (:mod:`benchmarks.llm.openai_feed`)."""
-        path, body = self._request_body(request)
+    async def send_async(self, request: LLMRequest) -> LLMResponse:
+        """:meth:`send` on the async client (:attr:`aclient`; the feed's event loop,
+        :mod:`benchmarks.llm.openai_feed`)."""
+        path, body = self.wire.body(request)
         started = time.perf_counter()
         url, kw = self._post_args(self._aclient, path, body)
         raw = await self._aclient.post(url, cast_to=self._response_type, **kw)
-        return self._reply(raw.content, started)
+        return self.wire.reply(raw.content, started)
 
-    def _estimate_tokens(self, request: LLMRequest) -> int:
-        chars = len(request.prompt or "") + sum(
-            len(m.get("content", "")) for m in (request.messages or [])
-        )
-        return chars // 4 + (request.max_tokens or 0)
+    def estimate_tokens(self, request: LLMRequest) -> int:
+        """What the request spends of the tokens-per-minute budget before its usage is known."""
+        return estimate_tokens(request)
+
+    # -- retries -------------------------------------------------------------------------
 
     @staticmethod
     def _retry_after(exc: Exception) -> float | None:
@@ -416,7 +339,7 @@ class OpenAICompatBackend(LLMBackend):
             return True, None  # malformed body (bad JSON): a server fault, try again
         return False, None
 
-    def _after_failure(self, exc: Exception, attempt: int) -> float | LLMError:
+    def after_failure(self, exc: Exception, attempt: int) -> float | LLMError:
         """The back-off before trying ``attempt`` + 1 again, or the error when the request
         fails for good (not retryable, or out of retries)."""
         retryable, status = self._classify(exc)
@@ -442,7 +365,7 @@ class OpenAICompatBackend(LLMBackend):
     def complete(self, request: LLMRequest) -> LLMResponse:
         """One request with retries; raises ``LLMError`` when it fails for good."""
         attempt = 0
-        tokens = self._estimate_tokens(request) if self.limiter.enabled else 0
+        tokens = self.estimate_tokens(request) if self.limiter.enabled else 0
         while True:
             self.limiter.acquire(tokens=tokens)
             try:
@@ -450,7 +373,7 @@ class OpenAICompatBackend(LLMBackend):
             except LLMError:
                 raise
             except Exception as exc:
-                delay = self._after_failure(exc, attempt)
+                delay = self.after_failure(exc, attempt)
                 if isinstance(delay, LLMError):
                     raise delay from exc
                 time.sleep(delay)
@@ -462,11 +385,12 @@ class OpenAICompatBackend(LLMBackend):
         back-off."""
         slot = self.gate.acquire()
         try:
-            return self._call(request)
+            return self.send(request)
         finally:
             self.gate.release(slot)
 
-    def _safe(self, request: LLMRequest) -> LLMResponse | LLMError:
+    def complete_or_error(self, request: LLMRequest) -> LLMResponse | LLMError:
+        """:meth:`complete` that returns the error instead of raising it (one item of many)."""
         try:
             return self.complete(request)
         except LLMError as exc:

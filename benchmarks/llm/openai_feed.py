@@ -119,19 +119,19 @@ async def _send(
     try:
         attempt = 0
         limited = backend.limiter.enabled
-        tokens = backend._estimate_tokens(request) if limited else 0
+        tokens = backend.estimate_tokens(request) if limited else 0
         while True:
             # the rate limit on the loop (a lock, or one Redis round trip): sent as soon as paid
             while limited and (wait := backend.limiter.try_acquire(tokens=tokens)) > 0:
                 await asyncio.sleep(wait)
             try:
-                result = await backend._acall(request)
+                result = await backend.send_async(request)
                 break
             except LLMError as exc:
                 result = exc
                 break
             except Exception as exc:  # noqa: BLE001 - classified: retried or failed for good
-                delay = backend._after_failure(exc, attempt)
+                delay = backend.after_failure(exc, attempt)
                 if isinstance(delay, LLMError):
                     result = delay
                     break
@@ -334,7 +334,7 @@ def thread_feed(
             for index, request in pending:
                 if started < width and backend.ramp_up_s and started:
                     time.sleep(backend.ramp_up_s / width)  # slow start: spread the first wave
-                future = pool.submit(backend._safe, request)
+                future = pool.submit(backend.complete_or_error, request)
                 future.add_done_callback(lambda f, i=index: finished.put((i, f)))
                 in_flight += 1
                 started += 1

@@ -49,7 +49,13 @@ def _name(config: dict[str, Any]) -> str:
 
 
 def build_backend(config: dict[str, Any]) -> LLMBackend:
-    return backend_class(_name(config))(config)
+    cls = backend_class(_name(config))
+    if not cls.wraps:
+        return cls(config)
+    inner = config.get("inner")  # a backend around another: that one is built first
+    if not isinstance(inner, dict):
+        raise ValueError(f"{cls.name} backend config: 'inner' (the backend it wraps) is required")
+    return cls(config, inner=build_backend(inner))
 
 
 def queue_for(config: dict[str, Any]) -> str | None:

@@ -179,14 +179,10 @@ class RecordingBackend(LLMBackend):
 
     name = "record"
     capabilities: ClassVar[Capabilities] = Capabilities(structured_output=True)
+    wraps = True  # ``inner`` is built from ``config["inner"]`` by the registry
 
-    def __init__(self, config: dict[str, Any]) -> None:
-        from benchmarks.llm.registry import build_backend
-
-        inner = config.get("inner")
-        if not isinstance(inner, dict):
-            raise ValueError("record backend config: 'inner' (the backend to record) is required")
-        self.inner = build_backend(inner)
+    def __init__(self, config: dict[str, Any], *, inner: LLMBackend) -> None:
+        self.inner = inner
         super().__init__({"model": self.inner.model, **config})
         self.path = recording_path(config.get("recording"), backend="record")
         self.limits = self.inner.limits

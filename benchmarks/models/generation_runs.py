@@ -21,8 +21,6 @@ from core.runs.models import Run
 
 
 class GenerationRun(Run):
-    executor_path = "benchmarks.services.generation_execution.GenerationRunExecutor"
-
     class Variant(models.TextChoices):
         BASE = "base", "Base (H.2, Figure 20)"
         INSTRUCT = "instruct", "Instruct (H.2, Figure 21)"

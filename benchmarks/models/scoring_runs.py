@@ -17,8 +17,6 @@ from core.runs.models import Run
 
 
 class ScoringRun(Run):
-    executor_path = "benchmarks.services.scoring_execution.ScoringRunExecutor"
-
     MAX_ERRORS_KEPT = 50
 
     generator = models.ForeignKey(

@@ -2,7 +2,8 @@
 pending requests go to the provider as batch files, Celery beat polls them, and each output
 file is stored once when its batch ends.
 
-A run type takes part through a :class:`BatchAdapter` (its executor's ``batch_adapter``): which
+A run type takes part through a :class:`BatchAdapter` (registered with its run type,
+:mod:`core.runs.registry`, by its app's ``ready()``): which
 items are pending and their requests, and how a result is stored (its usual store: a failed
 request counts an attempt and is sent again in a later batch while attempts are left, the run
 type's retry policy). The engine's chunk (:func:`work`):
@@ -37,13 +38,12 @@ from typing import Any
 from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
 from benchmarks.llm.batch import BatchState, NotRun, OpenAIBatchBackend, is_batch
 from benchmarks.llm.registry import build_backend
 from benchmarks.models import ProviderBatch
-from core.runs import engine
+from core.runs import engine, registry
 from core.runs.engine import KEEP_WORKING, Lease
 from core.runs.models import Run, RunStatus, lease_seconds
 
@@ -248,10 +248,9 @@ def _custom_id(line: str) -> str:
 
 
 def adapter_for(model: type[Run]) -> BatchAdapter | None:
-    """The run type's adapter: its executor's ``batch_adapter_path`` (a dotted path, since the
-    adapter's module imports the executor's), None for a run type without batch mode."""
-    path = getattr(engine.executor_for(model), "batch_adapter_path", None)
-    return import_string(path)() if path else None
+    """The run type's adapter (:mod:`core.runs.registry`), None for a run type without batch
+    mode."""
+    return registry.run_type(model).batch_adapter
 
 
 def work(*, run: Run, lease: Lease) -> bool | str:

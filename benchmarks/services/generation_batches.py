@@ -16,7 +16,7 @@ from benchmarks.llm.base import LLMRequest, LLMResponse, LLMResult
 from benchmarks.models import Generation, GenerationRun
 from benchmarks.services import batch_runs
 from benchmarks.services.batch_runs import BatchAdapter
-from benchmarks.services.generation_execution import (
+from benchmarks.services.generation_requests import (
     generation_build,
     generation_request,
     generation_run_backend_config,

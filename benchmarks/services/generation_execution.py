@@ -1,8 +1,9 @@
 """The work of a generation run, one chunk at a time, for the run engine (:mod:`core.runs`).
 
-:class:`GenerationRunExecutor` (named in ``GenerationRun.executor_path``) reads the procedures
-of the selection after the run's ``cursor`` that have no generation by the run's generator,
-``chunk_size`` at a time as the requests go out, sends their H.2 requests concurrently, parses,
+:class:`GenerationRunExecutor` (registered for ``GenerationRun`` in :mod:`benchmarks.apps`) reads
+the procedures of the selection after the run's ``cursor`` that have no generation by the run's
+generator, ``chunk_size`` at a time as the requests go out, sends their H.2 requests
+(:mod:`benchmarks.services.generation_requests`) concurrently, parses,
 scores and stores the replies in batches as they arrive (:data:`FLUSH_EVERY`,
 :data:`FLUSH_INTERVAL_S`), renewing the lease at most every :data:`BEAT_EVERY_S`; it keeps
 walking the run (its lane) page after page until none is left, the chunk's time is up
@@ -19,14 +20,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from benchmarks import generation as gen
 from benchmarks import scorers as sc
 from benchmarks.llm.base import (
     LLMBackend,
@@ -40,15 +40,14 @@ from benchmarks.llm.batch import is_batch
 from benchmarks.llm.registry import build_backend, queue_for
 from benchmarks.models import Generation, GenerationRun, Procedure
 from benchmarks.services import batch_runs
-from benchmarks.services.generation_protocols import (
-    Converter,
-    protocol_generation,
-    protocol_request,
-    protocol_summary,
+from benchmarks.services.generation_protocols import Converter, protocol_summary
+from benchmarks.services.generation_requests import (
+    generation_build,
+    generation_request,
+    generation_run_backend_config,
 )
 from benchmarks.services.generation_runs import generation_run_counts, generation_run_selection
 from benchmarks.services.scores import generation_scores_summary
-from benchmarks.tokens import count_steps_tokens
 from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
@@ -60,28 +59,14 @@ FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the r
 # requests in flight, never replies it already had
 # A batch is stored once it holds FLUSH_EVERY replies, FLUSH_INTERVAL_S after the last write,
 # or at once when nothing else is in flight or the feed waits for a slot (its next request
-# waits on this write). One transaction per reply (a flush of 1) kept the chunk's thread
-# waiting on PostgreSQL ~70% of a CPU-bound run (three commits and a lease beat per reply).
+# waits on this write). One transaction per reply kept the chunk's thread waiting on PostgreSQL
+# ~70% of a CPU-bound run (three commits and a lease beat per reply).
 FLUSH_EVERY = 32
 FLUSH_INTERVAL_S = 0.05
 BEAT_EVERY_S = 1.0  # the lease's beat (renewal; cancel, chunk time) at most this often
 
 
-# --- requests and replies -------------------------------------------------------------------
-def generation_run_backend_config(*, run: GenerationRun) -> dict[str, Any]:
-    return {
-        **run.backend_options,
-        "backend": run.backend,
-        "base_url": run.base_url,
-        "model": run.model,
-        "api_key_env": run.api_key_env,
-        # backend_options may name the endpoint (bench: vLLM's mode, chat for API models)
-        "endpoint": run.backend_options.get("endpoint")
-        or ("completions" if run.variant == "base" else "chat"),
-        "concurrency": run.concurrency,
-    }
-
-
+# --- the run's backend, one per process and config ----------------------------------------
 _BACKENDS: dict[str, LLMBackend] = {}  # per process: connections, rate limits, vLLM engines
 _BACKENDS_MAX = 8
 
@@ -96,65 +81,6 @@ def _backend_for(run: GenerationRun) -> LLMBackend:
             _BACKENDS.pop(next(iter(_BACKENDS))).close()
         _BACKENDS[key] = backend
     return backend
-
-
-def generation_request(*, run: GenerationRun, procedure: Procedure) -> LLMRequest:
-    if run.protocol and run.protocol != "how2everything":  # a paper's protocol (packs)
-        return protocol_request(run=run, procedure=procedure)
-    prompt = gen.build_prompt(
-        variant=run.variant,
-        goal=procedure.goal,
-        resources=procedure.resources or [],
-        n_steps=max(1, len(procedure.steps)),
-    )
-    d = run.decoding
-    common = {
-        "temperature": float(d.get("temperature", 0.0)),
-        "max_tokens": d.get("max_tokens"),
-        "top_p": d.get("top_p"),
-        "stop": list(d.get("stop") or []) or None,
-        "extra": dict(d.get("extra") or {}),
-    }
-    if run.variant == "base":
-        return LLMRequest(prompt=prompt, **common)
-    return LLMRequest(messages=[{"role": "user", "content": prompt}], **common)
-
-
-def generation_build(
-    *,
-    run: GenerationRun,
-    procedure: Procedure,
-    response: LLMResponse,
-    scorers: Sequence[sc.Scorer],
-    converter: Converter | None = None,
-) -> Generation:
-    """An unsaved Generation from a response: stop applied, steps parsed, tokens counted, scored;
-    under a paper's protocol, its answer read (and converted) as that protocol says."""
-    if run.protocol and run.protocol != "how2everything":
-        return protocol_generation(
-            run=run, procedure=procedure, response=response, converter=converter
-        )
-    completion = gen.apply_stop(response.text or "", run.decoding.get("stop"))
-    steps = gen.parse_steps(completion, profile=run.parse_profile).steps
-    gen_tokens = count_steps_tokens(steps)
-    item = sc.ScoreInput(
-        predicted_steps=steps,
-        reference_steps=procedure.steps,
-        completion=completion,
-        gen_tokens=gen_tokens,
-    )
-    return Generation(
-        procedure=procedure,
-        generator_id=run.generator_id,
-        run_id=run.pk,
-        model_completion=completion,
-        predicted_steps=steps,
-        token_count=gen_tokens,
-        finish_reason=(response.finish_reason or "")[:32],
-        prompt_tokens=response.prompt_tokens or None,
-        completion_tokens=response.completion_tokens or None,
-        scores=sc.score_example(item, scorers),
-    )
 
 
 # --- storing ----------------------------------------------------------------------------------
@@ -346,9 +272,6 @@ class GenerationRunExecutor(RunExecutor):
         if is_batch(generation_run_backend_config(run=run)):
             return 1  # a provider's batch: one execution submits and stores
         return 1 if self.queue(run) else lanes.default_lanes()
-
-    # generation runs in batch mode (by path: that module imports this one)
-    batch_adapter_path = "benchmarks.services.generation_batches.GenerationRunBatches"
 
     def work_chunk(self, run: GenerationRun, lease: Lease) -> bool | str:
         run.error = ""  # set below when this chunk stops the run; outcome() reports it

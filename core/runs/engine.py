@@ -1,15 +1,18 @@
 """The one run engine: launch, chunk, lease, heartbeat, resume, cancel, finish.
 
-A run type (a concrete :class:`core.runs.models.Run`) names its :class:`RunExecutor` in
-``executor_path``; the executor does the type's work one chunk at a time and the engine does
-the rest, the same way for every type:
+A run type (a concrete :class:`core.runs.models.Run`) is registered with its
+:class:`RunExecutor` (and, where it has them, its batch adapter and launch preparation) by its
+app's ``ready()`` (:mod:`core.runs.registry`); the executor does the type's work one chunk at a
+time and the engine does the rest, the same way for every type:
 
 1. :func:`launch` enqueues the first chunk once the creating transaction commits, on the queue
    the executor picks (:meth:`RunExecutor.queue`; vLLM offline work goes to the ``gpu`` queue).
-2. Each chunk is one Celery task (:func:`core.tasks.run_chunk`) calling :func:`execute`, which
+2. Each chunk is one Celery task (:func:`run_chunk`, this module's: the engine sends it without
+   naming it by string) calling :func:`execute`, which
    takes the run's lease with a fresh random token (a redelivered copy of the same message has
-   another token, so it cannot work the run while the first copy holds it), lets the executor
-   work one chunk, then either enqueues the next chunk or finishes the run. The executor beats
+   another token, so it cannot work the run while the first copy holds it), finishes the
+   launch where the type left part of it to the worker (its ``prepare_launch``), lets the
+   executor work one chunk, then either enqueues the next chunk or finishes the run. The executor beats
    the lease while it works (:meth:`Lease.beat`) and stops early when the lease is lost or the
    run is being cancelled.
 3. A second execution that finds the lease held by a live execution does no work and looks
@@ -37,19 +40,17 @@ import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache
 from typing import Any
 
-from celery import current_app
+from celery import shared_task
 from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
-from core.runs import dispatch, lanes
+from core.runs import dispatch, lanes, registry
 from core.runs.heartbeat import side_heartbeat
 from core.runs.lease import KEEP_WORKING, Lease, LeaseState  # noqa: F401 - the engine's interface
 from core.runs.models import ACTIVE_STATUSES, Run, RunStatus, chunk_seconds, lease_seconds
@@ -62,7 +63,8 @@ class RunStateError(ValueError):
 
 
 class RunExecutor(ABC):
-    """The work of one run type. Subclass it and name it in the model's ``executor_path``."""
+    """The work of one run type. Subclass it and register an instance with the run model
+    (:func:`core.runs.registry.register`, in the app's ``ready()``)."""
 
     def queue(self, run: Run) -> str | None:
         """The Celery queue for this run's chunks; None is the default queue."""
@@ -98,9 +100,6 @@ class RunExecutor(ABC):
         return None
 
 
-RUN_CHUNK_TASK = "core.run_chunk"  # the registered name of core.tasks.run_chunk
-
-
 @dataclass(frozen=True)
 class ChunkOutcome:
     status: str  # more | waiting | done | failed | cancelled | busy | lost | inactive
@@ -119,27 +118,20 @@ def run_models() -> list[type[Run]]:
     return [m for m in apps.get_models() if issubclass(m, Run)]
 
 
-@cache
-def _executor(path: str) -> RunExecutor:
-    return import_string(path)()
-
-
 def executor_for(model: type[Run]) -> RunExecutor:
-    if not model.executor_path:
-        raise TypeError(f"{model._meta.label} does not name its executor (executor_path)")
-    return _executor(model.executor_path)
+    """The run type's executor (:mod:`core.runs.registry`)."""
+    return registry.run_type(model).executor
 
 
 # --- enqueueing ---------------------------------------------------------------------------
 
 
 def enqueue(run: Run, *, countdown: float | None = None, lane: int | None = None) -> None:
-    """Send one chunk task for ``run`` (or its lane) now (:func:`launch` sends on commit). The
-    task (:func:`core.tasks.run_chunk`, which calls this module) is found by its registered
-    name, so the engine does not import it back (``core.apps`` registers it at start)."""
+    """Send one chunk task (:func:`run_chunk`) for ``run`` (or its lane) now (:func:`launch`
+    sends on commit)."""
     queue = executor_for(type(run)).queue(run)
     args = (run._meta.label, run.pk) if lane is None else (run._meta.label, run.pk, lane)
-    current_app.tasks[RUN_CHUNK_TASK].apply_async(args, countdown=countdown or None, queue=queue)
+    run_chunk.apply_async(args, countdown=countdown or None, queue=queue)
 
 
 def enqueue_by_id(
@@ -394,7 +386,8 @@ def execute(
     left alone (``busy``). With ``chain`` the next chunk is enqueued when work remains
     (``more``); without, the caller drives the chunks (:func:`execute_inline`)."""
     model = apps.get_model(label)
-    executor = executor_for(model)
+    run_type = registry.run_type(model)
+    executor = run_type.executor
     if lane is None and lanes.has_open(model, run_id):
         return ChunkOutcome("inactive")  # its lanes work it
     lease = _take(model, run_id, lane, token or uuid.uuid4().hex)
@@ -405,6 +398,8 @@ def execute(
         return _close(run, lease, executor, status=RunStatus.CANCELLED)
     try:
         with side_heartbeat(lease):
+            if run_type.prepare_launch is not None:
+                run_type.prepare_launch(run, lease)
             executor.prepare(run, lease)
             more = executor.work_chunk(run, lease)
     except Exception as exc:
@@ -445,3 +440,18 @@ def execute_pending(model: type[Run], pk: int) -> Run | None:
     if run is None or not run.is_active:
         return run
     return execute_inline(run)
+
+
+# --- the chunk task -------------------------------------------------------------------------
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="core.run_chunk")
+def run_chunk(self, label: str, run_id: int, lane: int | None = None) -> str:
+    """One chunk of the run ``label`` (``app_label.ModelName``) ``run_id``, or of its lane
+    ``lane`` (a run worked in lanes): the engine's one Celery task (:mod:`core.tasks` lists it
+    for the workers). A run (lane) held by a live execution is looked at again when that
+    execution's lease would go stale."""
+    outcome = execute(label, run_id, lane=lane)
+    if outcome.status == "busy":
+        enqueue_by_id(label, run_id, countdown=outcome.retry_in_s, lane=lane)
+    return outcome.status

@@ -1,6 +1,7 @@
 """The abstract run: what every long job (generation run, judge run, mining batch, analysis
 job) has in common. A concrete run model subclasses :class:`Run`, adds its own configuration and
-counters, and names its executor (:class:`core.runs.engine.RunExecutor`) in ``executor_path``.
+counters; its app registers it with its executor (:class:`core.runs.engine.RunExecutor`) in
+``ready()`` (:mod:`core.runs.registry`). A model names no service.
 
 One status vocabulary for every run::
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -78,9 +78,6 @@ class Run(models.Model):
     Status = RunStatus
     ACTIVE = ACTIVE_STATUSES
     FINISHED = FINISHED_STATUSES
-
-    # dotted path of the run type's RunExecutor (set by each concrete model)
-    executor_path: ClassVar[str] = ""
 
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True

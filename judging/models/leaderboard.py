@@ -14,8 +14,6 @@ class LeaderboardReport(Run):
     whenever the data it was computed on changed. One item, the leaderboard itself: ``n_done``
     is 1 once a result is stored."""
 
-    executor_path = "judging.services.leaderboard.LeaderboardReportExecutor"
-
     key = models.CharField(max_length=64, unique=True, help_text="hash of the judges and study")
     judges = models.JSONField(null=True, blank=True, help_text="judge names; empty: every judge")
     study = models.ForeignKey(

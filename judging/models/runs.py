@@ -12,7 +12,7 @@ from judging.models.judges import Judge
 
 class JudgeRun(Run):
     """``n_done``: items with a judgment (new or reused); ``n_failed``: items whose request
-    failed for good (:data:`judging.services.execution.MAX_ITEM_ATTEMPTS` tries); tokens and
+    failed for good (:data:`judging.services.run_items.MAX_ITEM_ATTEMPTS` tries); tokens and
     cost: of the judgments this run asked for (reused ones are free)."""
 
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
@@ -35,8 +35,6 @@ class JudgeRun(Run):
         "(seeds sample_seed … sample_seed + k − 1) for calibration (judging.models.samples)",
     )
     sample_seed = models.PositiveIntegerField(default=0, help_text="the first sample's seed")
-
-    executor_path = "judging.services.launch.JudgeRunLaunchExecutor"
 
     class Meta:
         ordering = ["-created_at"]
@@ -100,8 +98,6 @@ class JudgeRunEstimate(Run):
     worked by its chunk task (it hashes every selected item and samples prompts for their
     tokens): the page polls it until ``result`` is there. One item, the estimate itself:
     ``n_done`` is 1 once its result is stored."""
-
-    executor_path = "judging.services.estimates.JudgeRunEstimateExecutor"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="estimates")
     selection = models.JSONField(default=dict, blank=True)

@@ -1,7 +1,7 @@
 """Judge runs in batch mode (a judge whose backend config has ``"mode": "batch"``): the
 judge-run side of :mod:`benchmarks.services.batch_runs`. Items are sent one per distinct
 content (duplicates are linked once it is judged); results are stored by the judge run's one
-store (:func:`judging.services.execution.judgments_store`), so a parse failure is asked again
+store (:func:`judging.services.run_items.judgments_store`), so a parse failure is asked again
 and a failed request counts an attempt exactly as online."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from benchmarks.llm.base import LLMRequest, LLMResult
 from benchmarks.services.batch_runs import BatchAdapter
 from judging.models import JudgeRun, JudgeRunItem
-from judging.services.execution import MAX_ITEM_ATTEMPTS, judgments_store, link_known
+from judging.services.run_items import MAX_ITEM_ATTEMPTS, judgments_store, link_known
 from judging.services.items import item_input, judge_request, retry_suffix_for
 
 PAGE = 1000

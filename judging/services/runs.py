@@ -1,6 +1,7 @@
-"""Writes for judge runs: estimate, create and launch (the items are prepared by the worker),
-cancel, resume. The run engine (:mod:`core.runs.engine`) enqueues, leases, cancels and resumes;
-the judging work of one chunk is :class:`judging.services.execution.JudgeRunExecutor`."""
+"""Writes for judge runs: estimate, create and launch (the items are prepared by the worker:
+:func:`judge_run_launch_prepare`, the run type's launch preparation), cancel, resume. The run
+engine (:mod:`core.runs.engine`) enqueues, leases, cancels and resumes; the judging work of one
+chunk is :class:`judging.services.execution.JudgeRunExecutor`."""
 
 from __future__ import annotations
 
@@ -216,6 +217,15 @@ def judge_run_prepare(*, run: JudgeRun, token: str | None = None, lease=None) ->
         )
     run.refresh_from_db()
     return run
+
+
+def judge_run_launch_prepare(run: JudgeRun, lease) -> None:
+    """A launched run's items selected and hashed by the worker holding its lease, before its
+    first chunk (the run type's launch preparation, :mod:`judging.apps`; called before each
+    chunk: nothing once ``prepared_at``). The console and the API only create the run row (its
+    size is one COUNT): inserting 70,000 items takes seconds."""
+    if run.prepared_at is None:
+        judge_run_prepare(run=run, lease=lease)
 
 
 # --- cancel / resume -----------------------------------------------------------------------

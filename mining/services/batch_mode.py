@@ -19,7 +19,8 @@ from mining.heuristics import HeuristicsConfig
 from mining.models import MiningBatch, MiningDocument
 from mining.pipeline import Pipeline
 from mining.services import progress
-from mining.services.execution import config_identity, doc_state
+from mining.services.progress import doc_state
+from mining.services.stage_backends import config_identity
 
 PAGE = 500
 

@@ -1,9 +1,9 @@
-"""Writes for How2Mine batches: create, ingest, the run engine's executor, cancel, resume.
+"""Writes for How2Mine batches: create, ingest, cancel, resume.
 
-A batch is a run of the run engine (:mod:`core.runs.engine`): its executor
-(:mod:`mining.services.execution`) reads the upload on the first execution and works
-one chunk of pending documents per chunk task; lease, status, enqueue, cancel and resume are the
-engine's.
+A batch is a run of the run engine (:mod:`core.runs.engine`): the worker reads its upload before
+the first chunk (its launch preparation, :func:`mining.services.ingest.batch_launch_prepare`) and
+its executor (:mod:`mining.services.execution`) works one chunk of pending documents per chunk
+task; lease, status, enqueue, cancel and resume are the engine's.
 
 Dataset promotion (dedup + stratified sampling) is in :mod:`mining.promotion`.
 """
@@ -29,14 +29,9 @@ from mining.services.documents import (  # iter_documents: re-exported (demo)
     iter_documents,  # noqa: F401
     stored_files,
 )
-from mining.services.execution import (  # the executor (re-exported)
-    DEFAULT_CHUNK_SIZE,
-    MiningBatchExecutor,  # noqa: F401
-    config_identity,
-    llm_errors,
-    stage_backends,  # noqa: F401
-)
+from mining.services.execution import DEFAULT_CHUNK_SIZE, llm_errors
 from mining.services.ingest import batch_ingest  # noqa: F401 - re-exported
+from mining.services.stage_backends import config_identity
 from mining.stages import LLM_STAGES, STAGE_NUMBERS, parse_stages
 
 logger = logging.getLogger(__name__)

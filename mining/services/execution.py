@@ -15,10 +15,7 @@ resumes at its next stage, one finished is never sent again.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import threading
-import time
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +25,7 @@ from django.utils import timezone
 
 from benchmarks.llm.base import LLMBackend
 from benchmarks.llm.batch_rate import is_batch
-from benchmarks.llm.registry import build_backend, queue_for
+from benchmarks.llm.registry import queue_for
 from benchmarks.services import batch_runs
 from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
@@ -42,56 +39,15 @@ from mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from mining.pipeline import Pipeline
 from mining.services import progress
 from mining.services.budgets import Intake
-from mining.services.ingest import batch_ingest
+from mining.services.progress import doc_state
+from mining.services.stage_backends import distinct_backends, stage_backends
 
 DEFAULT_CHUNK_SIZE = 128
-INGEST_WAIT_S = 0.5  # a lane other than the first looks this often whether the upload is read
 # after the first reply, gather what else arrives within this long into one write; once the feed
 # waits for a slot, only what comes within SETTLE_S (fewer, larger writes for a few ms)
 GATHER_S = 0.1
 SETTLE_S = 0.005
 Outcome = MiningDocument.Outcome
-
-
-def config_identity(config: dict[str, Any]) -> str:
-    """Equal for two stage configs that name the same backend (one instance, one concurrency)."""
-    return json.dumps(config, sort_keys=True, default=str)
-
-
-def stage_backends(batch: MiningBatch) -> dict[str, LLMBackend]:
-    """One backend per selected LLM stage, built from the batch's configs; stages whose configs
-    are equal share one instance (and so its concurrency and connections)."""
-    built: dict[str, LLMBackend] = {}
-    out: dict[str, LLMBackend] = {}
-    for key, config in (batch.backends or {}).items():
-        ident = config_identity(config)
-        if ident not in built:
-            built[ident] = build_backend(config)
-        out[key] = built[ident]
-    return out
-
-
-def _distinct(backends: dict[str, LLMBackend]) -> list[LLMBackend]:
-    return list({id(b): b for b in backends.values()}.values())
-
-
-def _state(doc: MiningDocument) -> DocState:
-    """A pending document as the pipeline sees it: from its input, or from where a stored
-    execution left it (``last_passed_stage``, trace, current goal/steps/resources)."""
-    resumed = bool(doc.last_passed_stage)
-    return DocState(
-        key=doc.pk,
-        text=doc.text,
-        goal=doc.goal if resumed else doc.input_goal,
-        steps=list((doc.steps if resumed else doc.input_steps) or []),
-        resources=list((doc.resources if resumed else doc.input_resources) or []),
-        trace=dict(doc.trace or {}) if resumed else {},
-        stage_reached=doc.stage_reached if resumed else "",
-        last_passed_stage=doc.last_passed_stage,
-    )
-
-
-doc_state = _state  # public: the batch mode's store resumes documents the same way
 
 
 def uses_batch(run: MiningBatch) -> bool:
@@ -162,24 +118,6 @@ def _work_in_transaction(run, lease, pipeline, first, refill, window) -> None:
     progress.store(run, lease, results)
 
 
-def _warm(run: MiningBatch) -> None:
-    """What a worker process's first chunk would otherwise do before its first request — the
-    HTTP client and its imports (~1 s on a loaded machine) — done while the first lane reads
-    the upload: a second worker's first lane then starts with the first, not ~2 s after it
-    (measured: tests/perf/bench_lanes_every_run_type.py --timeline)."""
-    backends: dict[str, LLMBackend] = {}
-    try:
-        # only a head start: a failure here is met again, and reported, by the chunk
-        with contextlib.suppress(Exception):
-            backends = stage_backends(run)
-            for backend in _distinct(backends):
-                if isinstance(getattr(type(backend), "client", None), property):
-                    _ = backend.client
-    finally:
-        for backend in _distinct(backends):
-            backend.close()
-
-
 def _pending(batch: MiningBatch) -> QuerySet[MiningDocument]:
     return MiningDocument.objects.filter(batch=batch, outcome=Outcome.PENDING)
 
@@ -207,22 +145,6 @@ class MiningBatchExecutor(RunExecutor):
             return 1
         return lanes.default_lanes()
 
-    def prepare(self, run: MiningBatch, lease: Lease) -> None:
-        """The first lane reads the upload; the others wait for it (their lease beaten)."""
-        if run.ingested:
-            return
-        if not lease.lane:
-            batch_ingest(batch=run, beat=lease.beat)
-            return
-        _warm(run)
-        while not MiningBatch.objects.filter(pk=run.pk, ingested=True).exists():
-            if lease.beat() is not LeaseState.HELD:
-                return
-            time.sleep(INGEST_WAIT_S)
-
-    # mining batches in batch mode (by path: that module imports this one)
-    batch_adapter_path = "mining.services.batch_mode.MiningBatches"
-
     def work_chunk(self, run: MiningBatch, lease: Lease) -> bool | str:
         if uses_batch(run):  # the provider's Batch API, one round of stages per batch
             return batch_runs.work(run=run, lease=lease)
@@ -230,19 +152,19 @@ class MiningBatchExecutor(RunExecutor):
         try:
             return self._work(run, lease, backends)
         finally:
-            for backend in _distinct(backends):
+            for backend in distinct_backends(backends):
                 backend.close()
 
     @staticmethod
     def _work(run: MiningBatch, lease: Lease, backends: dict[str, LLMBackend]) -> bool:
         opts = run.options
-        slots = sum(b.limits.concurrency for b in _distinct(backends))
+        slots = sum(b.limits.concurrency for b in distinct_backends(backends))
         # at least twice the request slots: half open is when the chunk takes more
         window = max(int(opts.get("chunk_size") or DEFAULT_CHUNK_SIZE), 2 * slots)
         intake = Intake(  # per-topic budgets applied; a lane's documents only
             run, lambda docs: lanes.in_lane(docs, lane=lease.lane, n_lanes=lease.n_lanes)
         )
-        first = [_state(d) for d in intake.take(window)]
+        first = [doc_state(d) for d in intake.take(window)]
         if not first:
             return False
         pipeline = Pipeline(
@@ -253,14 +175,14 @@ class MiningBatchExecutor(RunExecutor):
         )
 
         def refill(n: int) -> list[DocState]:
-            return [_state(d) for d in intake.take(n)]
+            return [doc_state(d) for d in intake.take(n)]
 
         if connection.in_atomic_block:
             _work_in_transaction(run, lease, pipeline, first, refill, window)
             return _mine(run, lease).exists()
         width = unstored_max() or slots
         # one backend for every stage: its endpoint-wide limit bounds what is unstored too
-        distinct = _distinct(backends)
+        distinct = distinct_backends(backends)
         gate = distinct[0].unstored_gate() if len(distinct) == 1 else None
         state = _work_streaming(run, lease, pipeline, first, refill, window, intake, width, gate)
         if state is not LeaseState.HELD:

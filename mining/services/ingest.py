@@ -5,11 +5,16 @@ record by record and written ``INGEST_CHUNK`` rows at a time — with PostgreSQL
 (psycopg 3), elsewhere with ``bulk_create`` — so memory stays flat whatever the corpus size.
 All or nothing: one transaction (re-run safe: the batch's earlier rows are deleted first); the
 lease is beaten between chunks, so a long corpus keeps the batch held.
+
+A launched batch is read by the worker, holding the batch's lease, before its first chunk
+(:func:`batch_launch_prepare`, the run type's launch preparation: :mod:`mining.apps`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 import orjson
@@ -19,10 +24,15 @@ from psycopg import postgres
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
+from benchmarks.llm.base import LLMBackend
+from core.runs.engine import Lease, LeaseState
 from mining import inputs
 from mining.models import MiningBatch, MiningDocument
 from mining.services.documents import iter_stored_documents
 from mining.services.progress import SAVED_FIELDS
+from mining.services.stage_backends import distinct_backends, stage_backends
+
+INGEST_WAIT_S = 0.5  # a lane other than the first looks this often whether the upload is read
 
 INGEST_CHUNK = 50_000  # rows per COPY statement (streamed, not held); a lease beat after each
 
@@ -158,3 +168,37 @@ def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None
         MiningBatch.objects.filter(pk=batch.pk).update(ingested=True, n_total=total, n_done=invalid)
     batch.refresh_from_db()
     return total
+
+
+def batch_launch_prepare(run: MiningBatch, lease: Lease) -> None:
+    """A launched batch's input read by the worker before its first chunk (the run type's
+    launch preparation, called before each chunk; nothing once ``ingested``): the first lane
+    reads the upload; the others wait for it (their lease beaten)."""
+    if run.ingested:
+        return
+    if not lease.lane:
+        batch_ingest(batch=run, beat=lease.beat)
+        return
+    _warm(run)
+    while not MiningBatch.objects.filter(pk=run.pk, ingested=True).exists():
+        if lease.beat() is not LeaseState.HELD:
+            return
+        time.sleep(INGEST_WAIT_S)
+
+
+def _warm(run: MiningBatch) -> None:
+    """What a worker process's first chunk would otherwise do before its first request — the
+    HTTP client and its imports (~1 s on a loaded machine) — done while the first lane reads
+    the upload: a second worker's first lane then starts with the first, not ~2 s after it
+    (measured: tests/perf/bench_lanes_every_run_type.py --timeline)."""
+    backends: dict[str, LLMBackend] = {}
+    try:
+        # only a head start: a failure here is met again, and reported, by the chunk
+        with contextlib.suppress(Exception):
+            backends = stage_backends(run)
+            for backend in distinct_backends(backends):
+                if isinstance(getattr(type(backend), "client", None), property):
+                    _ = backend.client
+    finally:
+        for backend in distinct_backends(backends):
+            backend.close()

@@ -62,6 +62,23 @@ def snapshot(doc: DocState, stage: str | None, usage: StageUsage | None) -> tupl
     return doc.key, row, stage, usage
 
 
+def doc_state(doc: MiningDocument) -> DocState:
+    """A pending document as the pipeline sees it: from its input, or from where a stored
+    execution left it (``last_passed_stage``, trace, current goal/steps/resources): what
+    :func:`snapshot` stored, read back (the chunks and the batch mode resume documents so)."""
+    resumed = bool(doc.last_passed_stage)
+    return DocState(
+        key=doc.pk,
+        text=doc.text,
+        goal=doc.goal if resumed else doc.input_goal,
+        steps=list((doc.steps if resumed else doc.input_steps) or []),
+        resources=list((doc.resources if resumed else doc.input_resources) or []),
+        trace=dict(doc.trace or {}) if resumed else {},
+        stage_reached=doc.stage_reached if resumed else "",
+        last_passed_stage=doc.last_passed_stage,
+    )
+
+
 def is_reply(result: tuple) -> bool:
     """Whether a snapshot came with a reply (it then holds a request slot until written)."""
     return result[2] is not None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from core.runs import engine
 from tests.core.factories import ENGINE_LEASE_S
 from tests.runapp.executor import ScriptedExecutor, fresh_script
 
@@ -16,9 +15,7 @@ def engine_script(monkeypatch, settings):
     settings.RUN_LEASE_SECONDS = ENGINE_LEASE_S
     state = fresh_script()
     monkeypatch.setattr(ScriptedExecutor, "script", state)
-    engine._executor.cache_clear()
     yield state
-    engine._executor.cache_clear()
 
 
 @pytest.fixture

@@ -146,3 +146,13 @@ def test_post_migrate_builds_the_roles_once_on_the_last_project_app(django_asser
     admin = Group.objects.get(name="admin")
     assert admin.permissions.filter(content_type__app_label="judging").exists()
     assert admin.permissions.filter(content_type__app_label="annotation").exists()
+
+
+@pytest.mark.django_db
+def test_researcher_manages_studies_and_adjudicates():
+    """What a researcher may change as well as view: studies, their items, adjudications."""
+    perms = _codenames(RESEARCHER, "annotation")
+    for model in ("study", "studyitem", "adjudication"):
+        for action in ("view", "add", "change", "delete"):
+            assert f"{action}_{model}" in perms
+    assert "view_annotation" in perms and "change_annotation" not in perms

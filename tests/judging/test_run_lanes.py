@@ -16,7 +16,7 @@ from core.runs import engine
 from core.runs.models import RunLane
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from judging.services import runs as services
-from judging.services.execution import lane_items
+from judging.services.run_items import lane_items
 from tests.judging.factories import FAIL_FAST, make_data, make_judge
 from tests.judging.support import judge_responder
 from tests.support.worker import running_worker, start_worker, wait_for

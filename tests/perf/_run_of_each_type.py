@@ -86,7 +86,7 @@ def generation_case(server, n, concurrency, tag):
         return sum(c - 1 for c in per.values()) + (n - len(per))
 
     def endpoint(run):
-        from benchmarks.services.generation_execution import generation_run_backend_config
+        from benchmarks.services.generation_requests import generation_run_backend_config
 
         return generation_run_backend_config(run=run)
 

@@ -151,7 +151,7 @@ def own_work(n: int) -> dict:
     from benchmarks.llm.base import LLMResponse
     from judging import prompting
     from judging.models import JudgeRunItem, Judgment
-    from judging.services import execution, runs
+    from judging.services import execution, run_items, runs
     from judging.services import items as item_services
     from judging.services.judges import judge_create
     from tests.judging.support import judge_responder
@@ -190,7 +190,7 @@ def own_work(n: int) -> dict:
     ]
     t0 = time.perf_counter()
     for start in range(0, len(results), execution.FLUSH_EVERY):
-        execution.judgments_store(
+        run_items.judgments_store(
             run=run, judge=judge, results=results[start : start + execution.FLUSH_EVERY]
         )
     t_store = time.perf_counter() - t0  # includes parsing again (store parses each reply)

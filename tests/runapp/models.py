@@ -9,8 +9,6 @@ from core.runs.models import Run
 
 
 class EngineRun(Run):
-    executor_path = "tests.runapp.executor.ScriptedExecutor"
-
     class Meta:
         app_label = "runapp"
 

@@ -210,7 +210,7 @@ def test_a_request_body_is_the_json_the_client_would_send(llm_backend_config):
             messages=[{"role": "system", "content": "x"}, {"role": "user", "content": prompt}]
         ),
     ):
-        _, body = backend._request_body(request)
+        _, body = backend.wire.body(request)
         expected = json.dumps(json.loads(body), ensure_ascii=False, separators=(",", ":"))
         assert body == expected.encode()
         assert json.loads(body)["messages"][-1]["content"] == prompt
