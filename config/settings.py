@@ -21,6 +21,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list
+from core import extras
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Where the embedded SQLite database, the filesystem broker's folders, media and the demo
@@ -430,12 +431,14 @@ LLM_CONCURRENCY_LEASE_SECONDS = env_int("LLM_CONCURRENCY_LEASE_SECONDS", 30)
 # --- Several machines: stored files (core.storage) ------------------------------------------------
 # Uploads (mining batch inputs) are saved through STORAGES["default"] and workers read them back
 # through it (default_storage.open), never by a web host's path. STORAGE_BACKEND=filesystem (the
-# embedded default: MEDIA_ROOT) or s3: an S3-compatible object store (django-storages + boto3),
-# configured by STORAGE_S3_BUCKET (required), STORAGE_S3_ENDPOINT_URL (MinIO, Ceph, R2...; unset:
-# AWS), STORAGE_S3_REGION, STORAGE_S3_PREFIX. Credentials are boto3's own (AWS_ACCESS_KEY_ID /
+# embedded default: MEDIA_ROOT) or s3: an S3-compatible object store (django-storages + boto3,
+# the `s3` extra), configured by STORAGE_S3_BUCKET (required), STORAGE_S3_ENDPOINT_URL (MinIO,
+# Ceph, R2...; unset: AWS), STORAGE_S3_REGION, STORAGE_S3_PREFIX. Credentials are boto3's own (AWS_ACCESS_KEY_ID /
 # AWS_SECRET_ACCESS_KEY in the environment, an instance role...), never stored in settings.
 STORAGE_BACKEND = os.environ.get("STORAGE_BACKEND", "filesystem").strip().lower()
 if STORAGE_BACKEND == "s3":
+    if not extras.installed("storages", "boto3"):
+        raise ImproperlyConfigured(extras.hint(extra="s3", feature="STORAGE_BACKEND=s3"))
     if not os.environ.get("STORAGE_S3_BUCKET"):
         raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs STORAGE_S3_BUCKET (the bucket name)")
     STORAGES["default"] = {
