@@ -25,8 +25,14 @@ def hint(*, extra: str, feature: str) -> str:
 
 
 def installed(*modules: str) -> bool:
-    """Whether every one of ``modules`` (top-level names) can be imported."""
-    return all(importlib.util.find_spec(m) is not None for m in modules)
+    """Whether every one of ``modules`` can be found (without importing a top-level one)."""
+    for module in modules:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except ModuleNotFoundError:  # a dotted name's parent is missing
+            return False
+    return True
 
 
 def require(module: str, *, extra: str, feature: str) -> ModuleType:
@@ -34,6 +40,6 @@ def require(module: str, *, extra: str, feature: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name != module.split(".")[0]:
+        if exc.name is None or not (module + ".").startswith(exc.name + "."):
             raise  # the extra is there; something it needs is not
         raise ExtraMissing(hint(extra=extra, feature=feature)) from exc

@@ -32,3 +32,12 @@ def test_a_dependency_missing_inside_an_installed_extra_is_not_blamed_on_the_ext
         extras.require("half_installed", extra="x", feature="f")
     assert not isinstance(err.value, extras.ExtraMissing)
     assert err.value.name == "no_such_dependency_here"
+
+
+def test_a_dotted_name_under_a_missing_package_is_not_installed_and_names_the_extra(monkeypatch):
+    assert not extras.installed("no_such_module_here.sub")
+    # an extra's package made unimportable, as without the extra: None in sys.modules
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(extras.ExtraMissing, match=r"'\.\[arrow\]'"):
+        extras.require("pyarrow.parquet", extra="arrow", feature="Reading Parquet")
