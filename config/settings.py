@@ -13,6 +13,7 @@ Everything that differs between machines comes from the environment:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -21,7 +22,6 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list
-from core import extras
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Where the embedded SQLite database, the filesystem broker's folders, media and the demo
@@ -437,8 +437,11 @@ LLM_CONCURRENCY_LEASE_SECONDS = env_int("LLM_CONCURRENCY_LEASE_SECONDS", 30)
 # AWS_SECRET_ACCESS_KEY in the environment, an instance role...), never stored in settings.
 STORAGE_BACKEND = os.environ.get("STORAGE_BACKEND", "filesystem").strip().lower()
 if STORAGE_BACKEND == "s3":
-    if not extras.installed("storages", "boto3"):
-        raise ImproperlyConfigured(extras.hint(extra="s3", feature="STORAGE_BACKEND=s3"))
+    if not all(importlib.util.find_spec(m) for m in ("storages", "boto3")):  # not imported here
+        raise ImproperlyConfigured(  # worded as core.extras words a missing extra
+            "STORAGE_BACKEND=s3 needs the optional extra 's3': pip install -e '.[s3]' "
+            "(make test installs every extra)"
+        )
     if not os.environ.get("STORAGE_S3_BUCKET"):
         raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs STORAGE_S3_BUCKET (the bucket name)")
     STORAGES["default"] = {

@@ -3,13 +3,13 @@
 ``pip install -e .`` (``make demo``) installs what the app needs to run; a part that only some
 uses need is an extra, imported where it is used. Its absence is :class:`ExtraMissing`, whose
 message names the feature and the extra to install, never a bare ``ModuleNotFoundError``.
-``make test`` installs every extra. Pure: no Django imports (config/settings.py uses it).
+``make test`` installs every extra. Pure: no Django imports. (config/settings.py, which imports
+no app, words the ``s3`` extra's absence the same way itself.)
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from types import ModuleType
 
 
@@ -22,17 +22,6 @@ def hint(*, extra: str, feature: str) -> str:
         f"{feature} needs the optional extra {extra!r}: pip install -e '.[{extra}]' "
         "(make test installs every extra)"
     )
-
-
-def installed(*modules: str) -> bool:
-    """Whether every one of ``modules`` can be found (without importing a top-level one)."""
-    for module in modules:
-        try:
-            if importlib.util.find_spec(module) is None:
-                return False
-        except ModuleNotFoundError:  # a dotted name's parent is missing
-            return False
-    return True
 
 
 def require(module: str, *, extra: str, feature: str) -> ModuleType:
