@@ -63,10 +63,14 @@ class UnsupportedFormat(ValueError):
 
 
 def _arrow(module: str):
-    """``module`` of pyarrow, or :class:`core.extras.ExtraMissing` naming the ``arrow`` extra."""
-    return extras.require(
-        module, extra="arrow", feature="Reading Parquet, Arrow IPC or zstd-compressed corpus files"
-    )
+    """``module`` of pyarrow; without the ``arrow`` extra, :class:`UnsupportedFormat` naming it
+    (refused as any format this install cannot read: by the form, the dry run, the command)."""
+    try:
+        return extras.require(
+            module, extra="arrow", feature="Reading Parquet, Arrow IPC or .zst corpus files"
+        )
+    except extras.ExtraMissing as exc:
+        raise UnsupportedFormat(str(exc)) from exc
 
 
 # JSONL and CSV may be compressed; the last suffix says how (zstd is read through pyarrow).
