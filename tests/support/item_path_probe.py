@@ -31,6 +31,8 @@ HEAVY = (
     "transformers",
     "sentence_transformers",
     "keybert",
+    "onnxruntime",
+    "tokenizers",
     "pyarrow",
     "nltk",
     "rouge_score",

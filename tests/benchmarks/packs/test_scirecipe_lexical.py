@@ -5,6 +5,7 @@ one, a bad ``reference_text`` named, KW-F1 on the real MiniLM through KeyBERT, a
 
 import json
 import math
+import sys
 from io import StringIO
 
 import pytest
@@ -132,3 +133,17 @@ def test_score_command_prints_lexical_metrics_and_their_means(tmp_path):
     summary = rows[-1]["summary"]
     assert summary["bleu_avg"] == pytest.approx(1.0) and summary["n"] == 2
     assert summary["kw_f1"] is None
+
+
+def test_kw_f1_without_the_keywords_extra_names_the_extra(monkeypatch):
+    from core.extras import ExtraMissing
+
+    lexical._keybert.cache_clear()
+    monkeypatch.setitem(sys.modules, "keybert", None)  # as in an install without the extra
+    try:
+        with pytest.raises(ExtraMissing) as err:
+            lexical.kw_f1("Centrifuge the lysate.", "Freeze the lysate.")
+    finally:
+        lexical._keybert.cache_clear()
+    assert "KW-F1 (kw_f1=keybert) needs the optional extra 'keywords'" in str(err.value)
+    assert "pip install -e '.[keywords]'" in str(err.value)
