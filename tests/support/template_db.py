@@ -216,5 +216,11 @@ def install(*, session_token: str, rebuild: bool) -> None:
             self, migrate_fresh, verbosity=verbosity, serialize=serialize, keepdb=keepdb
         )
 
+    def _destroy_test_db(self, test_database_name, verbosity):
+        # a worker process or server a test started may still be closing its connections
+        with self._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE {self._quote_name(test_database_name)} WITH (FORCE)")
+
     DatabaseCreation.create_test_db = create_test_db
+    DatabaseCreation._destroy_test_db = _destroy_test_db
     _installed = True
