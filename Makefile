@@ -9,8 +9,9 @@ export DJANGO_SETTINGS_MODULE := config.settings
 # PostgreSQL and Redis for the test suite (override to point elsewhere).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/how2review
 TEST_BROKER_URL   ?= redis://127.0.0.1:6379/0
-# Test workers (pytest-xdist): one PostgreSQL database and one Redis database each (the broker
-# URL's number plus the worker's index: tests/support/parallel.py). The order is shuffled per
+# Test workers (pytest-xdist): one PostgreSQL database each, cloned from a template migrated
+# once per migration state (tests/support/template_db.py), and one Redis database each (the
+# broker URL's number plus the worker's index: tests/support/parallel.py). The order is shuffled per
 # module and modules among themselves; the seed is printed (--random-order-seed=N repeats it).
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=

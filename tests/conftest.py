@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,13 @@ def pytest_configure(config) -> None:
 
     modify_settings(INSTALLED_APPS={"append": "tests.runapp"}).enable()
 
-    from tests.support.fast_flush import install
+    from tests.support import fast_flush, template_db
 
-    install()  # transactional tests end with DELETEs of the tables they wrote, not a TRUNCATE
+    fast_flush.install()  # transactional tests end with DELETEs of the tables they wrote
+    # PostgreSQL test databases are clones of a template migrated once per migration state;
+    # the session's token is shared by its test workers (xdist's run id)
+    token = getattr(config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
+    template_db.install(session_token=token, rebuild=bool(config.getvalue("create_db")))
 
 
 # ------------------------------------------------------------------------------------------------

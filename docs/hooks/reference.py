@@ -45,8 +45,9 @@ def _code(text: str | None) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-def settings_page() -> str:
-    reads = environment_reads()
+def settings_page(reads: list[env_scan.EnvRead] | None = None) -> str:
+    """The page; ``reads``: the scan's result where the caller has it already (one scan)."""
+    reads = environment_reads() if reads is None else reads
     by_name: dict[str, list[env_scan.EnvRead]] = {}
     for read in reads:
         by_name.setdefault(read.name, []).append(read)

@@ -48,8 +48,14 @@ def reference():
     return _reference()
 
 
-def test_settings_page_names_every_environment_variable_the_code_reads(reference):
-    page = reference.settings_page()
+@pytest.fixture(scope="module")
+def reads(reference):
+    """The scan of the packages (~4 s of CPU), made once for the module's tests."""
+    return reference.environment_reads()
+
+
+def test_settings_page_names_every_environment_variable_the_code_reads(reference, reads):
+    page = reference.settings_page(reads)
     names = _source_env_names()
     # the settings module's own reads are all there, and the scan found them
     for must in ("DATABASE_URL", "CELERY_BROKER_URL", "SECRET_KEY", "H2R_JUDGE_LANES"):
@@ -59,16 +65,16 @@ def test_settings_page_names_every_environment_variable_the_code_reads(reference
     assert not missing, f"docs/reference/settings.md has no entry for {missing}"
 
 
-def test_settings_page_carries_defaults_and_the_comment_above_the_read(reference):
-    reads = {read.name: read for read in reference.environment_reads()}
-    lanes = reads["H2R_JUDGE_LANES"]
+def test_settings_page_carries_defaults_and_the_comment_above_the_read(reads):
+    by_name = {read.name: read for read in reads}
+    lanes = by_name["H2R_JUDGE_LANES"]
     assert (lanes.default, lanes.setting, lanes.path) == (
         "4",
         "JUDGE_RUN_LANES",
         "config/settings.py",
     )
     assert "lanes" in lanes.comment
-    assert reads["WORKER_BEACON_SECONDS"].default == "10"  # os.environ.get(X) or 10
+    assert by_name["WORKER_BEACON_SECONDS"].default == "10"  # os.environ.get(X) or 10
 
 
 def test_settings_scan_finds_a_new_variable(reference, tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.worker import start_worker
 
-pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.worker
 
 LOADED = ("aiohttp/_http_parser", "bpe_openai/_bindings")
 
@@ -31,6 +31,7 @@ def _pool_maps(worker, *, main: bool = False) -> set[str]:
     return found
 
 
+@pytest.mark.django_db(transaction=True)  # the workers read the test database
 def test_every_worker_loads_the_client_before_forking_a_warm_one_the_token_counter_too(tmp_path):
     (tmp_path / "warm").mkdir()
     (tmp_path / "cold").mkdir()
