@@ -18,8 +18,8 @@ from benchmarks.selectors.catalog import DatasetRefError, dataset_resolve
 from judging import prompting
 from judging.models import Judge, Judgment
 from judging.reward import spec
-from judging.services.run_items import replace_parse_failed
 from judging.services.items import ItemInput, judge_parse, judge_request, judgment_from_response
+from judging.services.run_items import replace_parse_failed
 
 
 @dataclass

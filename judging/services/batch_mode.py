@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from benchmarks.llm.base import LLMRequest, LLMResult
 from benchmarks.services.batch_runs import BatchAdapter
 from judging.models import JudgeRun, JudgeRunItem
-from judging.services.run_items import MAX_ITEM_ATTEMPTS, judgments_store, link_known
 from judging.services.items import item_input, judge_request, retry_suffix_for
+from judging.services.run_items import MAX_ITEM_ATTEMPTS, judgments_store, link_known
 
 PAGE = 1000
 

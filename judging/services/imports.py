@@ -16,9 +16,9 @@ from benchmarks.services.imports import ImportRefused
 from judging.formats import parse_judgment
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.prompting import clean_steps
-from judging.services.run_items import run_counters
 from judging.services.items import item_content_hash
 from judging.services.judges import imported_judge_get_or_create
+from judging.services.run_items import run_counters
 
 
 @dataclass(frozen=True)

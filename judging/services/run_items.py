@@ -52,8 +52,6 @@ def lane_items(lease: Lease | None, lanes: list[int] | None = None) -> Q:
     return mine
 
 
-
-
 # --- counting -------------------------------------------------------------------------------
 
 
