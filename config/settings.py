@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "mining",
     "annotation",
     "judging",
+    "validation",
     "demo",
 ]
 

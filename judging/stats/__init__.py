@@ -9,10 +9,10 @@ what judging needs around them.
 - :mod:`~judging.stats.binary` — a judge against a binary reference (the human majority or
   another judge): agreement overall and per class, κ and AC1, each with a bootstrap CI, and
   the constant-predictor baselines.
-- :mod:`~judging.stats.calibration` — ECE, Brier score and reliability bins of a judge's vote
-  share over seeded samples; :mod:`~judging.stats.length_bias` — the judge's odds ratio per
+- :mod:`~validation.probes.calibration` — ECE, Brier score and reliability bins of a judge's vote
+  share over seeded samples; :mod:`~validation.probes.length_bias` — the judge's odds ratio per
   100 tokens (logistic regression with the human majority as covariate).
-- :mod:`~judging.stats.ranking` — Kendall's τ-b of two rankings with a stratified bootstrap
+- :mod:`~validation.comparisons.ranking_ci` — Kendall's τ-b of two rankings with a stratified bootstrap
   CI; :mod:`~judging.stats.leaderboard` — the judge leaderboard's CIs.
 """
 

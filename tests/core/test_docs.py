@@ -14,7 +14,7 @@ from django.core.management import get_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PACKAGES = ("config", "core", "benchmarks", "mining", "annotation", "judging", "demo")
+PACKAGES = ("config", "core", "benchmarks", "mining", "annotation", "judging", "validation", "demo")
 
 # Written independently of the generator on purpose: a plain text search for the ways the code
 # reads a named environment variable, so a reader the generator's AST scan misses fails here.

@@ -1,6 +1,7 @@
 """The dependency direction of DESIGN.md, checked on the source: core ← benchmarks ← mining ←
-annotation ← judging ← demo. A module may import its own layer and the layers below it, never
-one above (imports inside functions count too); config/urls.py only includes app URLconfs.
+annotation ← judging ← validation ← demo. A module may import its own layer and the layers
+below it, never one above (imports inside functions count too; judging never imports
+validation); config/urls.py only includes app URLconfs.
 
 Inside the layers, the module import graph has no circle and no module imports another's
 private (``_name``) names. The graph is built from the AST of every module (migrations aside):
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = ["config", "core", "benchmarks", "mining", "annotation", "judging", "demo"]
+LAYERS = ["config", "core", "benchmarks", "mining", "annotation", "judging", "validation", "demo"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 
@@ -209,6 +210,13 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     bad = tmp_path / "m.py"
     bad.write_text("def f():\n    from judging.models import Judge\n")
     assert imported_packages(bad) == {"judging"}
+
+
+def test_validation_sits_between_judging_and_demo(tmp_path):
+    assert RANK["judging"] < RANK["validation"] < RANK["demo"]
+    bad = tmp_path / "m.py"
+    bad.write_text("from validation.alt_test.stats import alt_test\n")
+    assert {pkg for pkg in imported_packages(bad) if RANK[pkg] > RANK["judging"]} == {"validation"}
 
 
 def test_the_import_graph_has_no_circle():
