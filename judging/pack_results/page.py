@@ -11,8 +11,8 @@ from django.core.cache import cache
 
 from core.charts import bar_chart_svg, line_chart_svg
 from core.formatting import Missing, fmt_number
-from judging.selectors.pack_results.common import NEIGHBOUR_NOTE
-from judging.selectors.pack_results.data import (
+from judging.pack_results.common import NEIGHBOUR_NOTE
+from judging.pack_results.reads import (
     CACHE_SECONDS,
     Selection,
     SelectionError,
@@ -21,7 +21,7 @@ from judging.selectors.pack_results.data import (
     report_cache_key,
     run_instances,
 )
-from judging.selectors.pack_results.registry import PackPage
+from judging.pack_results.registry import PackPage
 
 EXPORT_FIELDS = [
     "section",

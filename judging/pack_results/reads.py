@@ -1,6 +1,6 @@
 """Reads for the pack results pages: the query (scoring runs or a dataset, bootstrap options)
 checked once for the page and the API, the scoring runs chosen, and their scored generations
-as :class:`~judging.selectors.pack_results.common.Instance` rows.
+as :class:`~judging.pack_results.common.Instance` rows.
 
 A generation's result for a pack is ``Generation.pack_scores[pack]`` (``{"run", "metrics",
 "breakdown"}``, :mod:`benchmarks.services.scoring_execution`); an instance is read only from
@@ -17,8 +17,8 @@ from typing import Any
 from django.db.models.fields.json import KeyTextTransform
 
 from benchmarks.models import Dataset, Generation, ScoringRun
-from judging.selectors.pack_results.common import Bootstrap, Instance
-from judging.selectors.pack_results.registry import PackPage
+from judging.pack_results.common import Bootstrap, Instance
+from judging.pack_results.registry import PackPage
 
 MAX_RESAMPLES = 10_000
 MAX_RUNS = 50

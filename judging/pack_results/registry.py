@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judging.selectors.pack_results.common import Bootstrap, Instance
+from judging.pack_results.common import Bootstrap, Instance
 
 # attributes every page reads from an item's gold: a worked example names its source there
 ALWAYS_ATTRS = ("worked_example",)

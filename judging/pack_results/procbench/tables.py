@@ -2,7 +2,7 @@
 step-count bins and overall (its Table 2, one table per metric), PA per task, and mean PML
 against the problem length N. Pure: the bins and the means are the pack's own report helpers
 (:func:`benchmarks.packs.procbench.per_bin`, :func:`step_bin`); the CIs and tests are
-:mod:`judging.selectors.pack_results.common`'s.
+:mod:`judging.pack_results.common`'s.
 
 An instance's N is the scorer's ``breakdown["n"]`` (the gold states t1 … tN); its task is the
 item's ``task`` field (``(task not given)`` without one). Overall is the mean over every
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.packs.procbench import DEFAULT_BINS, per_bin, step_bin
-from judging.selectors.pack_results.common import (
+from judging.pack_results.common import (
     Bootstrap,
     Instance,
     comparison_table,

@@ -1,7 +1,7 @@
 """Per-pack results pages (researchers and admins): the scored generators of one scorer-pack
 family side by side, with CIs and neighbour tests; ``…/results/export.csv`` or
 ``export.json`` (same query) downloads the same numbers. Thin:
-:mod:`judging.selectors.pack_results`."""
+:mod:`judging.pack_results`."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from django.shortcuts import render
 
 from core.access import researcher_required
 from core.streaming import export_lines, streaming_download
-from judging.selectors.pack_results import PAGES, get_page
-from judging.selectors.pack_results.data import SelectionError, parse_selection
-from judging.selectors.pack_results.pages import (
+from judging.pack_results import PAGES, get_page
+from judging.pack_results.page import (
     EXPORT_FIELDS,
     export_rows,
     page_context,
     results_report,
 )
+from judging.pack_results.reads import SelectionError, parse_selection
 
 FORMATS = ("csv", "json")
 

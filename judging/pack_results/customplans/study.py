@@ -1,7 +1,7 @@
 """Reads for the CustomPlans results page's human study: the answers of a study with the
-CustomPlans form (annotation app) as :class:`~judging.selectors.pack_results.common.Instance`
+CustomPlans form (annotation app) as :class:`~judging.pack_results.common.Instance`
 rows, one per rated generation, by the pure
-:func:`judging.selectors.pack_results.customplans.item_instances`.
+:func:`judging.pack_results.customplans.tables.item_instances`.
 
 A rated generation pairs with other generators' on its procedure (``dataset id:source id``,
 as scored instances do). The hint's metadata (``constraint``, ``expertise``,
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.models import Annotation, Study, StudyItem
-from judging.selectors.pack_results.common import Instance
-from judging.selectors.pack_results.customplans import SLICES, item_instances
-from judging.selectors.pack_results.data import SelectionError
+from judging.pack_results.common import Instance
+from judging.pack_results.customplans.tables import SLICES, item_instances
+from judging.pack_results.reads import SelectionError
 
 FORM_TYPE = "customplans"
 ATTRS = (*SLICES, "worked_example")

@@ -11,9 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.selectors.pack_results import PAGES, get_page
-from judging.selectors.pack_results.data import SelectionError, parse_selection
-from judging.selectors.pack_results.pages import results_report
+from judging.pack_results import PAGES, get_page
+from judging.pack_results.page import results_report
+from judging.pack_results.reads import SelectionError, parse_selection
 
 
 class PackResultsView(APIView):

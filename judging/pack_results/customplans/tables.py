@@ -3,7 +3,7 @@
 FULLYCORRECT (both majorities), as its Table 2; how often the raters answered No and flagged
 each error type per question (Fig. 9); and the three outcomes by the hint's constraint type
 (Fig. 10), expertise (Fig. 11) and critical type (Fig. 12). Pure: the CIs and tests are
-:mod:`judging.selectors.pack_results.common`'s (0/1 outcomes: McNemar's exact test between
+:mod:`judging.pack_results.common`'s (0/1 outcomes: McNemar's exact test between
 neighbours).
 
 An item's outcome is the pack's majority rule over its raters' answers
@@ -19,7 +19,7 @@ from typing import Any
 
 from benchmarks.packs import customplans as pack
 from benchmarks.packs.registry import RecordError
-from judging.selectors.pack_results.common import Bootstrap, Instance, comparison_table
+from judging.pack_results.common import Bootstrap, Instance, comparison_table
 
 OUTCOMES = {
     "customized": "CUSTOMIZED (Q2)",

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.packs.registry import get_pack
-from judging.selectors.pack_results.common import (
+from judging.pack_results.common import (
     Bootstrap,
     Instance,
     comparison_table,

@@ -2,7 +2,7 @@
 metrics Semantic-A, Order-LCS, Order-S, Order-Tau, Step-M, BLEU-AVG, ROUGE-L, METEOR and KW-F1
 (×100) with their unweighted mean "Avg"; SCORE and its parts (raw scale); BLEU-1…4 (×100); and
 the five evaluation metrics by level (Level 1: fewer than 4 gold actions). Pure: the CIs and
-tests are :mod:`judging.selectors.pack_results.common`'s.
+tests are :mod:`judging.pack_results.common`'s.
 
 Avg of an instance is the mean of the Table 1 metrics that have a value on every instance of the
 page (KW-F1 is opt-in, `--option kw_f1=keybert`; the lexical metrics need a reference text);
@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from judging.selectors.pack_results.common import Bootstrap, Instance, comparison_table
+from judging.pack_results.common import Bootstrap, Instance, comparison_table
 
 # Table 1's nine metrics in its column order; their mean is "Avg".
 TABLE1 = {

@@ -1,4 +1,4 @@
-"""Per-pack results pages (issue 29 §2): for one scorer-pack family, the scored generators side
+"""Per-pack results pages: for one scorer-pack family, the scored generators side
 by side, every number with a 95% bootstrap CI over instances, neighbours compared with a paired
 test (as the How2Score rankings), CSV/JSON export and inline SVG plots.
 
@@ -6,28 +6,33 @@ Page ``/packs/<name>/results/`` (researchers and admins), API ``/api/packs/<name
 both choosing scoring runs (``run=<id>`` repeated) or a dataset (``dataset=<id>``); without a
 choice, the latest done scoring run of each (pack, generator, dataset) of the family.
 
-It lives in ``judging`` (not ``benchmarks``) because it reuses :mod:`judging.stats` (bootstrap,
-McNemar, Holm), and benchmarks may not import judging (tests/core/test_layers.py).
+It lives in ``judging``, the lowest app that can hold it: its tables reuse :mod:`judging.stats`
+(bootstrap, McNemar, Holm) and CustomPlans' page reads a human study (``annotation``), and
+benchmarks may not import either (tests/core/test_layers.py). One folder per pack family
+(``customplans/``, ``longproc/``, ``procbench/``, ``scirecipe/``: its ``tables.py``, and
+CustomPlans' ``study.py``); beside them what every page shares: :mod:`.common` (table and
+curve math), :mod:`.registry` (:class:`PackPage`), :mod:`.reads` (the scoring runs chosen),
+:mod:`.page` (context and export), :mod:`.views` and :mod:`.api`.
 
 How to add a pack's page (e.g. ``scirecipe``)
 ---------------------------------------------
-1. Write ``judging/selectors/pack_results/<name>.py`` with a **pure** builder
-   ``build(instances: Sequence[Instance], boot: Bootstrap) -> dict`` returning
+1. Write ``judging/pack_results/<name>/tables.py`` (and its ``__init__.py``) with a **pure**
+   builder ``build(instances: Sequence[Instance], boot: Bootstrap) -> dict`` returning
    ``{"tables": [...], "curves": [...], "notes": [str], "headline": <table id>}``:
 
-   - an :class:`~judging.selectors.pack_results.common.Instance` is one scored generation:
+   - an :class:`~judging.pack_results.common.Instance` is one scored generation:
      ``generator``, ``item`` (pairs generators), ``pack``, ``metrics``, ``breakdown``, ``attrs``
      (the item's gold fields named in ``PackPage.attrs``, e.g. ``task``, ``level``);
-   - build tables with :func:`~judging.selectors.pack_results.common.comparison_table`
+   - build tables with :func:`~judging.pack_results.common.comparison_table`
      (``data[generator][column] = {stratum: {item: value}}``; one stratum ``"all"`` for a
      plain mean; several strata give the unweighted mean of their means, resampled within
      each), ranked on ``rank_by`` with the neighbour tests; ``scale=100`` for percentages;
-   - curves with :func:`~judging.selectors.pack_results.common.curve` (``data[generator][x]``);
-   - never format numbers there: the page layer (:mod:`.pages`) does, through core.formatting.
+   - curves with :func:`~judging.pack_results.common.curve` (``data[generator][x]``);
+   - never format numbers there: the page layer (:mod:`.page`) does, through core.formatting.
 
 2. Register it below in ``PAGES`` (one line):
    ``"scirecipe": PackPage(name="scirecipe", title="SciRecipe", prefix="scirecipe",
-   attrs=("level",), build=scirecipe.build, description="…")`` and import the module.
+   attrs=("level",), build=scirecipe.build, description="…")`` and import its ``tables`` module.
    ``prefix`` matches the pack names (``p == prefix`` or ``p.startswith(prefix + "-")``).
 
 3. Optional template ``templates/judging/pack_results/<name>.html``
@@ -42,14 +47,12 @@ How to add a pack's page (e.g. ``scirecipe``)
 
 from __future__ import annotations
 
-from judging.selectors.pack_results import (
-    customplans,
-    customplans_study,
-    longproc,
-    procbench,
-    scirecipe,
-)
-from judging.selectors.pack_results.registry import PackPage
+from judging.pack_results.customplans import study as customplans_study
+from judging.pack_results.customplans import tables as customplans
+from judging.pack_results.longproc import tables as longproc
+from judging.pack_results.procbench import tables as procbench
+from judging.pack_results.registry import PackPage
+from judging.pack_results.scirecipe import tables as scirecipe
 
 PAGES: dict[str, PackPage] = {
     "procbench": PackPage(
