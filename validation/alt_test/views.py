@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from annotation.models import Study
 from core.access import researcher_required
 from judging.models import Judge
-from validation.alt_test import page as alt_test_pages
+from validation.alt_test import page
 from validation.sections import download, get_param, section_or_page
 
 
@@ -21,13 +21,11 @@ def validation_alt_test(request: HttpRequest) -> HttpResponse:
         "study": study,
         "judge": judge,
         "title": "The alternative annotator test",
-        "epsilon": alt_test_pages.DEFAULT_EPSILON,
-        **alt_test_pages.choices(),
+        "epsilon": page.DEFAULT_EPSILON,
+        **page.choices(),
     }
     if study is not None and judge is not None:
-        context.update(
-            alt_test_pages.alt_test_context(study=study, judge=judge, params=request.GET)
-        )
+        context.update(page.alt_test_context(study=study, judge=judge, params=request.GET))
     return section_or_page(
         request, "validation/alt_test/_alt_test_result.html", "alt-test", context
     )
@@ -35,7 +33,7 @@ def validation_alt_test(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def alt_test_plan(request: HttpRequest) -> HttpResponse:
-    context = {"title": "Alt-test sample-size planner", **alt_test_pages.plan_context(request.GET)}
+    context = {"title": "Alt-test sample-size planner", **page.plan_context(request.GET)}
     return section_or_page(
         request, "validation/alt_test/_alt_test_plan.html", "alt-test-plan", context
     )
@@ -47,7 +45,7 @@ def validation_alt_test_export(request: HttpRequest, fmt: str) -> HttpResponse:
     study, judge = get_param(request, Study, "study"), get_param(request, Judge, "judge", by="name")
     if study is None or judge is None:
         raise Http404("choose a study and a judge")
-    report = alt_test_pages.alt_test_context(study=study, judge=judge, params=request.GET)["alt"]
-    rows = alt_test_pages.export_rows(report)
-    fields = alt_test_pages.EXPORT_FIELDS
+    report = page.alt_test_context(study=study, judge=judge, params=request.GET)["alt"]
+    rows = page.export_rows(report)
+    fields = page.EXPORT_FIELDS
     return download(rows, fields=fields, name=f"alt-test-study{study.pk}", fmt=fmt)

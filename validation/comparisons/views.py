@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Study
 from benchmarks.models import Dataset
 from core.access import researcher_required
-from validation.comparisons import page as compare_pages
+from validation.comparisons import page
 
 
 def _optional(request: HttpRequest, model: type[Model], param: str):
@@ -24,19 +24,19 @@ def _optional(request: HttpRequest, model: type[Model], param: str):
 
 @researcher_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "validation/comparisons/index.html", compare_pages.index_context())
+    return render(request, "validation/comparisons/index.html", page.index_context())
 
 
 @researcher_required
 def study(request: HttpRequest, pk: int) -> HttpResponse:
     study_obj = get_object_or_404(Study, pk=pk)
-    context = compare_pages.study_page_context(study=study_obj, chosen=request.GET.getlist("judge"))
+    context = page.study_page_context(study=study_obj, chosen=request.GET.getlist("judge"))
     return render(request, "validation/comparisons/study.html", context)
 
 
 @researcher_required
 def judges(request: HttpRequest) -> HttpResponse:
-    context = compare_pages.judges_page_context(
+    context = page.judges_page_context(
         study=_optional(request, Study, "study"), chosen=request.GET.getlist("judge")
     )
     return render(request, "validation/comparisons/judges.html", context)
@@ -44,7 +44,7 @@ def judges(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def rankings(request: HttpRequest) -> HttpResponse:
-    context = compare_pages.rankings_page_context(
+    context = page.rankings_page_context(
         dataset=_optional(request, Dataset, "dataset"), chosen=request.GET.getlist("judge")
     )
     return render(request, "validation/comparisons/rankings.html", context)

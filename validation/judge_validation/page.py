@@ -11,7 +11,7 @@ from core.formatting import Missing, fmt_interval, fmt_stat
 from judging import agreement as cmp
 from judging.models import Judge
 from validation.judge_validation import reads as sel
-from validation.probes import page as probes_pages
+from validation.probes import page as probes_page
 
 PICK_LIMIT = 100
 
@@ -92,7 +92,7 @@ def validation_page_context(
     if study is None or judge is None:
         return context
     report = sel.judge_validation(study=study, judge=judge, n_resamples=n_resamples, seed=seed)
-    context["probes"] = probes_pages.probes_context(  # calibration and length bias (§5)
+    context["probes"] = probes_page.probes_context(  # calibration and length bias (§5)
         study=study, judge=judge, n_resamples=n_resamples, seed=seed
     )
     loo = report["leave_one_out"]

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from annotation.models import Study
 from core.access import researcher_required
 from judging.models import Judge
-from validation.judge_validation import page as validation_pages
+from validation.judge_validation import page
 
 
 @researcher_required
@@ -19,5 +19,5 @@ def validation(request: HttpRequest) -> HttpResponse:
     judge_name = request.GET.get("judge", "")
     study = get_object_or_404(Study, pk=int(study_id)) if study_id.isdigit() else None
     judge = get_object_or_404(Judge, name=judge_name) if judge_name else None
-    context = validation_pages.validation_page_context(study=study, judge=judge)
+    context = page.validation_page_context(study=study, judge=judge)
     return render(request, "validation/judge_validation/validation.html", context)

@@ -11,7 +11,7 @@ from annotation.models import Study
 from benchmarks.models import Dataset
 from core.access import researcher_required
 from judging.models import Judge
-from validation.ppi import page as ppi_pages
+from validation.ppi import page
 from validation.sections import download, get_param, section_or_page
 
 
@@ -20,9 +20,7 @@ def rankings_ppi(request: HttpRequest) -> HttpResponse:
     study, judge = get_param(request, Study, "study"), get_param(request, Judge, "judge", by="name")
     context = {"title": "How2Score corrected with human labels (PPI++)"}
     context.update(
-        ppi_pages.ppi_context(
-            study=study, judge=judge, dataset=get_param(request, Dataset, "dataset")
-        )
+        page.ppi_context(study=study, judge=judge, dataset=get_param(request, Dataset, "dataset"))
     )
     return section_or_page(
         request, "validation/ppi/_how2score_ppi_result.html", "how2score-ppi", context
@@ -35,11 +33,11 @@ def rankings_ppi_export(request: HttpRequest, fmt: str) -> HttpResponse:
     study, judge = get_param(request, Study, "study"), get_param(request, Judge, "judge", by="name")
     if study is None or judge is None:
         raise Http404("choose a study and a judge")
-    context = ppi_pages.ppi_context(
+    context = page.ppi_context(
         study=study, judge=judge, dataset=get_param(request, Dataset, "dataset")
     )
     if not context["ppi"]:
         raise Http404(context["ppi_error"] or "nothing to export")
-    rows = ppi_pages.export_rows(context["ppi"])
+    rows = page.export_rows(context["ppi"])
     name = f"how2score-ppi-study{study.pk}"
-    return download(rows, fields=ppi_pages.EXPORT_FIELDS, name=name, fmt=fmt)
+    return download(rows, fields=page.EXPORT_FIELDS, name=name, fmt=fmt)
