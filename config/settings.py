@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "mining",
     "annotation",
     "judging",
+    "validation",
     "demo",
 ]
 

@@ -11,5 +11,6 @@ urlpatterns = [
     path("", include("core.urls")),
     path("", include("benchmarks.urls")),
     path("", include("mining.urls")),
+    path("", include("validation.urls")),  # before judging: see validation/urls.py
     path("", include("judging.urls")),
 ]

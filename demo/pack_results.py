@@ -35,7 +35,7 @@ def demo_pack_results_ensure(*, stdout=None) -> list[str]:
     from benchmarks.services.pack_imports import pack_import
     from benchmarks.services.scoring_runs import scoring_run_create
     from core.runs import engine
-    from judging.selectors.pack_results import PAGES
+    from judging.pack_results import PAGES
 
     packs = pack_names()
     lines = []

@@ -15,7 +15,7 @@ from annotation.models import Study, StudyItem
 from benchmarks.models import Generation
 from judging import prompting
 from judging.models import Judge, Judgment, PromptVersion
-from judging.selectors.comparison import verdicts_for_generations
+from judging.selectors.verdicts import verdicts_for_generations
 from judging.services.items import item_content_hash
 from judging.services.judges import judge_create
 from judging.services.prompt_versions import prompt_version_create

@@ -20,7 +20,7 @@ from annotation.services.study import study_create
 from benchmarks.models import Generation
 from demo.simulated import SIMULATED_PREFIX, draw_labels
 from judging.models import Judge
-from judging.selectors.comparison import verdicts_for_generations
+from judging.selectors.verdicts import verdicts_for_generations
 
 SIMULATED_STUDY = "Demo study (finished): simulated annotators"
 SIMULATED_DESCRIPTION = (

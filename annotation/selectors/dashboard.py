@@ -71,7 +71,7 @@ def agree_card(*, user) -> Card | None:
         key="agree",
         title="Agree",
         blurb="Agreement among people, and between judges and people.",
-        link=reverse("judging:index"),
+        link=reverse("validation:index"),
         link_label="Comparisons",
     )
     if study is None:

@@ -7,7 +7,7 @@ exposes ``llvmlite.binding.ffi.lib``, a ``__slots__`` object whose ``__getattr__
 name, ``__dict__`` included, with a wrapped function of the shared library (unlike
 ``ctypes.CDLL``, which it duck-types and which refuses dunder names). ``vars(lib)`` is then not a
 dict and the load fails with ``AttributeError: '_lib_fn_wrapper' object has no attribute
-'get'``. numba is in any process that has used ``ppi_py`` (``judging.stats.ppi``), so a worker
+'get'``. numba is in any process that has used ``ppi_py`` (``validation.ppi.stats``), so a worker
 (or a test session) that computed a PPI estimate could no longer load a vLLM engine.
 
 :func:`make_llvmlite_scan_safe` makes llvmlite's library wrapper refuse dunder names as

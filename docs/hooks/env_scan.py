@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("config", "core", "benchmarks", "mining", "annotation", "judging", "demo")
+PACKAGES = ("config", "core", "benchmarks", "mining", "annotation", "judging", "validation", "demo")
 SKIP_PARTS = {"migrations", "__pycache__"}
 
 

@@ -1,20 +1,15 @@
 """API of judge prompt versions: ``/api/prompt-versions/`` (researchers list and read, with
-the diff against the version before; admins create the next version of a prompt), and the
-comparison of a judge family's prompt versions on a study (``/api/prompt-versions/compare/``)."""
+the diff against the version before; admins create the next version of a prompt). Their
+comparison on a study (``/api/prompt-versions/compare/``) is :mod:`validation.prompt_versions.api`."""
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from core.versions import NOTE_MAX_CHARS
 from core.versions_api import VERSION_FIELDS, VersionDetailMixin, VersionSerializer, VersionViewSet
 from judging import prompting
-from judging.api.validation import MAX_RESAMPLES, int_param, study_and_judge
 from judging.models import PromptVersion
 from judging.selectors import prompt_versions as sel
 from judging.services.prompt_versions import prompt_version_create
@@ -59,28 +54,3 @@ class PromptVersionViewSet(VersionViewSet):
 
     def create_version(self, data: dict, author):
         return prompt_version_create(author=author, **data)
-
-
-class PromptVersionComparisonView(APIView):
-    @extend_schema(
-        summary="The prompt versions of a judge's family on a study: agreement, kappa, AC1 "
-        "with bootstrap CIs and the alt-test's winning rate per version; McNemar's exact test "
-        "of each version against the judge on the items both judged",
-        parameters=[
-            OpenApiParameter("study", OpenApiTypes.INT, required=True),
-            OpenApiParameter("judge", OpenApiTypes.STR, required=True, description="judge name"),
-            OpenApiParameter("bootstrap", OpenApiTypes.INT, description="resamples (1000)"),
-            OpenApiParameter("seed", OpenApiTypes.INT, description="bootstrap seed (0)"),
-        ],
-        responses=OpenApiTypes.OBJECT,
-    )
-    def get(self, request: Request) -> Response:
-        study, judge = study_and_judge(request)
-        return Response(
-            sel.prompt_version_comparison(
-                study=study,
-                judge=judge,
-                n_resamples=int_param(request, "bootstrap", 1000, low=0, high=MAX_RESAMPLES),
-                seed=int_param(request, "seed", 0, low=0, high=2**32 - 1),
-            )
-        )

@@ -13,8 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmarks.models import Dataset
-from judging.api.validation import MAX_RESAMPLES, int_param
-from judging.selectors import comparison as comparison_sel
+from judging.api.params import MAX_RESAMPLES, int_param
+from judging.selectors import verdicts as comparison_sel
 from judging.selectors.scores import how2score_uncertainty
 
 

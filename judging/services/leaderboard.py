@@ -24,8 +24,8 @@ from annotation.models import Annotation, Study
 from core.runs import engine
 from core.runs.engine import KEEP_WORKING, Lease, RunExecutor
 from core.runs.models import RunStatus
+from judging.leaderboard import reads as sel
 from judging.models import Judge, JudgeRun, Judgment, LeaderboardReport
-from judging.selectors import comparison as sel
 
 INLINE_MAX = 5000  # judgments; below this the leaderboard takes tens of ms
 

@@ -1,7 +1,7 @@
 """Statistics for judges and benchmark scores: pure functions (numpy, scipy, statsmodels), no
 Django. The agreement coefficients themselves (Cohen's κ, Fleiss' κ, Krippendorff's α,
 Gwet's AC1, majority, leave-one-out) live in :mod:`annotation.agreement`; this package adds
-what judging needs around them.
+what judging needs around them, and what the validation features (:mod:`validation`) build on.
 
 - :mod:`~judging.stats.bootstrap` — percentile bootstrap intervals over items with a fixed
   seed: means / proportions, statistics of a contingency table, paired differences.
@@ -9,11 +9,8 @@ what judging needs around them.
 - :mod:`~judging.stats.binary` — a judge against a binary reference (the human majority or
   another judge): agreement overall and per class, κ and AC1, each with a bootstrap CI, and
   the constant-predictor baselines.
-- :mod:`~judging.stats.calibration` — ECE, Brier score and reliability bins of a judge's vote
-  share over seeded samples; :mod:`~judging.stats.length_bias` — the judge's odds ratio per
-  100 tokens (logistic regression with the human majority as covariate).
-- :mod:`~judging.stats.ranking` — Kendall's τ-b of two rankings with a stratified bootstrap
-  CI; :mod:`~judging.stats.leaderboard` — the judge leaderboard's CIs.
+- :mod:`~judging.stats.how2score` — How2Score's CIs and the paired tests between generators.
+- :mod:`~judging.stats.leaderboard` — the judge leaderboard's rows and their CIs.
 """
 
 from judging.stats.bootstrap import (

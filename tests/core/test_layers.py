@@ -359,6 +359,13 @@ def test_config_imports_no_app_and_urls_only_include():
     assert set(calls) <= {"path", "include"}, calls
 
 
+def test_validation_sits_between_judging_and_demo(tmp_path):
+    assert RANK["judging"] < RANK["validation"] < RANK["demo"]
+    bad = tmp_path / "m.py"
+    bad.write_text("from validation.alt_test.stats import alt_test\n")
+    assert {pkg for pkg in imported_packages(bad) if RANK[pkg] > RANK["judging"]} == {"validation"}
+
+
 def test_the_import_graph_has_no_circle():
     circles = import_circles(import_graph(project_modules()))
     assert not circles, circles

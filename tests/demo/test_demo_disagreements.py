@@ -11,7 +11,7 @@ from annotation.models import Study
 from demo.management.commands.load_demo import DEMO_JUDGE
 from demo.studies import SIMULATED_STUDY
 from judging.models import Judge
-from judging.selectors import disagreements as sel
+from validation.disagreements import reads as sel
 
 pytestmark = pytest.mark.django_db
 

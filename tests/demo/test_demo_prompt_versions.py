@@ -12,7 +12,7 @@ from annotation.models import Study
 from demo.prompt_versions import JUDGE_V1, JUDGE_V2
 from demo.studies import SIMULATED_STUDY
 from judging.models import Judge, Judgment, PromptVersion
-from judging.selectors.prompt_versions import prompt_version_comparison
+from validation.prompt_versions.reads import prompt_version_comparison
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +44,6 @@ def test_demo_has_two_prompt_versions_to_compare(settings, tmp_path, client, mak
 
     client.force_login(make_user("demo-reader", role="researcher"))
     html = client.get(
-        reverse("judging:prompt_versions"), {"study": study.pk, "judge": JUDGE_V1}
+        reverse("validation:prompt_versions"), {"study": study.pk, "judge": JUDGE_V1}
     ).content.decode()
     assert "judge_h3 v2" in html and "DEMO DATA" in html

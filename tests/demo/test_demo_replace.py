@@ -9,8 +9,8 @@ from django.core.management import call_command
 from annotation.models import Study
 from demo.replace import DATASET, JUDGE, STUDY
 from judging.models import Judge
-from judging.selectors.alt_test import study_alt_test
-from judging.selectors.ppi_rankings import ppi_rankings
+from validation.alt_test.reads import study_alt_test
+from validation.ppi.reads import ppi_rankings
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from judging.selectors.alt_test import study_alt_test
-from tests.judging.alt_test_scenario import alt_test_scenario, ppi_scenario
+from tests.validation.alt_test.scenario import alt_test_scenario, ppi_scenario
+from validation.alt_test.reads import study_alt_test
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.judging.disagreements.scenario import disagreement_scenario
+from tests.validation.disagreements.scenario import disagreement_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from judging.leaderboard import reads as sel
 from judging.models import LeaderboardReport
-from judging.selectors import comparison as sel
 from tests.judging.factories import judged
 from tests.support.worker import wait_for
 

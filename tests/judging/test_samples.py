@@ -18,12 +18,12 @@ from rest_framework.test import APIClient
 from benchmarks.tokens import count_steps_tokens
 from core.errors import FieldRefusal
 from judging.models import JudgeRun, Judgment, JudgmentSample
-from judging.selectors.probes import NO_SAMPLES, judge_probes
 from judging.services import runs as services
 from tests.annotation.factories import A_FAILURE, make_annotation, make_study
 from tests.judging.factories import PRICED, make_judge
 from tests.judging.support import work_chunk
 from tests.support.worker import wait_for
+from validation.probes.reads import NO_SAMPLES, judge_probes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

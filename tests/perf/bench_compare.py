@@ -191,9 +191,14 @@ def main() -> int:
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
+        from judging.leaderboard.reads import judge_leaderboard
         from judging.models import JudgeRun
-        from judging.selectors import comparison as sel
         from judging.services.distillation import distill_export
+        from validation.comparisons.reads import (
+            generator_rankings,
+            judge_pair_comparison,
+            study_comparison,
+        )
 
         t0 = time.perf_counter()
         data = make_data(
@@ -209,13 +214,13 @@ def main() -> int:
         cases = [
             (
                 "study comparison (200 items)",
-                lambda: sel.study_comparison(study=study, judges=judges),
+                lambda: study_comparison(study=study, judges=judges),
             ),
-            ("judge-judge pairs (all content)", lambda: sel.judge_pair_comparison(judges=judges)),
-            ("generator rankings + Kendall tau", lambda: sel.generator_rankings(judges=judges)),
+            ("judge-judge pairs (all content)", lambda: judge_pair_comparison(judges=judges)),
+            ("generator rankings + Kendall tau", lambda: generator_rankings(judges=judges)),
             (
                 "judge leaderboard (with study)",
-                lambda: sel.judge_leaderboard(judges=judges, study=study),
+                lambda: judge_leaderboard(judges=judges, study=study),
             ),
         ]
         for name, fn in cases:

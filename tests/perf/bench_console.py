@@ -239,8 +239,8 @@ def run(args, server) -> int:
     from django.urls import reverse
 
     from core.roles import ensure_roles, role_assign
+    from judging.leaderboard import reads as sel
     from judging.models import JudgeRun, JudgeRunEstimate, LeaderboardReport
-    from judging.selectors import comparison as sel
     from judging.services import estimates
     from judging.services import runs as run_services
     from judging.services.leaderboard import leaderboard_compute, leaderboard_get

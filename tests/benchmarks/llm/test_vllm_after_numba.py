@@ -15,8 +15,8 @@ import pytest
 from benchmarks.llm import vllm_compat, vllm_offline
 from benchmarks.llm.base import LLMRequest, LLMResponse
 from benchmarks.llm.registry import build_backend
-from judging.stats.ppi import classical
 from tests.benchmarks.llm.vllm_support import TINY_ENGINE, require_vllm
+from validation.ppi.stats import classical
 
 
 @pytest.fixture

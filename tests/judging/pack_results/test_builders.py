@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 from benchmarks.packs.registry import get_pack
-from judging.selectors.pack_results import longproc, procbench
-from judging.selectors.pack_results.common import (
+from judging.pack_results.common import (
     Bootstrap,
     Instance,
     cell,
     comparison_table,
     paired_test,
 )
+from judging.pack_results.longproc import tables as longproc
+from judging.pack_results.procbench import tables as procbench
 from judging.stats.bootstrap import bootstrap_mean_ci
 
 FIXTURES = Path(__file__).resolve().parents[3] / "demo" / "fixtures" / "pack_results"
@@ -221,7 +222,7 @@ def test_paired_test_uses_only_common_items_and_holm_over_the_table():
 def test_sign_flip_test_is_exact_for_few_items_and_seeded_for_many():
     import numpy as np
 
-    from judging.selectors.pack_results.common import sign_flip_p
+    from judging.pack_results.common import sign_flip_p
 
     one = {"all": (np.array([1.0]), np.array([0.0]))}
     assert sign_flip_p(one, seed=0) == 1.0  # one differing instance is no evidence

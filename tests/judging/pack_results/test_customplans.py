@@ -1,4 +1,4 @@
-"""The CustomPlans results page's numbers (judging.selectors.pack_results.customplans), by hand
+"""The CustomPlans results page's numbers (judging.pack_results.customplans.tables), by hand
 from the demo's worked examples (demo/fixtures/pack_results/customplans-*.jsonl: Figure 13's
 nine hints, two systems, three raters each; the outcomes are listed in the docstrings)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from judging.selectors.pack_results.common import Bootstrap
-from judging.selectors.pack_results.customplans import NOT_RECORDED, build, item_instances
+from judging.pack_results.common import Bootstrap
+from judging.pack_results.customplans.tables import NOT_RECORDED, build, item_instances
 
 FIXTURES = Path(__file__).resolve().parents[3] / "demo" / "fixtures" / "pack_results"
 BOOT = Bootstrap(n_resamples=400, seed=0)

@@ -169,9 +169,9 @@ def test_report_is_cached_until_a_run_of_the_family_changes(demo):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from judging.selectors.pack_results import PAGES
-    from judging.selectors.pack_results.data import parse_selection
-    from judging.selectors.pack_results.pages import results_report
+    from judging.pack_results import PAGES
+    from judging.pack_results.page import results_report
+    from judging.pack_results.reads import parse_selection
 
     page, selection = PAGES["procbench"], parse_selection({})
     first = results_report(page=page, selection=selection)

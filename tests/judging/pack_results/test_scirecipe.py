@@ -1,4 +1,4 @@
-"""The SciRecipe results page's numbers (judging.selectors.pack_results.scirecipe): Table 1's
+"""The SciRecipe results page's numbers (judging.pack_results.scirecipe.tables): Table 1's
 nine metrics ×100 and their Avg, SCORE and its parts, BLEU-1…4, the level split, by hand from
 the worked examples (demo/fixtures/pack_results/scirecipe-*.jsonl: gold harvest, lyse,
 centrifuge, quantify; answers [harvest, lyse, quantify], [harvest, centrifuge, lyse,
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.packs.scirecipe import score_record
-from judging.selectors.pack_results.common import Bootstrap, Instance
-from judging.selectors.pack_results.scirecipe import TABLE1, avg_metrics, build
+from judging.pack_results.common import Bootstrap, Instance
+from judging.pack_results.scirecipe.tables import TABLE1, avg_metrics, build
 
 FIXTURES = Path(__file__).resolve().parents[3] / "demo" / "fixtures" / "pack_results"
 BOOT = Bootstrap(n_resamples=400, seed=0)

@@ -9,22 +9,22 @@ import re
 
 import pytest
 
-from judging import comparison as cmp
+from judging.agreement import judge_vs_majority
 from judging.stats.binary import binary_agreement
 from judging.stats.bootstrap import bootstrap_proportion_ci
-from judging.stats.leaderboard import add_leaderboard_intervals
+from judging.stats.leaderboard import JudgeTotals, add_leaderboard_intervals, leaderboard_rows
 
 MAJORITY = {i: i % 3 == 0 for i in range(30)}
 VERDICTS = {i: (i % 3 == 0) != (i % 7 == 0) for i in range(30)}
 
 
 def _board(n_resamples=500, seed=0):
-    human = cmp.judge_vs_majority(majority=MAJORITY, verdicts=VERDICTS)
+    human = judge_vs_majority(majority=MAJORITY, verdicts=VERDICTS)
     totals = [
-        cmp.JudgeTotals(judge="j", n_judgments=32, n_parse_failed=2, n_has_failure=11, human=human),
-        cmp.JudgeTotals(judge="k", n_judgments=0),
+        JudgeTotals(judge="j", n_judgments=32, n_parse_failed=2, n_has_failure=11, human=human),
+        JudgeTotals(judge="k", n_judgments=0),
     ]
-    rows = cmp.leaderboard_rows(totals)
+    rows = leaderboard_rows(totals)
     return add_leaderboard_intervals(rows, totals, n_resamples=n_resamples, seed=seed), human
 
 

@@ -1,0 +1,1 @@
+"""ProcBench's results tables (Table 2) and its PML-against-N curve."""

@@ -1,0 +1,1 @@
+"""SciRecipe's results tables (Table 1, SCORE, BLEU, the level split)."""
