@@ -14,7 +14,7 @@ the registered prepared statements of :mod:`annotation.prepared`.
   the participant's count raised (:data:`~annotation.prepared.COUNT_DONE`); returns the
   annotation's id.
 
-The parts that come from registered statements are checked by ``core.prepared``'s system
+The parts that come from registered statements are checked by ``core.prepared_check``'s system
 check; the rest is written from the models' ``_meta`` (table and column names), and the
 system check :func:`check_composed_statements` composes every statement (no database needed),
 so a renamed or added field fails at ``manage.py check``. PostgreSQL only: other databases
@@ -32,13 +32,13 @@ from django.db import connections, router
 from annotation import prepared
 from annotation.models import Assignment, Draft, StudyItem
 from core.prepared import (
-    COMPILE_ERRORS,
     PreparedRead,
     PreparedStatement,
     as_in_a_transaction,
     bind,
     statement_cursor,
 )
+from core.prepared_check import COMPILE_ERRORS
 
 
 def available(model=Assignment) -> bool:

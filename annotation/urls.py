@@ -23,7 +23,7 @@ flow_pages = [
     path("done/", flow.done, name="done"),
     path("screened-out/", flow.screened_out, name="screened_out"),
     path("declined/", flow.declined, name="declined"),
-    path("returned/", prolific_study.returned, name="returned"),
+    path("returned/", flow.returned, name="returned"),
 ]
 
 pages = [

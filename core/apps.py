@@ -14,7 +14,7 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         from core import tasks  # noqa: F401  registers core's tasks (the engine's core.run_chunk)
-        from core.prepared import CHECK_TAG, check_prepared_statements
+        from core.prepared_check import CHECK_TAG, check_prepared_statements
         from core.roles import ensure_roles
 
         post_migrate.connect(ensure_roles, dispatch_uid="how2review.ensure_roles")

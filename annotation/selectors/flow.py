@@ -1,4 +1,6 @@
-"""Reads of the annotation app: what a participant may see, study progress, label rows and exports."""
+"""Reads of the annotation app: what a participant may see, study progress, label rows and exports.
+Who a request of the annotator flow comes from (the participant, their assignment):
+:mod:`annotation.selectors.annotator`."""
 
 from __future__ import annotations
 
@@ -30,91 +32,6 @@ ITEM_UNUSED_FIELDS = (
     "generation__scores",
 )
 ASSIGNMENT_UNUSED_FIELDS = tuple(f"item__{name}" for name in ITEM_UNUSED_FIELDS)
-
-
-def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
-    if not participant_id:
-        return None
-    return (
-        Participant.objects.select_related("study").filter(pk=participant_id, study=study).first()
-    )
-
-
-def participant_for_slug(
-    *, slug: str, participant_id: int | None, with_assignment_state: bool = False
-) -> Participant | None:
-    """The participant and their study in one query. With ``with_assignment_state`` the same
-    query also says which assignment is open (``open_assignment_id``) and whether any was
-    returned to the pool (``has_expired``), so the item page needs no further read to decide."""
-    if not participant_id:
-        return None
-    if not with_assignment_state:
-        return (
-            Participant.objects.select_related("study")
-            .filter(pk=participant_id, study__slug=slug)
-            .first()
-        )
-    rows = prepared.PARTICIPANT_STATE.rows(participant_id=participant_id, slug=slug)
-    if not rows:
-        return None
-    row = rows[0]
-    alias = router.db_for_read(Participant)
-    participant, study = model_instances(alias, row, prepared.PARTICIPANT_STATE_PARTS)
-    participant.study = study
-    participant.open_assignment_id, participant.has_expired = row[-2], bool(row[-1])
-    return participant
-
-
-def participant_for_user(*, study: Study, user) -> Participant | None:
-    if not getattr(user, "is_authenticated", False):
-        return None
-    return Participant.objects.select_related("study").filter(study=study, user=user).first()
-
-
-def assignment_for_participant(
-    *, participant: Participant, assignment_id: int, lock: bool = False
-) -> Assignment | None:
-    """Only the participant's own assignment; None for anyone else's. ``lock``: its row locked
-    until the caller's transaction ends."""
-    assignments = (
-        Assignment.objects.select_related("item__generation__procedure")
-        .defer(*ASSIGNMENT_UNUSED_FIELDS)
-        .filter(pk=assignment_id, participant=participant)
-    )
-    if lock:
-        assignments = assignments.select_for_update(of=("self",))
-    assignment = assignments.first()
-    if assignment is not None:
-        assignment.participant = participant  # already loaded, with its study
-    return assignment
-
-
-def assignment_for_cookie(
-    *, slug: str, participant_id: int | None, assignment_id: int, lock: bool = False
-) -> Assignment | None:
-    """One query for a save, draft or heartbeat: the assignment with its participant, study,
-    item, generation and procedure, and whether a draft exists; only if it belongs to the
-    participant of the signed cookie in this study. None otherwise (the caller then looks
-    the participant up the long way, for its message or an account-based entry). ``lock``:
-    the assignment's row locked until the caller's transaction ends."""
-    if not participant_id:
-        return None
-    statement = prepared.ASSIGNMENT_FULL_LOCKED if lock else prepared.ASSIGNMENT_FULL
-    rows = statement.rows(assignment_id=assignment_id, participant_id=participant_id, slug=slug)
-    if not rows:
-        return None
-    row = rows[0]
-    alias = router.db_for_read(Assignment)
-    assignment, participant, study, item, generation, procedure = model_instances(
-        alias, row, prepared.ASSIGNMENT_FULL_PARTS
-    )
-    participant.study = study
-    generation.procedure = procedure
-    item.generation = generation
-    assignment.participant = participant
-    assignment.item = item
-    assignment.has_draft = bool(row[-1])
-    return assignment
 
 
 def study_item_from_row(row: tuple) -> StudyItem:

@@ -340,7 +340,7 @@ def participant_current_assignment(
     """
     now = now or timezone.now()
     # The participant may come with its assignment state read in the same query
-    # (selectors.participant_for_slug(with_assignment_state=True)); else read it here.
+    # (selectors.annotator.annotator_for(with_assignment_state=True)); else read it here.
     known = hasattr(participant, "open_assignment_id")
     if not known or participant.open_assignment_id is not None:
         current = participant_open_assignment(participant_id=participant.pk)

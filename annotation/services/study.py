@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation import conf, rules
 from annotation.models import CodebookVersion, EntryEvent, Participant, Study, StudyItem
+from annotation.selectors.annotator import Refused
 from annotation.selectors.rounds import entry_exclusion
 from annotation.services.form_items import study_form_items_add
 from benchmarks.models import Generation
@@ -23,13 +24,8 @@ Stage = Participant.Stage
 _PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class EntryRefused(Exception):
+class EntryRefused(Refused):
     """Why a participant cannot enter; ``reason`` picks the page shown."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 # --- studies --------------------------------------------------------------------------

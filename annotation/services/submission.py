@@ -1,8 +1,14 @@
 """Writes of an item's answer: drafts (autosave), heartbeats (active time) and the submission,
-stored once, with the attention and qualification results it implies."""
+stored once, with the attention and qualification results it implies.
+
+Each write opens its own transaction and takes its own row locks (the assignment's row first,
+then the draft: an autosave and its item's submit queue instead of deadlocking). A submit from
+the item page (:func:`annotation_submit_posted`) finds the participant's assignment inside that
+transaction, by the read that locks it: one read, one lookup of the participant."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -18,6 +24,7 @@ from annotation.labels import (
     ParsedLabel,
     cleaned_failures,
     form_submission_errors,
+    parse_form,
 )
 from annotation.models import (
     Annotation,
@@ -28,6 +35,7 @@ from annotation.models import (
     Study,
     StudyItem,
 )
+from annotation.selectors.annotator import Visitor, annotator_for
 from annotation.selectors.forms import item_view, known_answer_result, study_form
 from annotation.services.assignment import item_take_slot
 from annotation.services.flow import participant_finish
@@ -45,6 +53,7 @@ class SubmissionRefused(Exception):
         self.messages = messages
         self.item_gone = item_gone
         self.fields = fields or {}  # the page's field -> its refusal (label_text_problems)
+        self.label: ParsedLabel | None = None  # what was typed (a posted submit's)
 
 
 def _active_ms(assignment: Assignment, delta_ms: int, now: datetime) -> int:
@@ -118,9 +127,14 @@ def draft_save(
 
 @dataclass
 class SubmitResult:
+    """A submit's outcome: the stored annotation (``created`` False: stored before, by another
+    tab), the notices to show, the label as posted and the participant's stage after it."""
+
     annotation: Annotation
     created: bool
     notices: list[str] = field(default_factory=list)
+    label: ParsedLabel | None = None
+    stage: str = ""
 
 
 def _assignment_locked(pk: int) -> Assignment:
@@ -213,9 +227,10 @@ def _store(
 
 def _record_known_answer(
     locked: Assignment, item: StudyItem, study: Study, annotation: Annotation, form: BoundForm
-) -> list[str]:
+) -> tuple[list[str], str]:
     """An attention or qualification item's result; a missed attention check counts towards
-    a warning (returned as a notice) or screening out."""
+    a warning (returned as a notice) or screening out. Returns the notices and the
+    participant's stage after it."""
     participant = (
         Participant.objects.select_for_update(of=("self",))
         .select_related("study")
@@ -235,7 +250,7 @@ def _record_known_answer(
         detail=detail,
     )
     if item.kind != Kind.ATTENTION or passed:
-        return []
+        return [], participant.stage
     participant.attention_failures += 1
     participant.save(update_fields=["attention_failures"])
     thresholds = {
@@ -247,8 +262,42 @@ def _record_known_answer(
     if state == rules.ATTENTION_SCREEN_OUT:
         participant_finish(participant=participant, stage=Stage.SCREENED_OUT)
     elif state == rules.ATTENTION_WARN:
-        return [rules.attention_warning(**thresholds)]
-    return []
+        return [rules.attention_warning(**thresholds)], participant.stage
+    return [], participant.stage
+
+
+def label_from_post(
+    *, assignment: Assignment, data: Mapping[str, list[str]]
+) -> tuple[ParsedLabel, BoundForm, ItemView]:
+    """The answer the item page posted (``data``: each field's values), and the study's form
+    and the item's view that read it (built once per request; every check and the stored
+    answer use these)."""
+    form = study_form(study=assignment.participant.study)
+    view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
+    return parse_form(data, form=form, item=view), form, view
+
+
+def annotation_submit_posted(
+    *,
+    visitor: Visitor,
+    assignment_id: int,
+    data: Mapping[str, list[str]],
+    active_ms: int = 0,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """A submit as the item page posts it, in one transaction from its first read: the
+    visitor's assignment found (:func:`annotation.selectors.annotator.annotator_for`, its only
+    lookup of the participant) with its row locked by that same read, the posted answer parsed,
+    then stored as :func:`annotation_submit` stores it. Raises what the lookup raises (Refused:
+    not the visitor's) and SubmissionRefused (with ``label``: what was typed, to show again)."""
+    with transaction.atomic():
+        assignment = annotator_for(visitor, assignment_id=assignment_id, lock=True).assignment
+        label, form, view = label_from_post(assignment=assignment, data=data)
+        try:
+            return _submit(assignment, assignment, label, active_ms, now, form, view)
+        except SubmissionRefused as refusal:
+            refusal.label = label
+            raise
 
 
 def annotation_submit(
@@ -259,50 +308,58 @@ def annotation_submit(
     now: datetime | None = None,
     form: BoundForm | None = None,
     view: ItemView | None = None,
-    row_locked: bool = False,
 ) -> SubmitResult:
     """Store the label once, in one transaction (the annotation, the assignment, the draft's
-    removal, the known-answer results: all or nothing). Refuses (SubmissionRefused) refused
-    text and an early or incomplete submission, writing nothing; a repeated submit (another
-    tab) returns the stored annotation unchanged (``created`` False).
+    removal, the known-answer results: all or nothing), the assignment's row locked first.
+    Refuses (SubmissionRefused) refused text and an early or incomplete submission, writing
+    nothing; a repeated submit (another tab) returns the stored annotation unchanged
+    (``created`` False).
 
     ``form`` and ``view``: the study's form and the item's view the caller built to parse the
-    label (:func:`annotation.selectors.forms.study_form`, :func:`~annotation.selectors.forms.item_view`),
-    built here when not given; every check and the stored answer use these, none builds its own.
-    ``row_locked``: the caller read ``assignment`` with its row locked in the transaction it calls
-    this in (:func:`annotation.selectors.flow.assignment_for_cookie` with ``lock``), so it is
-    current and is not read again."""
+    label (:func:`label_from_post`), built here when not given; every check and the stored
+    answer use these, none builds its own."""
+    with transaction.atomic():
+        locked = _assignment_locked(assignment.pk)
+        return _submit(assignment, locked, label, active_ms, now, form, view)
+
+
+def _submit(
+    assignment: Assignment,
+    locked: Assignment,
+    label: ParsedLabel,
+    active_ms: int,
+    now: datetime | None,
+    form: BoundForm | None,
+    view: ItemView | None,
+) -> SubmitResult:
+    """The submit inside its transaction: ``locked``, the assignment's row as read under its
+    lock; ``assignment``, the same with its participant, study and item loaded."""
     now = now or timezone.now()
     item = assignment.item
-    study = assignment.participant.study
-    if assignment.state == Assignment.State.SUBMITTED:
-        existing = Annotation.objects.filter(assignment_id=assignment.pk).first()
-        if existing is not None:
-            return SubmitResult(existing, False)
+    participant = assignment.participant
+    study = participant.study
+    if locked.state == Assignment.State.SUBMITTED:  # a double submit: the first one won
+        existing = Annotation.objects.get(assignment_id=locked.pk)
+        return SubmitResult(existing, False, label=label, stage=participant.stage)
     if form is None:
         form = study_form(study=study)
     if view is None:
         view = item_view(item=item, participant_id=assignment.participant_id, form=form)
     _refuse_unready(assignment, study, label, now, form, view)
-
-    with transaction.atomic(savepoint=not row_locked):  # the caller's transaction when locked
-        locked = assignment if row_locked else _assignment_locked(assignment.pk)
-        if locked.state == Assignment.State.SUBMITTED:  # a double submit: the first one won
-            return SubmitResult(Annotation.objects.get(assignment_id=locked.pk), False)
-        if (
-            locked.state == Assignment.State.EXPIRED
-            and item.kind == Kind.REGULAR
-            and not item_take_slot(item_id=item.pk, overlap=study.overlap)
-        ):
-            raise SubmissionRefused(
-                [
-                    "This item was returned to the pool after a long pause and others have "
-                    "since completed it. Please continue with the next item."
-                ],
-                item_gone=True,
-            )
-        annotation = _store(locked, item, label, active_ms, now, form, view)
-        notices: list[str] = []
-        if item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
-            notices = _record_known_answer(locked, item, study, annotation, form)
-    return SubmitResult(annotation, True, notices)
+    if (
+        locked.state == Assignment.State.EXPIRED
+        and item.kind == Kind.REGULAR
+        and not item_take_slot(item_id=item.pk, overlap=study.overlap)
+    ):
+        raise SubmissionRefused(
+            [
+                "This item was returned to the pool after a long pause and others have "
+                "since completed it. Please continue with the next item."
+            ],
+            item_gone=True,
+        )
+    annotation = _store(locked, item, label, active_ms, now, form, view)
+    notices, stage = [], participant.stage
+    if item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
+        notices, stage = _record_known_answer(locked, item, study, annotation, form)
+    return SubmitResult(annotation, True, notices, label=label, stage=stage)

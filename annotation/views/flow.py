@@ -2,133 +2,54 @@
 → completion.
 
 Thin views over the services (:mod:`annotation.services.flow`, ``.study``) and the page contexts
-of :mod:`annotation.selectors.flow_pages`, and the helpers every page of the flow shares (the
-participant's signed cookie, the stage's page, a refusal's page). A participant is known by a
-signed cookie (Prolific entry) or by their account; they only ever reach their own assignments.
+of :mod:`annotation.selectors.flow_pages`. Each finds its participant with the one lookup,
+:func:`annotation.selectors.annotator.annotator_for`; what the flow's views share (the
+participant's signed cookie, the stage's page, a refusal's page) is in
+:mod:`annotation.views.annotator`. A participant is known by a signed cookie (set at the
+entry) or by their account; they only ever reach their own assignments.
 """
 
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation import conf
 from annotation.models import Participant, Study
-from annotation.selectors.codebook import study_codebook
-from annotation.selectors.flow import (
-    participant_for_session,
-    participant_for_slug,
+from annotation.selectors.annotator import (
+    Refused,
+    Visitor,
+    annotator_for,
     participant_for_user,
 )
+from annotation.selectors.codebook import study_codebook
 from annotation.selectors.flow_pages import (
     consent_context,
     final_context,
     training_context,
 )
-from annotation.selectors.forms import (
-    form_codebook,
-)
+from annotation.selectors.forms import form_codebook
 from annotation.selectors.prolific_study import final_code
 from annotation.services import study as study_services
 from annotation.services.flow import participant_consent, participant_finish_training
+from annotation.views.annotator import (
+    annotator_view,
+    pending_entry,
+    refused,
+    stage_url,
+    with_participant,
+    with_pending_entry,
+)
 from core.limits import client_ip
 
 Stage = Participant.Stage
 
 
-_COOKIE_SALT = "annotation.participant"
-_COOKIE_MAX_AGE = 60 * 60 * 24 * 30
-
-
-def _cookie_name(slug: str) -> str:
-    return f"h2r_p_{slug}"
-
-
-def cookie_participant_id(request: HttpRequest, slug: str) -> int | None:
-    """The participant id from a signed cookie (HMAC with SECRET_KEY; no session row needed)."""
-    value = request.get_signed_cookie(_cookie_name(slug), default=None, salt=_COOKIE_SALT)
-    return int(value) if value and value.isdigit() else None
-
-
-def _participant(request: HttpRequest, study: Study) -> Participant | None:
-    participant = participant_for_session(
-        study=study, participant_id=cookie_participant_id(request, study.slug)
-    )
-    if participant is None and study.accepts_accounts:
-        participant = participant_for_user(study=study, user=request.user)
-    return participant
-
-
-def stage_url(study: Study, participant: Participant) -> str:
-    name = {
-        Stage.CONSENT: "consent",
-        Stage.TRAINING: "training",
-        Stage.QUALIFICATION: "item",
-        Stage.WORKING: "item",
-        Stage.DONE: "done",
-        Stage.SCREENED_OUT: "screened_out",
-        Stage.DECLINED: "declined",
-        Stage.RETURNED: "returned",
-    }[participant.stage]
-    return reverse(f"annotation:{name}", args=[study.slug])
-
-
-_REFUSAL_STATUS = {"bad_link": 400, "no_session": 403, "excluded": 403, "full": 409}
-_REFUSAL_STATUS |= {"session_conflict": 409, "closed": 410, "rate_limited": 429, "paused": 503}
-
-
-def refused(request: HttpRequest, study: Study | None, reason: str, message: str) -> HttpResponse:
-    status = _REFUSAL_STATUS.get(reason, 400)
-    return render(
-        request,
-        "annotation/refused.html",
-        {"study": study, "reason": reason, "message": message},
-        status=status,
-    )
-
-
-def _no_session(request: HttpRequest, study: Study) -> HttpResponse:
-    return refused(
-        request,
-        study,
-        "no_session",
-        "We could not find your session. Please open the study again from the link on Prolific.",
-    )
-
-
-def load_participant(
-    request: HttpRequest, slug: str, *stages: str, with_assignment_state: bool = False
-):
-    """(study, participant, response): response is set when the participant must go elsewhere."""
-    participant = participant_for_slug(
-        slug=slug,
-        participant_id=cookie_participant_id(request, slug),
-        with_assignment_state=with_assignment_state,
-    )
-    if participant is not None:  # the common case: one query for the participant and the study
-        study = participant.study
-    else:
-        study = get_object_or_404(Study, slug=slug)
-        participant = _participant(request, study)
-    if participant is None:
-        return study, None, _no_session(request, study)
-    if stages and participant.stage not in stages:
-        return study, participant, redirect(stage_url(study, participant))
-    return study, participant, None
-
-
 # A link followed creates nothing: it resumes the link's or the account's participant, or keeps
 # a checked entry in a signed cookie for the consent POST, which creates the participant.
 _ENTRY_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
-
-
-def _entry_cookie(slug: str) -> str:
-    return f"h2r_e_{slug}"
 
 
 def _entering(request: HttpRequest, study: Study, *, create: bool, params=None):
@@ -171,84 +92,53 @@ def enter(request: HttpRequest, slug: str) -> HttpResponse:
         return refused(request, study, refusal.reason, refusal.message)
     if participant is None:  # a new participant: created when they consent
         response = redirect("annotation:consent", study.slug)
-        _set_cookie(request, response, _entry_cookie(study.slug), json.dumps(params), study)
-        response.delete_cookie(_cookie_name(study.slug), path=f"/study/s/{study.slug}/")
-        return response
-    return _with_participant(request, redirect(stage_url(study, participant)), participant)
-
-
-def _pending_entry(request: HttpRequest, slug: str) -> dict | None:
-    value = request.get_signed_cookie(_entry_cookie(slug), default=None, salt=_COOKIE_SALT)
-    try:
-        params = json.loads(value) if value else None
-    except ValueError:
-        return None
-    return params if isinstance(params, dict) else None
-
-
-def _with_participant(request: HttpRequest, response, participant: Participant) -> HttpResponse:
-    """``response`` with the participant's signed cookie (and no pending entry left)."""
-    study = participant.study
-    response.delete_cookie(_entry_cookie(study.slug), path=f"/study/s/{study.slug}/")
-    _set_cookie(request, response, _cookie_name(study.slug), str(participant.pk), study)
-    return response
-
-
-def _set_cookie(request: HttpRequest, response, name: str, value: str, study: Study) -> None:
-    """A signed cookie of this study's pages (HMAC with SECRET_KEY)."""
-    response.set_signed_cookie(
-        name,
-        value,
-        salt=_COOKIE_SALT,
-        max_age=_COOKIE_MAX_AGE,
-        httponly=True,
-        samesite="Lax",
-        secure=request.is_secure(),
-        path=f"/study/s/{study.slug}/",
-    )
+        return with_pending_entry(request, response, study, params)
+    target = redirect(stage_url(study.slug, participant.stage))
+    return with_participant(request, target, participant)
 
 
 @require_http_methods(["GET", "POST"])
-def consent(request: HttpRequest, slug: str) -> HttpResponse:
-    study, participant, response = load_participant(request, slug, Stage.CONSENT)
-    pending = _pending_entry(request, slug) if participant is None else None
-    if pending is None and response:
-        return response
+@annotator_view
+def consent(request: HttpRequest, visitor: Visitor) -> HttpResponse:
+    try:
+        annotator = annotator_for(visitor, stages=(Stage.CONSENT,))
+        study, participant = annotator.study, annotator.participant
+    except Refused as refusal:  # no participant yet: the entry kept at the link starts one
+        pending = pending_entry(request, visitor.slug)
+        if pending is None:
+            raise
+        study, participant = refusal.study, None
     if request.method == "POST":
-        if participant is None:  # the entry kept at the link: the participant starts here
+        if participant is None:
             try:
                 participant, _ = _entering(request, study, create=True, params=pending)
             except study_services.EntryRefused as refusal:
                 return refused(request, study, refusal.reason, refusal.message)
         agree = request.POST.get("consent") == "agree"
         participant_consent(participant=participant, agree=agree)
-        target = redirect(stage_url(study, participant))
-        return _with_participant(request, target, participant)
+        target = redirect(stage_url(study.slug, participant.stage))
+        return with_participant(request, target, participant)
     context = consent_context(study=study, participant=participant)
     return render(request, "annotation/consent.html", context)
 
 
 @require_http_methods(["GET", "POST"])
-def training(request: HttpRequest, slug: str) -> HttpResponse:
-    review = request.GET.get("review") == "1"
-    if review:  # the codebook, reachable again from any item page
-        study, participant, response = load_participant(request, slug)
-    else:
-        study, participant, response = load_participant(request, slug, Stage.TRAINING)
-    if response:
-        return response
+@annotator_view
+def training(request: HttpRequest, visitor: Visitor) -> HttpResponse:
+    review = request.GET.get("review") == "1"  # the codebook, reachable again from any item page
+    annotator = annotator_for(visitor, stages=() if review else (Stage.TRAINING,))
+    study, participant = annotator.study, annotator.participant
     if request.method == "POST":
         participant_finish_training(participant=participant)
-        return redirect(stage_url(study, participant))
+        return redirect(stage_url(study.slug, participant.stage))
     context = training_context(study=study, participant=participant, review=review)
     return render(request, "annotation/training.html", context)
 
 
 @require_http_methods(["GET"])
-def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
-    study, _, response = load_participant(request, slug)
-    if response:
-        return response
+@annotator_view
+def codebook_partial(request: HttpRequest, visitor: Visitor) -> HttpResponse:
+    study = annotator_for(visitor).study
     context = {
         "codebook": study_codebook(study=study),
         "form_codebook": form_codebook(study=study),
@@ -257,10 +147,9 @@ def codebook_partial(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/_codebook.html", context)
 
 
-def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpResponse:
-    study, participant, response = load_participant(request, slug, stage)
-    if response:
-        return response
+def _final(request: HttpRequest, visitor: Visitor, stage: str, template: str) -> HttpResponse:
+    annotator = annotator_for(visitor, stages=(stage,))
+    study, participant = annotator.study, annotator.participant
     code = final_code(study=study, participant=participant)
     # back to Prolific only from a Prolific study (one with a Prolific id) that the participant
     # entered from Prolific; any other (the demo, an account's study) shows its code and stays
@@ -272,16 +161,23 @@ def _final(request: HttpRequest, slug: str, stage: str, template: str) -> HttpRe
     return render(request, template, context)
 
 
-def done(request: HttpRequest, slug: str) -> HttpResponse:
-    return _final(request, slug, Stage.DONE, "annotation/done.html")
+@annotator_view
+def done(request: HttpRequest, visitor: Visitor) -> HttpResponse:
+    return _final(request, visitor, Stage.DONE, "annotation/done.html")
 
 
-def screened_out(request: HttpRequest, slug: str) -> HttpResponse:
-    return _final(request, slug, Stage.SCREENED_OUT, "annotation/screened_out.html")
+@annotator_view
+def screened_out(request: HttpRequest, visitor: Visitor) -> HttpResponse:
+    return _final(request, visitor, Stage.SCREENED_OUT, "annotation/screened_out.html")
 
 
-def declined(request: HttpRequest, slug: str) -> HttpResponse:
-    study, _, response = load_participant(request, slug, Stage.DECLINED)
-    if response:
-        return response
+@annotator_view
+def declined(request: HttpRequest, visitor: Visitor) -> HttpResponse:
+    study = annotator_for(visitor, stages=(Stage.DECLINED,)).study
     return render(request, "annotation/declined.html", {"study": study})
+
+
+def returned(request: HttpRequest, slug: str) -> HttpResponse:
+    """The page of a participant whose place ended on Prolific (returned, timed out, rejected)."""
+    study = get_object_or_404(Study, slug=slug)
+    return render(request, "annotation/returned.html", {"study": study})

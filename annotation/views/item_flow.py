@@ -15,60 +15,50 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.labels import parse_form
-from annotation.models import Annotation, Assignment, Participant, StudyItem
-from annotation.selectors.flow import (
-    assignment_for_cookie,
-    assignment_for_participant,
-    assignment_saved_state,
-)
+from annotation.models import Annotation, Participant, StudyItem
+from annotation.selectors.annotator import Refused, Visitor, annotator_for
+from annotation.selectors.flow import assignment_saved_state
 from annotation.selectors.flow_pages import item_page_context, study_page_url
-from annotation.selectors.forms import item_view, study_form, submitted_answer_lines
+from annotation.selectors.forms import submitted_answer_lines
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.submission import (
     SubmissionRefused,
-    annotation_submit,
+    annotation_submit_posted,
     assignment_heartbeat,
     draft_save,
+    label_from_post,
 )
-from annotation.views.flow import cookie_participant_id, load_participant, refused, stage_url
+from annotation.views.annotator import annotator_view, stage_url
 from core.middleware import text_gate_exempt
 from core.text import strip_controls
 
 Stage = Participant.Stage
 
 
-@require_http_methods(["GET"])
-def item(request: HttpRequest, slug: str) -> HttpResponse:
-    return _item_page(request, slug)
-
-
-def _item_page(request: HttpRequest, slug: str) -> HttpResponse:
+@annotator_view
+def item_page(request: HttpRequest, visitor: Visitor) -> HttpResponse:
     """The participant's current item (claimed now when none is open), with what a refused
     submit kept for it; a redirect when the participant's stage is elsewhere."""
-    study, participant, response = load_participant(
-        request, slug, Stage.QUALIFICATION, Stage.WORKING, with_assignment_state=True
+    annotator = annotator_for(
+        visitor, stages=(Stage.QUALIFICATION, Stage.WORKING), with_assignment_state=True
     )
-    if response:
-        return response
+    study, participant = annotator.study, annotator.participant
     assignment = participant_current_assignment(participant=participant)
     if assignment is None:
         participant.refresh_from_db()
         if participant.stage == Stage.WORKING:  # the study is paused or closed meanwhile
-            return refused(
-                request,
-                study,
+            raise Refused(
                 study.status,
                 "This study is not accepting work right now. Your answers so far are saved.",
+                study=study,
             )
-        return redirect(stage_url(study, participant))
+        return redirect(stage_url(study.slug, participant.stage))
     if getattr(assignment, "is_new", False) and assignment.item.kind == StudyItem.Kind.GOLD:
         participant.refresh_from_db(fields=["n_gold_served"])  # counted by the claim just now
     kept = request.session.pop(_kept_key(assignment.pk), None) if _has_session(request) else None
@@ -85,6 +75,9 @@ def _item_page(request: HttpRequest, slug: str) -> HttpResponse:
     # (a cached page would show an item submitted since, its form stale)
     add_never_cache_headers(response)
     return response
+
+
+item = require_http_methods(["GET"])(item_page)
 
 
 # A refused submit redirects to the item page (no 405 on reload; in place: is answered with
@@ -120,40 +113,8 @@ def _keep(request: HttpRequest, assignment_id: int, label, errors: list[str], fi
     }
 
 
-def _own_assignment(request: HttpRequest, slug: str, assignment_id: int, *, lock: bool = False):
-    """(study, participant, assignment, response); ``lock``: the assignment's row locked."""
-    assignment = assignment_for_cookie(
-        slug=slug,
-        participant_id=cookie_participant_id(request, slug),
-        assignment_id=assignment_id,
-        lock=lock,
-    )
-    if assignment is not None:  # the common case: one query for everything a save needs
-        participant = assignment.participant
-        return participant.study, participant, assignment, None
-    study, participant, response = load_participant(request, slug)
-    if response:
-        return study, participant, None, response
-    assignment = assignment_for_participant(
-        participant=participant, assignment_id=assignment_id, lock=lock
-    )
-    if assignment is None:
-        return (
-            study,
-            participant,
-            None,
-            refused(request, study, "no_session", "This item is not yours."),
-        )
-    return study, participant, assignment, None
-
-
-def _label(request: HttpRequest, assignment: Assignment):
-    """The posted answer, and the study's form and the item's view that read it (built once
-    per request and handed to the service)."""
-    data = {key: request.POST.getlist(key) for key in request.POST}
-    form = study_form(study=assignment.participant.study)
-    view = item_view(item=assignment.item, participant_id=assignment.participant_id, form=form)
-    return parse_form(data, form=form, item=view), form, view
+def _posted(request: HttpRequest) -> dict[str, list[str]]:
+    return {key: request.POST.getlist(key) for key in request.POST}
 
 
 def _int(value: str | None) -> int:
@@ -177,7 +138,7 @@ def _in_place(view):
         url = response["Location"]
         item_url = study_page_url("item", slug)
         if url == item_url:
-            response = _item_page(request, slug)
+            response = item_page(request, slug)
             if not response.has_header("Location"):
                 response["HX-Replace-Url"] = item_url
                 return response
@@ -192,49 +153,39 @@ def _in_place(view):
 @text_gate_exempt  # the service gates the free text; the item page shows why
 @require_POST
 @_in_place
-def submit(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    try:
-        # one transaction from the first read, which locks the assignment's row (read once)
-        with transaction.atomic():
-            study, participant, assignment, response = _own_assignment(
-                request, slug, assignment_id, lock=True
-            )
-            if response:
-                return response
-            label, form, view = _label(request, assignment)
-            result = annotation_submit(
-                assignment=assignment,
-                label=label,
-                active_ms=_int(request.POST.get("active_ms")),
-                form=form,
-                view=view,
-                row_locked=True,
-            )
+@annotator_view
+def submit(request: HttpRequest, visitor: Visitor, assignment_id: int) -> HttpResponse:
+    try:  # the service finds the visitor's assignment, its row locked, and stores the answer
+        result = annotation_submit_posted(
+            visitor=visitor,
+            assignment_id=assignment_id,
+            data=_posted(request),
+            active_ms=_int(request.POST.get("active_ms")),
+        )
     except SubmissionRefused as refusal:
         if refusal.item_gone:  # returned to the pool and completed by others: move on
             for message in refusal.messages:
                 messages.error(request, message)
-            return redirect("annotation:item", study.slug)
-        _keep(request, assignment.pk, label, refusal.messages, refusal.fields)
-        return redirect("annotation:item", study.slug)
+        else:
+            _keep(request, assignment_id, refusal.label, refusal.messages, refusal.fields)
+        return redirect("annotation:item", visitor.slug)
     if not result.created:  # submitted before (another tab): show the first answer
-        request.session[_kept_key(assignment.pk)] = {"state": _typed(label), "errors": []}
-        return redirect("annotation:submitted", study.slug, assignment.pk)
+        request.session[_kept_key(assignment_id)] = {"state": _typed(result.label), "errors": []}
+        return redirect("annotation:submitted", visitor.slug, assignment_id)
     for notice in result.notices:
         messages.warning(request, notice)
-    if assignment.item.kind != "regular":  # a known item may end the qualification or session
-        participant.refresh_from_db()
-        return redirect(stage_url(study, participant))
-    return HttpResponseRedirect(study_page_url("item", study.slug))
+    if result.annotation.item.kind != StudyItem.Kind.REGULAR:  # may end a qualification/session
+        return redirect(stage_url(visitor.slug, result.stage))
+    return HttpResponseRedirect(study_page_url("item", visitor.slug))
 
 
 @require_http_methods(["GET"])
-def submitted(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+@annotator_view
+def submitted(request: HttpRequest, visitor: Visitor, assignment_id: int) -> HttpResponse:
     """An item submitted before (from another tab): its first answer, kept, and what this tab
     had typed, to copy from; then on to the next item."""
-    study, _, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
+    annotator = annotator_for(visitor, assignment_id=assignment_id)
+    study, assignment = annotator.study, annotator.assignment
     annotation = Annotation.objects.filter(assignment_id=assignment.pk).first()
     if annotation is None:  # not submitted after all: back to the item
         return redirect("annotation:item", study.slug)
@@ -251,14 +202,13 @@ def submitted(request: HttpRequest, slug: str, assignment_id: int) -> HttpRespon
 
 @text_gate_exempt
 @require_POST
-def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    _, _, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
+@annotator_view
+def draft(request: HttpRequest, visitor: Visitor, assignment_id: int) -> HttpResponse:
+    assignment = annotator_for(visitor, assignment_id=assignment_id).assignment
     try:
         saved = draft_save(
             assignment=assignment,
-            label=_label(request, assignment)[0],
+            label=label_from_post(assignment=assignment, data=_posted(request))[0],
             active_ms=_int(request.POST.get("active_ms")),
         )
     except SubmissionRefused as refusal:  # text the gate refuses: nothing saved, say why
@@ -272,9 +222,8 @@ def draft(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
 
 
 @require_POST
-def beat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
-    _, _, assignment, response = _own_assignment(request, slug, assignment_id)
-    if response:
-        return response
+@annotator_view
+def beat(request: HttpRequest, visitor: Visitor, assignment_id: int) -> HttpResponse:
+    assignment = annotator_for(visitor, assignment_id=assignment_id).assignment
     assignment_heartbeat(assignment=assignment, active_ms=_int(request.POST.get("active_ms")))
     return HttpResponse(status=204)

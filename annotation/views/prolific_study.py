@@ -1,7 +1,7 @@
 """Researcher pages of a study's life on Prolific (create, pilot, publish, pause, resume,
 stop, add places, Prolific's status and counts beside the app's own), the admins' webhook
-page, the receiving endpoint of Prolific's webhooks, and the page a participant whose place
-ended on Prolific sees.
+page and the receiving endpoint of Prolific's webhooks. (The page a participant whose place
+ended on Prolific sees is a page of the flow: :func:`annotation.views.flow.returned`.)
 
 Researchers read; only admins change anything on Prolific (checked again in the services).
 Whatever spends money (publish, pilot, places) shows a confirmation step first. Thin: reads
@@ -364,8 +364,3 @@ def hook_receive(request: HttpRequest) -> HttpResponse:
     """Prolific's deliveries: signed, never a session; answered at once, applied by a task."""
     received = hooks.delivery_receive(headers=request.headers, body=request.body)
     return HttpResponse(received.message, status=received.status, content_type="text/plain")
-
-
-def returned(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
-    return render(request, "annotation/returned.html", {"study": study})

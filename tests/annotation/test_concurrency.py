@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, connections
 
 from annotation.models import Assignment, Participant, StudyItem
-from annotation.selectors.flow import participant_for_slug
+from annotation.selectors.annotator import participant_for_slug
 from annotation.services.assignment import participant_current_assignment
 from tests.annotation.factories import make_study, working_participant
 

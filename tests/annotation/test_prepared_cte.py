@@ -12,11 +12,8 @@ from django.utils import timezone
 
 from annotation import prepared, prepared_cte
 from annotation.models import Annotation, Assignment, Draft, Participant, StudyItem
-from annotation.selectors.flow import (
-    assignment_for_cookie,
-    participant_for_slug,
-    study_item_for_page,
-)
+from annotation.selectors.annotator import assignment_for_cookie, participant_for_slug
+from annotation.selectors.flow import study_item_for_page
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.submission import annotation_submit
 from tests.annotation.factories import full_label, make_study, working_participant

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Assignment, Draft, Participant
-from annotation.selectors.flow import assignment_for_cookie, participant_for_slug
+from annotation.selectors.annotator import assignment_for_cookie, participant_for_slug
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.submission import annotation_submit
 from tests.annotation.factories import make_study, working_participant

@@ -1,6 +1,7 @@
-"""Prepared statements (core/prepared.py): the system check passes on the project's registry and
-fails loudly on a statement that the ORM compiles differently; rows come back in the column
-order the QuerySet names, annotations included (Django 5.2's values_list order)."""
+"""Prepared statements (core/prepared.py) and their system check (core/prepared_check.py): the
+check passes on the project's registry and fails loudly on a statement that the ORM compiles
+differently; rows come back in the column order the QuerySet names, annotations included
+(Django 5.2's values_list order)."""
 
 from __future__ import annotations
 
@@ -15,15 +16,8 @@ from django.db.models import Count, Exists, F, OuterRef
 from django.utils import timezone
 
 from annotation.models import Assignment, Participant
-from core.prepared import (
-    CHECK_TAG,
-    PreparedInsert,
-    PreparedRead,
-    PreparedUpdate,
-    check_prepared_statements,
-    registry,
-    statement_errors,
-)
+from core.prepared import PreparedInsert, PreparedRead, PreparedUpdate, registry
+from core.prepared_check import CHECK_TAG, check_prepared_statements, statement_errors
 from tests.annotation.factories import make_study, working_participant
 
 pytestmark = pytest.mark.django_db
