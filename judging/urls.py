@@ -6,16 +6,16 @@ Judges and judge runs are launched from the console (``admin/judging/``)."""
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from judging.api import analyses as analyses_api
+from judging.analyses import api as analyses_api
+from judging.analyses import views as analyses
 from judging.api import prompt_versions as prompt_versions_api
 from judging.api import reward as reward_api
-from judging.api import scores as scores_api
 from judging.api import views as api
 from judging.leaderboard import api as leaderboard_api
 from judging.leaderboard import views as leaderboard_views
 from judging.pack_results import api as pack_results_api
 from judging.pack_results import views as pack_results_views
-from judging.views import analyses
+from judging.scores import api as scores_api
 
 pages = [
     path("leaderboard/", leaderboard_views.leaderboard, name="leaderboard"),

@@ -1,5 +1,8 @@
-"""The paper's analyses on your data (seed 000 §4.2, §6, D.3–D.5, Figure 1b): pure functions
-over analysis rows, no Django. One row per judged generation (parse failures excluded):
+"""The paper's analyses on your data (seed 000 §4.2, §6, D.3–D.5, Figure 1b), one folder: the
+math is pure functions over analysis rows (no Django); :mod:`~judging.analyses.reads` builds the
+rows from stored judgments, :mod:`~judging.analyses.page` formats the pages,
+:mod:`~judging.analyses.views` and :mod:`~judging.analyses.api` serve them. One row per judged
+generation (parse failures excluded):
 
 ``generator``, ``procedure_id``, ``topic``, ``ref_steps`` (|S*|), ``n_resources`` (|R|),
 ``gen_tokens``, ``ref_tokens`` (o200k, summed per step), ``ratio_pp`` (100·gen/ref, None when

@@ -3,7 +3,7 @@ g1 75% (3 of 4 items without failure), g2 50%, g3 25% on the same 4 procedures."
 
 import pytest
 
-from judging.selectors.scores import how2score_uncertainty
+from judging.scores.reads import how2score_uncertainty
 
 
 def test_selector(generators_scenario):

@@ -14,7 +14,7 @@ from core.formatting import DASH, fmt_interval
 from core.formatting import fmt_stat as _fmt_stat
 from judging import agreement as cmp
 from judging.models import Judge
-from judging.selectors import scores_pages
+from judging.scores import page as scores_pages
 from judging.selectors.verdicts import judges_named
 from validation.comparisons import reads as sel
 

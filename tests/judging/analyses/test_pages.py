@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 
 from benchmarks.models import Dataset, Generation, Generator, Procedure, Topic
 from benchmarks.tokens import count_steps_tokens
-from judging.selectors.analyses import analysis_rows
+from judging.analyses.reads import analysis_rows
 from tests.judging.factories import judged_run, make_judge
 
 N = 80

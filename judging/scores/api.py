@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from benchmarks.models import Dataset
 from judging.api.params import MAX_RESAMPLES, int_param
+from judging.scores.reads import how2score_uncertainty
 from judging.selectors import verdicts as comparison_sel
-from judging.selectors.scores import how2score_uncertainty
 
 
 class How2ScoreView(APIView):

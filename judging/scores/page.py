@@ -1,6 +1,6 @@
 """The How2Score-with-uncertainty tables and plots of the generator rankings page: per judge,
 generators ranked with 95% bootstrap CIs, average generated tokens, and whether each differs
-significantly from the next one (:mod:`judging.selectors.scores`)."""
+significantly from the next one (:mod:`judging.scores.reads`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from benchmarks.models import Dataset
 from core.charts import bar_chart_svg
 from core.formatting import fmt_number, fmt_percent
 from judging.models import Judge
-from judging.selectors.scores import how2score_uncertainty
+from judging.scores.reads import how2score_uncertainty
 
 
 def _ci_text(block: dict) -> str:

@@ -1,4 +1,4 @@
-"""What the analyses pages show: the reports of :mod:`judging.selectors.analyses` formatted
+"""What the analyses pages show: the reports of :mod:`judging.analyses.reads` formatted
 once, their plots (:mod:`core.charts`) and the flat tables
 their CSV exports write."""
 

@@ -1,8 +1,8 @@
 """The analyses pages (researchers and admins): difficulty regression (D.5), breakdowns by
 topic and step count, checkpoint scaling with formatting proxies (Figure 1b, D.3) and the
 Spearman ordering check (D.4). Each takes ``?judge=NAME`` (and ``dataset=ID``) and exports
-``?format=csv`` or ``?format=json``. Thin: numbers from :mod:`judging.selectors.analyses`,
-page contexts and plots from :mod:`judging.selectors.analyses_pages`."""
+``?format=csv`` or ``?format=json``. Thin: numbers from :mod:`judging.analyses.reads`,
+page contexts and plots from :mod:`judging.analyses.page`."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from django.shortcuts import get_object_or_404, render
 from benchmarks.checkpoints import CheckpointError
 from benchmarks.models import Dataset
 from core.access import researcher_required
+from judging.analyses import page as pages
+from judging.analyses import reads as sel
 from judging.analyses.breakdowns import GROUPINGS
 from judging.analyses.checkpoints import AXES, parse_value_column
 from judging.analyses.export import csv_text
 from judging.models import Judge
-from judging.selectors import analyses as sel
-from judging.selectors import analyses_pages as pages
 
 FORMATS = ("html", "csv", "json")
 PICK_LIMIT = 100

@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 
 from benchmarks.checkpoints import CheckpointError
 from benchmarks.models import Dataset
+from judging.analyses import reads as sel
 from judging.analyses.breakdowns import GROUPINGS
 from judging.analyses.checkpoints import AXES, parse_value_column
 from judging.api.params import int_param
-from judging.selectors import analyses as sel
 from judging.selectors import verdicts as comparison_sel
 
 KINDS = ("difficulty", "breakdowns", "checkpoints", "orderings")
