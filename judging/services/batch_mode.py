@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from benchmarks.llm.base import LLMRequest, LLMResult
 from benchmarks.services.batch_runs import BatchAdapter
 from judging.models import JudgeRun, JudgeRunItem
-from judging.services.items import item_input, judge_request, retry_suffix_for
+from judging.services.items import judge_request, retry_suffix_for, run_item_input
 from judging.services.run_items import MAX_ITEM_ATTEMPTS, judgments_store, link_known
 
 PAGE = 1000
@@ -25,17 +25,7 @@ class JudgeRunBatches(BatchAdapter):
         template = run.judge.prompt_text()
         retry_suffix = retry_suffix_for(run.judge)
         for item in items:
-            yield item_input(
-                item_id=item.id,
-                content_hash=item.content_hash,
-                generation=item.generation,
-                template=template,
-                attempts=item.attempts,
-                parse_tries=item.parse_tries,
-                retry_suffix=retry_suffix,
-                retry_prompt_tokens=item.retry_prompt_tokens,
-                retry_completion_tokens=item.retry_completion_tokens,
-            )
+            yield run_item_input(item, template=template, retry_suffix=retry_suffix)
 
     def _pending(self, run: JudgeRun):
         return (

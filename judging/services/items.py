@@ -75,6 +75,22 @@ def item_input(
     )
 
 
+def run_item_input(item, *, template: str, retry_suffix: bool) -> ItemInput:
+    """The prompt of one judge run item (a :class:`judging.models.JudgeRunItem` with its
+    generation and procedure loaded), with the item's attempts, parse tries and retry tokens."""
+    return item_input(
+        item_id=item.id,
+        content_hash=item.content_hash,
+        generation=item.generation,
+        template=template,
+        attempts=item.attempts,
+        parse_tries=item.parse_tries,
+        retry_suffix=retry_suffix,
+        retry_prompt_tokens=item.retry_prompt_tokens,
+        retry_completion_tokens=item.retry_completion_tokens,
+    )
+
+
 def retry_suffix_for(judge: Judge) -> bool:
     """API judges get the stricter JSON reminder on a retry (as the reference's client)."""
     return judge.backend == Judge.Backend.OPENAI

@@ -28,10 +28,10 @@ from judging.services.items import (
     ItemInput,
     ask_again,
     cost_of,
-    item_input,
     judge_parse,
     judgment_from_response,
     retry_suffix_for,
+    run_item_input,
 )
 
 PAGE = 1000
@@ -187,17 +187,7 @@ def pending_inputs(
             if item.content_hash in seen:
                 continue
             seen.add(item.content_hash)
-            yield item_input(
-                item_id=item.id,
-                content_hash=item.content_hash,
-                generation=item.generation,
-                template=template,
-                attempts=item.attempts,
-                parse_tries=item.parse_tries,
-                retry_suffix=retry_suffix,
-                retry_prompt_tokens=item.retry_prompt_tokens,
-                retry_completion_tokens=item.retry_completion_tokens,
-            )
+            yield run_item_input(item, template=template, retry_suffix=retry_suffix)
             yielded += 1
             if yielded >= limit:
                 return
