@@ -18,8 +18,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from annotation.models import Participant, Study
+from annotation.pages.annotator import study_page_url
 from annotation.selectors.annotator import NotHere, Refused, Visitor
-from annotation.selectors.flow_pages import study_page_url
 
 Stage = Participant.Stage
 

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import StudyCreateForm
 from annotation.models import Study, StudyItem
+from annotation.pages.research import progress_page_context, study_list_context
 from annotation.selectors.flow import EXPORT_FIELDS, study_export_rows
-from annotation.selectors.research_pages import progress_page_context, study_list_context
 from annotation.services import study as study_services
 from core.access import researcher_required
 from core.errors import validation_text
