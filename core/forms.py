@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.forms.utils import ErrorDict
 
-from core.text import text_error
+from core.text import length_error, text_error
 
 # the widest integer a PostgreSQL ``integer`` column holds; a form number without its own
 # bounds gets these, so a bad number is a field error, not a database error
@@ -48,6 +49,8 @@ class GatedFormMixin:
             _bound_numbers(field)
 
     def full_clean(self) -> None:
+        if self.is_bound and self._refused_over_long():
+            return  # nothing else is read: the form's checks may query or parse the text
         super().full_clean()
         if not self.is_bound:
             return
@@ -70,6 +73,28 @@ class GatedFormMixin:
                 if message:
                     self.add_error(None, message)
                     break
+
+    def _refused_over_long(self) -> bool:
+        """The size check before any other work: a posted value longer than its field's
+        ``max_length`` is a field error in the app's words (the field and its limit named,
+        :func:`core.text.length_error`), and the form is not cleaned further."""
+        found = {}
+        for name, field in self.fields.items():
+            limit = getattr(field, "max_length", None)
+            if not limit:
+                continue
+            label = str(field.label or name.replace("_", " ").capitalize())
+            for value in self._posted(self.add_prefix(name)):
+                message = length_error(value, label, limit)
+                if message:
+                    found[name] = message
+                    break
+        if not found:
+            return False
+        self._errors, self.cleaned_data = ErrorDict(), {}
+        for name, message in found.items():
+            self.add_error(name, message)
+        return True
 
     def _posted(self, key: str) -> list:
         if hasattr(self.data, "getlist"):

@@ -24,6 +24,7 @@ from annotation.services import pay as pay_services
 from annotation.services import prolific as ps
 from core.access import admin_required, researcher_required
 from core.errors import validation_text
+from core.formatting import fmt_count
 from core.middleware import text_gate_exempt
 from core.roles import is_admin
 from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
@@ -152,7 +153,7 @@ def bonuses(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Bonuses paid: {len(preview.bonuses)} participants, total "
+            f"Bonuses paid: {fmt_count(len(preview.bonuses), 'participant')}, total "
             f"{shown(preview.total, currency)} "
             f"(Prolific payment {bulk_id}).",
         )
@@ -185,7 +186,7 @@ def exclude(request: HttpRequest, pk: int) -> HttpResponse:
     except ProlificError as exc:
         messages.error(request, f"Nobody added to the group: {exc}")
     else:
-        messages.success(request, f"{n} participants added to group {group}.")
+        messages.success(request, f"{fmt_count(n, 'participant')} added to group {group}.")
     return redirect(_page(study))
 
 
