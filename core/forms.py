@@ -49,15 +49,26 @@ class GatedFormMixin:
             _bound_numbers(field)
 
     def full_clean(self) -> None:
-        if self.is_bound and self._refused_over_long():
-            return  # nothing else is read: the form's checks may query or parse the text
-        super().full_clean()
+        """The size check first (:meth:`_over_long`): with a value over its field's limit,
+        only each field's own checks run, not the form's (they may query or parse the text);
+        then every posted value through the gate."""
+        over_long = self._over_long() if self.is_bound else {}
+        if over_long:
+            self._errors, self.cleaned_data = ErrorDict(), {}
+            self._clean_fields()
+        else:
+            super().full_clean()
         if not self.is_bound:
             return
+        for name, message in over_long.items():  # in the app's words, in place of Django's
+            self._errors.pop(name, None)
+            self.add_error(name, message)
         own = set()
         for name, field in self.fields.items():
             key = self.add_prefix(name)
             own.add(key)
+            if name in over_long:
+                continue
             label = str(field.label or name.replace("_", " ").capitalize())
             for value in self._posted(key):
                 message = text_error(value, label)
@@ -74,10 +85,9 @@ class GatedFormMixin:
                     self.add_error(None, message)
                     break
 
-    def _refused_over_long(self) -> bool:
-        """The size check before any other work: a posted value longer than its field's
-        ``max_length`` is a field error in the app's words (the field and its limit named,
-        :func:`core.text.length_error`), and the form is not cleaned further."""
+    def _over_long(self) -> dict[str, str]:
+        """Field name → the refusal of a posted value longer than the field's ``max_length``,
+        in the app's words (the field and its limit named, :func:`core.text.length_error`)."""
         found = {}
         for name, field in self.fields.items():
             limit = getattr(field, "max_length", None)
@@ -89,12 +99,7 @@ class GatedFormMixin:
                 if message:
                     found[name] = message
                     break
-        if not found:
-            return False
-        self._errors, self.cleaned_data = ErrorDict(), {}
-        for name, message in found.items():
-            self.add_error(name, message)
-        return True
+        return found
 
     def _posted(self, key: str) -> list:
         if hasattr(self.data, "getlist"):
