@@ -12,7 +12,7 @@ from django import forms
 from annotation.models import StudyPay
 from annotation.money import AmountError, amount_help, parse_amount, shown
 from annotation.prolific.rules import DEVICES
-from core.forms import GatedFormMixin
+from core.forms import GatedFormMixin, GatedModelForm
 
 _AMOUNTS = ("reward", "bonus_per_item", "bonus_per_known_correct")
 
@@ -90,6 +90,27 @@ class PayTermsForm(GatedFormMixin, forms.Form):
                 value = 0
             values[name] = value.strip() if isinstance(value, str) else value
         return values
+
+
+class StudyPayConsoleForm(GatedModelForm):
+    """The console's pay terms: the amounts under the same rule as the Pay page."""
+
+    reward = AmountField(allow_zero=True)
+    bonus_per_item = AmountField(allow_zero=True)
+    bonus_per_known_correct = AmountField(allow_zero=True)
+
+    class Meta:
+        model = StudyPay
+        fields = "__all__"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        posted = (self.data.get("currency") or "").strip() if self.is_bound else ""
+        _in_currency(self, posted or getattr(self.instance, "currency", "") or "GBP")
+        for name in _AMOUNTS:  # shown with two decimals, as they are typed; no reward yet: empty
+            value = self.initial.get(name)
+            empty = value is None or (name == "reward" and not value)
+            self.initial[name] = "" if empty else shown(value)
 
 
 class ProlificDraftForm(GatedFormMixin, forms.Form):

@@ -146,3 +146,25 @@ def test_bonuses_paid_are_logged_with_their_amount(paid_study, prolific_server, 
     )
     paid = ProlificCall.objects.get(action="bonus_pay")
     assert paid.ok and paid.amount == Decimal("1.75")
+
+
+def test_the_consoles_pay_terms_follow_the_same_amount_rule(unpriced, client, make_user):
+    client.force_login(make_user("console-admin", role="admin", staff=True))
+    terms = StudyPay.objects.get(study=unpriced)
+    change = reverse("admin:annotation_studypay_change", args=[terms.pk])
+    form = {
+        "study": unpriced.pk,
+        "currency": "GBP",
+        "reward": "150",
+        "estimated_minutes": "5",
+        "bonus_per_item": "0.10",
+        "bonus_per_known_correct": "0.00",
+        "exclusion_group_id": "",
+    }
+    page = text(client.post(change, form))
+    assert "150 has no decimals, so it could be read two ways" in page
+    terms.refresh_from_db()
+    assert terms.reward == 0
+    assert client.post(change, {**form, "reward": "1.50"}).status_code == 302
+    terms.refresh_from_db()
+    assert terms.reward == Decimal("1.50")
