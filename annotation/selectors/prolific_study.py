@@ -88,8 +88,11 @@ def pilot_proposal(*, study: Study) -> rules.PilotProposal | None:
     )
 
 
-def registered_reward(state: ProlificStudy) -> Decimal | None:
-    """The reward the Prolific study was created with, as typed (two decimals)."""
+def prolific_reward(state: ProlificStudy) -> Decimal | None:
+    """The reward the Prolific study pays now: the one confirmed after the pilot (kept in the
+    pay terms), else the one it was created with, as typed (two decimals)."""
+    if state.pilot_confirmed_at:
+        return study_pay(state.study).reward or None
     typed = ((state.registered or {}).get("draft") or {}).get("reward")
     try:
         return Decimal(typed) if typed not in (None, "", "None") else None

@@ -68,7 +68,7 @@ def _study_render(
         said = " ".join(m for errs in pilot_form.errors.values() for m in errs)
         errors = {**(errors or {}), "box": said}
     currency = sel.study_pay(study).currency
-    reward = sel.registered_reward(state) if state else None
+    reward = sel.prolific_reward(state) if state else None
     preview = None
     if state and state.status == "UNPUBLISHED" and reward:
         preview = sel.cost_preview(study=study, reward=reward, places=state.total_places)
@@ -193,7 +193,7 @@ def publish(request: HttpRequest, pk: int) -> HttpResponse:
             raise ValidationError({"prolific": "Create the Prolific study first."})
         if request.POST.get("confirm") != "1":
             places = pilot or state.total_places
-            reward = sel.registered_reward(state)
+            reward = sel.prolific_reward(state)
             currency = sel.study_pay(study).currency
             preview = sel.cost_preview(study=study, reward=reward or 0, places=places)
             return _confirm(
@@ -253,9 +253,7 @@ def places(request: HttpRequest, pk: int) -> HttpResponse:
             raise ValidationError({"places": "Add 1 to 10,000 places."})
         if request.POST.get("confirm") != "1":
             state = sel.prolific_state(study)
-            reward = (sel.registered_reward(state) if state else None) or sel.study_pay(
-                study
-            ).reward
+            reward = (sel.prolific_reward(state) if state else None) or sel.study_pay(study).reward
             currency = sel.study_pay(study).currency
             preview = sel.cost_preview(study=study, reward=reward, places=n)
             return _confirm(

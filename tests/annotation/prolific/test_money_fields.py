@@ -168,3 +168,17 @@ def test_the_consoles_pay_terms_follow_the_same_amount_rule(unpriced, client, ma
     assert client.post(change, {**form, "reward": "1.50"}).status_code == 302
     terms.refresh_from_db()
     assert terms.reward == Decimal("1.50")
+
+
+def test_adding_places_after_the_pilot_costs_the_confirmed_reward(
+    unpriced, client, admin, prolific_server
+):
+    client.force_login(admin)
+    client.post(url(unpriced, "prolific_create"), create_form(reward="1.50", places="4"))
+    client.post(url(unpriced, "prolific_publish"), {"pilot_places": "1", "confirm": "1"})
+    pilot = {"minutes": "6", "reward": "2.00", "places": "2", "confirm": "1"}
+    assert client.post(url(unpriced, "prolific_pilot"), pilot).status_code == 302
+    state = ProlificStudy.objects.get()
+    assert prolific_server.studies[state.prolific_id]["reward"] == 200
+    confirm = text(client.post(url(unpriced, "prolific_places"), {"places": "3"}))
+    assert "Rewards: 3 places × 2.00 GBP = 6.00 GBP." in confirm
