@@ -67,3 +67,9 @@ def test_cost_preview_rewards_fee_and_bonuses():
     assert p.fees == Decimal("11.49")  # 34.50 x 0.333 = 11.4885
     assert p.total == Decimal("45.99")
     assert money.shown(p.total, "GBP") == "45.99 GBP"
+
+
+def test_the_money_rules_are_pure():
+    from tests.support.purity import django_imports
+
+    assert django_imports(money) == {}
