@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from annotation.agreement.matrix import (
     NO_ITEM_TWICE,
     ONE_CATEGORY,
+    ONE_ITEM_IN_COMMON,
     LabelMatrix,
     Stat,
     Undefined,
@@ -89,6 +90,8 @@ def cohen_kappa_from_confusion(table: np.ndarray) -> Stat:
     total = table.sum()
     if total == 0:
         return Undefined("the two annotators labelled no item in common")
+    if total == 1:
+        return Undefined(ONE_ITEM_IN_COMMON)
     p_o = np.trace(table) / total
     p_e = float((table.sum(axis=1) / total) @ (table.sum(axis=0) / total))
     if p_e >= 1:

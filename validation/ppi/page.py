@@ -12,6 +12,7 @@ from annotation.models import Study, StudyItem
 from core.errors import FieldRefusal
 from judging.models import Judge, JudgeRunItem
 from validation.ppi.reads import ppi_rankings
+from validation.ppi.words import ppi_sentences
 
 PICK_LIMIT = 100
 
@@ -38,7 +39,9 @@ def _cells(r: dict[str, Any]) -> dict[str, Any]:
         "human_ci": _ci(r["human_only_ci"]),
         "n_labelled": r["n_labelled"],
         "n_unlabelled": r["n_unlabelled"],
+        "lam": "—" if r.get("lambda") is None else f"{r['lambda']:.2f}",
         "why": r.get("undefined") or r.get("lambda_note") or "",
+        "note": r.get("lambda_note", ""),
     }
 
 
@@ -109,6 +112,7 @@ def ppi_context(*, study: Study | None, judge: Judge | None, dataset=None) -> di
                 "generator": r["generator"],
                 **_cells(r),
                 "topics": [{"topic": t["topic"], **_cells(t)} for t in r["topics"]],
+                "sentences": ppi_sentences(r, judge=judge.name, group=r["generator"]),
             }
             for r in report["generators"]
         ],

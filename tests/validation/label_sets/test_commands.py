@@ -154,3 +154,13 @@ def test_agreement_report_on_a_label_file_equals_the_long_csv(tmp_path):
 def test_label_file_refusals(tmp_path, command, text, message):
     with pytest.raises(CommandError, match=message):
         _run(command, "--labels", _write(tmp_path, "labels.csv", text))
+
+
+def test_agreement_on_one_shared_item_says_so(tmp_path):
+    """The first failure located differently by two people on their one shared item: α would
+    be 0.000 with a 0.000–0.000 interval; it says why there is no value instead."""
+    path = _write(tmp_path, "one.csv", "item_id,annotator_id,label,first_failure_step\n"
+                  "a,x,1,2\na,y,1,3\nb,x,0,\nc,y,1,1\n")  # fmt: skip
+    text = _run("agreement_report", "--input", path, "--bootstrap", "20")
+    assert "first-failure location: undefined (1 item in common" in text
+    assert "0.000" not in text
