@@ -19,8 +19,10 @@ def provenance(label_set: LabelSet) -> dict[str, Any]:
     c = label_set.counts or {}
     sources = []
     if label_set.filename:
-        sources.append(f"file {label_set.filename} ({label_set.file_format.upper()}, "
-                       f"{label_set.file_bytes:,} bytes)")  # fmt: skip
+        sources.append(
+            f"file {label_set.filename} ({label_set.file_format.upper()}, "
+            f"{label_set.file_bytes:,} bytes)"
+        )
     if label_set.study_id:
         sources.append(f"people's labels of study {label_set.study.name}")
     if label_set.judge_id:
@@ -53,7 +55,7 @@ def _forest(g: dict[str, Any], *, prefix: str) -> str:
             value(g["how2score"]),
             value(g["judge_only_how2score"]),
             value(g["human_only_how2score"]),
-        ],  # fmt: skip
+        ],
         intervals=[clip(g["ci"]), clip(g["judge_only_ci"]), clip(g["human_only_ci"])],
         value_range=(0.0, 100.0),
         value_format="{:.1f}",
@@ -117,7 +119,7 @@ def _agreement(report: dict[str, Any]) -> dict[str, Any]:
                 ),
                 "ci": "",
             },
-        ],  # fmt: skip
+        ],
         "groups": [
             {
                 "group": g["group"],
@@ -126,7 +128,7 @@ def _agreement(report: dict[str, Any]) -> dict[str, Any]:
                 "ac1": _stat(g["gwet_ac1"])["value"],
             }
             for g in report["groups"].get("group", [])
-        ],  # fmt: skip
+        ],
     }
 
 

@@ -40,7 +40,7 @@ def _study_labels(study: Study) -> list[Label]:
             a.item.generation.generator.name,
             "",
             0,
-        )  # fmt: skip
+        )
         for a in rows.iterator(chunk_size=2000)
     ]
 
@@ -56,7 +56,7 @@ def _judge_labels(judge: Judge) -> list[Label]:
             r["generator"],
             "",
             0,
-        )  # fmt: skip
+        )
         for r in score_records(judge=judge, generator=None, run=None, dataset=None)
         if not r["parse_failed"]
     ]
@@ -132,7 +132,7 @@ def label_set_create(
                     group=x.group,
                     text=x.text,
                     line=x.line,
-                )  # fmt: skip
+                )
                 for x in merged.labels
             ],
             batch_size=2000,

@@ -64,3 +64,6 @@ class LabelSetRow(models.Model):
                 fields=("label_set", "item_id", "source"), name="label_set_row_one_per_source"
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.source} on {self.item_id}: {self.label}"
