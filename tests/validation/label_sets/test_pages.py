@@ -121,3 +121,21 @@ def test_roles(client, make_user):
     assert client.post(delete).status_code == 302
     assert not LabelSet.objects.exists() and not LabelSetRow.objects.exists()
     assert client.get(f"{URL}{label_set.pk}/").status_code == 404
+
+
+def test_the_console_lists_label_sets_and_admins_delete_them(client, make_user):
+    client.force_login(make_user("res", role="researcher"))
+    _upload(client, "pilot", csv_text(rows(n_items=20, n_labelled=10)))
+    label_set = LabelSet.objects.get()
+    listing = client.get("/admin/validation/labelset/")
+    assert listing.status_code == 200 and "pilot" in listing.content.decode()
+    assert client.get("/admin/validation/labelset/add/").status_code == 403
+    assert (
+        client.post(
+            f"/admin/validation/labelset/{label_set.pk}/delete/", {"post": "yes"}
+        ).status_code
+        == 403
+    )
+    client.force_login(make_user("adm", role="admin"))
+    done = client.post(f"/admin/validation/labelset/{label_set.pk}/delete/", {"post": "yes"})
+    assert done.status_code == 302 and not LabelSetRow.objects.exists()
