@@ -164,3 +164,11 @@ def test_agreement_on_one_shared_item_says_so(tmp_path):
     text = _run("agreement_report", "--input", path, "--bootstrap", "20")
     assert "first-failure location: undefined (1 item in common" in text
     assert "0.000" not in text
+
+
+def test_an_empty_unlabelled_file_says_what_ppi_needs(tmp_path):
+    lab = _write(tmp_path, "L.csv", "id,human,judge\na,1,1\nb,0,1\n")
+    unl = _write(tmp_path, "U.csv", "id,judge\n")
+    with pytest.raises(CommandError, match=r"U\.csv: no data rows; PPI needs the judge's verdicts "
+                       r"on items people did not label"):  # fmt: skip
+        _run("how2score_ppi", "--labelled", lab, "--unlabelled", unl)

@@ -73,7 +73,11 @@ class Command(BaseCommand):
                 opts["labelled"], option="--labelled", columns=("id", "human", "judge")
             )
             unlabelled, w2 = read_rows(
-                opts["unlabelled"], option="--unlabelled", columns=("id", "judge")
+                opts["unlabelled"],
+                option="--unlabelled",
+                columns=("id", "judge"),
+                empty_hint="; PPI needs the judge's verdicts on items people did not label (one "
+                "id,judge row each): they are what the labelled items correct",
             )
         except PPIFormatError as exc:
             raise CommandError(str(exc)) from exc
