@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.charts import bar_chart_svg
 from core.formatting import fmt_interval, fmt_stat
 from validation.alt_test.stats import ANNOTATORS_SAID
 from validation.alt_test.words import annotator_line
 from validation.models import LabelSet
+from validation.ppi.page import forest_svg
 from validation.ppi.words import interval, pct
 
 
@@ -41,30 +41,6 @@ def provenance(label_set: LabelSet) -> dict[str, Any]:
     }
 
 
-def _forest(g: dict[str, Any], *, prefix: str) -> str:
-    def clip(ci):
-        return None if ci is None else (100 * max(0.0, ci[0]), 100 * min(1.0, ci[1]))
-
-    def value(v):
-        return None if v is None else 100 * v
-
-    return bar_chart_svg(
-        title=f"How2Score of {g['name']}: corrected, judge only, people only",
-        labels=["PPI++ corrected", "judge only", "people only"],
-        values=[
-            value(g["how2score"]),
-            value(g["judge_only_how2score"]),
-            value(g["human_only_how2score"]),
-        ],
-        intervals=[clip(g["ci"]), clip(g["judge_only_ci"]), clip(g["human_only_ci"])],
-        value_range=(0.0, 100.0),
-        value_format="{:.1f}",
-        axis_label="How2Score (%), 95% interval",
-        id_prefix=prefix,
-        width=480,
-    )
-
-
 def _ppi_rows(ppi: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for i, g in enumerate(ppi["groups"]):
@@ -82,7 +58,7 @@ def _ppi_rows(ppi: dict[str, Any]) -> list[dict[str, Any]]:
                 "n_unlabelled": g["n_unlabelled"],
                 "sentences": g["sentences"],
                 "note": g.get("lambda_note", ""),
-                "chart": _forest(g, prefix=f"ppi-forest-{i}"),
+                "chart": forest_svg(g, name=g["name"], prefix=f"ppi-forest-{i}"),
             }
         )
     return rows

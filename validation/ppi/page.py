@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count
 
 from annotation.models import Study, StudyItem
+from core.charts import bar_chart_svg
 from core.errors import FieldRefusal
 from judging.models import Judge, JudgeRunItem
 from validation.ppi.reads import ppi_rankings
@@ -27,6 +28,33 @@ def _ci(ci: list[float] | None) -> str:
         return "—"
     low, high = max(0.0, ci[0]), min(1.0, ci[1])
     return f"{100 * low:.1f} – {100 * high:.1f}"
+
+
+def forest_svg(r: dict[str, Any], *, name: str, prefix: str) -> str:
+    """A small forest plot of one PPI result: the corrected How2Score, the judge-only and the
+    people-only figures, each with its 95% interval (clipped to 0–100)."""
+
+    def clip(ci):
+        return None if ci is None else (100 * max(0.0, ci[0]), 100 * min(1.0, ci[1]))
+
+    def value(v):
+        return None if v is None else 100 * v
+
+    return bar_chart_svg(
+        title=f"How2Score of {name}: corrected, judge only, people only",
+        labels=["PPI++ corrected", "judge only", "people only"],
+        values=[
+            value(r["how2score"]),
+            value(r["judge_only_how2score"]),
+            value(r["human_only_how2score"]),
+        ],
+        intervals=[clip(r["ci"]), clip(r["judge_only_ci"]), clip(r["human_only_ci"])],
+        value_range=(0.0, 100.0),
+        value_format="{:.1f}",
+        axis_label="How2Score (%), 95% interval",
+        id_prefix=prefix,
+        width=480,
+    )
 
 
 def _cells(r: dict[str, Any]) -> dict[str, Any]:
@@ -113,8 +141,9 @@ def ppi_context(*, study: Study | None, judge: Judge | None, dataset=None) -> di
                 **_cells(r),
                 "topics": [{"topic": t["topic"], **_cells(t)} for t in r["topics"]],
                 "sentences": ppi_sentences(r, judge=judge.name, group=r["generator"]),
+                "chart": forest_svg(r, name=r["generator"], prefix=f"ppi-forest-{i}"),
             }
-            for r in report["generators"]
+            for i, r in enumerate(report["generators"])
         ],
     )
     return context

@@ -233,6 +233,7 @@ def test_ppi_rankings_equal_ppi_py(ppi_data, client, make_user):
         f"Corrected with {first['n_labelled']} items labelled by people, {first['generator']}'s"
         in said
     )
+    assert section.count('<figure class="ppi-forest"><svg') == len(report["generators"])
     assert f"λ = {first['lambda']:.2f}" in section and '<span class="greek">λ</span>' in section
     assert f"{100 * report['generators'][0]['how2score']:.1f}" in section
     for word in ("undefined", "None", "NaN", "null"):
