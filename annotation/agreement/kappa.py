@@ -37,7 +37,7 @@ def percent_agreement(matrix: LabelMatrix) -> Stat:
     distribution, high agreement can come from everyone giving the common label. Items
     labelled once are left out.
     """
-    undefined = check_pairable(matrix)
+    undefined = check_pairable(matrix, chance_corrected=False)
     if undefined:
         return undefined
     return float(_per_item_pair_agreement(pairable_counts(matrix)).mean())

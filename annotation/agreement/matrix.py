@@ -159,8 +159,10 @@ def _value_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
     return counts[:, :n_categories] if n_categories else counts[:, :0]
 
 
-def check_pairable(matrix: LabelMatrix) -> Undefined | None:
-    """The undefined cases shared by the multi-annotator statistics (``None``: none applies)."""
+def check_pairable(matrix: LabelMatrix, *, chance_corrected: bool = True) -> Undefined | None:
+    """The undefined cases shared by the multi-annotator statistics (``None``: none applies).
+    A chance-corrected statistic (α, κ, AC1) also needs two items labelled twice or more: on one
+    it is 0 or 1 whatever the annotators do; raw percent agreement does not."""
     labelled = matrix.codes >= 0
     if not labelled.any():
         return Undefined(NO_LABELS)
@@ -169,7 +171,7 @@ def check_pairable(matrix: LabelMatrix) -> Undefined | None:
     n_shared = int((labelled.sum(axis=1) >= 2).sum())
     if not n_shared:
         return Undefined(NO_ITEM_TWICE)
-    if n_shared == 1:
+    if n_shared == 1 and chance_corrected:
         return Undefined(ONE_ITEM_IN_COMMON)
     return None
 
