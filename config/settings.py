@@ -340,6 +340,8 @@ CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "")
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# a label-set file (uploaded, or given to alt_test / how2score_ppi / agreement_report --labels)
+LABEL_SET_MAX_BYTES = env_int("LABEL_SET_MAX_BYTES", 20 * 1024 * 1024)
 
 # Content-Security-Policy (django-csp; Django 5.2 has none of its own): same-origin scripts,
 # styles and images only, no inline script; style attributes allowed (templates set widths).
