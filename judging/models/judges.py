@@ -207,6 +207,22 @@ class Judgment(models.Model):
     """A judge's verdict on one content (goal + reference steps + candidate steps).
     Unique per (judge_key, content_hash): the same judge never judges the same content twice."""
 
+    # what one judge call produced: the parsed verdict, how the parse went, the raw reply and
+    # its usage (a judgment replacing a parse failure overwrites these; the API shows them)
+    OUTCOME_FIELDS = (
+        "reasoning",
+        "critical_failures",
+        "has_failure",
+        "n_failures",
+        "parse_failed",
+        "parse_error",
+        "parse_warnings",
+        "raw_output",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_s",
+    )
+
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
     judge_key = models.CharField(
         max_length=64, help_text="the judge's judge_id (config + prompt hash) when judged"

@@ -205,20 +205,7 @@ def replace_parse_failed(*, judge: Judge, new: list[Judgment]) -> list[Judgment]
     )
     if not stale:
         return new
-    fields = [
-        "reasoning",
-        "critical_failures",
-        "has_failure",
-        "n_failures",
-        "parse_failed",
-        "parse_error",
-        "parse_warnings",
-        "raw_output",
-        "prompt_tokens",
-        "completion_tokens",
-        "latency_s",
-        "n_calls",
-    ]
+    fields = (*Judgment.OUTCOME_FIELDS, "n_calls")
     now = timezone.now()
     for j in new:
         if j.content_hash in stale:
