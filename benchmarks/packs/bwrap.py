@@ -31,6 +31,14 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing or cannot confine here: the sandbox refuses to run code."""
 
 
+class StepNotStarted(SandboxUnavailable):
+    """bubblewrap failed before the program ran (it never reported the program's pid)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"bubblewrap could not start a step ({why})")
+        self.why = why
+
+
 @dataclass
 class StepResult:
     returncode: int | None  # negative: the signal that ended the program
@@ -83,10 +91,11 @@ def _tool(name: str) -> str | None:
 
 
 def run_uid() -> int | None:
-    """A uid of its own for one judgement when the worker is root (no passwd entry needed)."""
+    """A uid of its own for one step when the worker is root (no passwd entry needed): one of
+    1000 per worker process, in turn, so a uid comes back only long after its step ended."""
     if os.geteuid() != 0:
         return None
-    return 1_500_000 + (os.getpid() % 20_000) * 100 + next(_uids) % 100
+    return 1_500_000 + (os.getpid() % 20_000) * 1000 + next(_uids) % 1000
 
 
 def _tasks_of(uid: int) -> int:
@@ -115,6 +124,7 @@ def confined_argv(
     nproc: int,
     work_mb: int,
     uid: int | None,
+    status_fd: int | None = None,
 ) -> list[str]:
     """The command line of one confined step: ``prlimit`` [``setpriv``] ``bwrap`` ``argv``."""
     bwrap, prlimit = _tool("bwrap"), _tool("prlimit")
@@ -137,6 +147,8 @@ def confined_argv(
     if uid is not None:
         cmd += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
     cmd += [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if status_fd is not None:  # bubblewrap writes {"child-pid": …} there once the step started
+        cmd += ["--json-status-fd", str(status_fd)]
     bound = [path for path in TOOLCHAIN if os.path.isdir(path)]
     for path in bound:
         cmd += ["--ro-bind", path, path]
@@ -189,32 +201,34 @@ def run_step(
     ``iodir``, which the step cannot see. stdout and stderr are read back up to
     ``output_bytes`` each (a program that writes more is stopped by ``RLIMIT_FSIZE``)."""
     limit_nproc = nproc if uid is not None else _tasks_of(os.getuid()) + nproc
-    cmd = confined_argv(
-        argv,
-        mounts=mounts,
-        env=env,
-        cpu=cpu,
-        memory_mb=memory_mb,
-        fsize=output_bytes + 1,
-        nproc=limit_nproc,
-        work_mb=work_mb,
-        uid=uid,
-    )
     tag = next(_tags)
-    paths = {n: os.path.join(iodir, f".{n}-{tag}") for n in ("in", "out", "err")}
+    paths = {n: os.path.join(iodir, f".{n}-{tag}") for n in ("in", "out", "err", "status")}
     with open(paths["in"], "w", encoding="utf-8") as fh:
         fh.write(stdin)
     start = time.monotonic()
     timed_out = False
-    status, usage = None, None
+    pid, status, usage = 0, None, None
     with (
         open(paths["in"], "rb") as fin,
         open(paths["out"], "wb") as fout,
         open(paths["err"], "wb") as ferr,
+        open(paths["status"], "wb") as fstatus,
     ):
+        cmd = confined_argv(
+            argv,
+            mounts=mounts,
+            env=env,
+            cpu=cpu,
+            memory_mb=memory_mb,
+            fsize=output_bytes + 1,
+            nproc=limit_nproc,
+            work_mb=work_mb,
+            uid=uid,
+            status_fd=fstatus.fileno(),
+        )
         proc = subprocess.Popen(
             cmd, stdin=fin, stdout=fout, stderr=ferr, env={}, close_fds=True,
-            start_new_session=True,
+            pass_fds=(fstatus.fileno(),), start_new_session=True,
         )  # fmt: skip
         try:
             pause = 0.005
@@ -235,6 +249,10 @@ def run_step(
             proc.returncode = _exit_code(status)
     out, out_over = _read_capped(paths["out"], output_bytes + 1)
     err, err_over = _read_capped(paths["err"], output_bytes + 1)
+    started, _ = _read_capped(paths["status"], 4096)
+    if '"child-pid"' not in started and not timed_out:
+        # bubblewrap failed before the program ran: the sandbox's failure, not the program's
+        raise StepNotStarted(printable(err.strip(), DETAIL_CHARS) or "no message")
     return StepResult(
         returncode=proc.returncode,
         stdout=out,
@@ -277,6 +295,8 @@ def probe() -> str | None:
             nproc=8,
             uid=uid,
         )
+    except StepNotStarted as exc:
+        return f"bubblewrap cannot make its namespaces here ({exc.why})"
     except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
         return f"bubblewrap cannot start here ({exc})"
     finally:

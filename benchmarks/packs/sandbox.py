@@ -175,6 +175,9 @@ def compile_cpp(source: str, workdir: str, limits: Limits, uid: int | None) -> t
         work_mb=max(limits.work_mb, 256),
         uid=uid,
     )
+    if uid is not None:  # each test run has a uid of its own: it may pass, not list
+        os.chmod(workdir, 0o711)
+        os.chmod(out, 0o711)
     ok = step.returncode == 0 and not step.timed_out and os.path.isfile(os.path.join(out, "main"))
     log = "timed out" if step.timed_out else printable(step.stderr.strip(), COMPILE_LOG_CHARS)
     return ok, log
@@ -198,9 +201,8 @@ def run_tests(
         return CodeResult(False, "no_code", 0, len(tests), "no ```cpp block in the answer")
     require_sandbox()
     workdir = tempfile.mkdtemp(prefix="h2r-sandbox-")
-    uid = run_uid()
     try:
-        ok, log = compile_cpp(preamble + code, workdir, limits, uid)
+        ok, log = compile_cpp(preamble + code, workdir, limits, run_uid())
         if not ok:
             return CodeResult(False, "compile_error", 0, len(tests), log)
         binary = Mount(os.path.join(workdir, "out", "main"), "/work/main")
@@ -218,7 +220,9 @@ def run_tests(
                 output_bytes=limits.output_kb * 1024,
                 nproc=limits.processes,
                 work_mb=limits.work_mb,
-                uid=uid,
+                # a fresh uid per step: the last step's processes, torn down with its PID
+                # namespace, may still count against the process cap for a moment
+                uid=run_uid(),
             )
             failure = _failure(step, limits)
             if failure is None and not outputs_match(test["output"], step.stdout, compare):

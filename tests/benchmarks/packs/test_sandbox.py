@@ -58,6 +58,13 @@ def test_correct_program_passes_every_unit_test():
     assert [t["reason"] for t in result.tests] == ["passed", "passed"]
 
 
+def test_many_quick_unit_tests_in_a_row_all_run():
+    """Steps follow each other at once: none is refused for the last one's processes."""
+    tests = [{"input": f"{i} {i}\n", "output": f"{2 * i}\n"} for i in range(25)]
+    result = judge("int main(){ long a, b; cin >> a >> b; cout << a + b << endl; }", tests)
+    assert (result.correct, result.reason, result.passed) == (True, "passed", 25), result.detail
+
+
 def test_wrong_answer_on_the_second_test():
     code = "int main(){ long a, b; cin >> a >> b; cout << (a == 1 ? 3 : 0) << endl; }"
     result = judge(code, ADD)
@@ -457,3 +464,15 @@ def test_a_scoring_run_fails_with_the_reason_when_bubblewrap_is_missing(
     assert "refusing to run generated code unconfined" in run.error
     assert "bwrap is not installed" in run.error
     assert run.n_done == 0
+
+
+def test_a_step_bubblewrap_cannot_start_is_the_sandboxs_failure_not_the_programs(
+    tools_folder, monkeypatch
+):
+    # a program that only says what bubblewrap would is judged as a program
+    result = judge('int main(){ cerr << "bwrap: Can\'t fork for pid 1"; return 1; }')
+    assert (result.correct, result.reason) == (False, "runtime_error")
+    assert bwrap.probe() is None  # checked once, before bubblewrap started failing
+    monkeypatch.setattr(bwrap, "TOOL_PATH", _fake_tools(tools_folder, bwrap_fails=True))
+    with pytest.raises(SandboxUnavailable, match=r"could not start a step \(bwrap: No perm"):
+        run_tests("int main(){}", ADD, limits=LIMITS, preamble=HEADERS)
