@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResult, NotSent
 
 if TYPE_CHECKING:
     from benchmarks.llm.openai_compat import OpenAICompatBackend
@@ -47,7 +47,7 @@ GATE_POLL_S = 0.01  # a feed whose gate is full while its own requests are out a
 _WAKE = object()  # put on the replies' queue by the caller's ``admit.wake()``: look again now
 # what a request the feed launched but did not send yet gets once the caller stops: not yielded
 # (the caller's item stays as it was, to be sent by a later chunk), its slot goes back
-NOT_SENT = LLMError("not sent: the caller stopped", retryable=True)
+NOT_SENT = NotSent()
 
 
 class _Stop:
@@ -233,7 +233,7 @@ def loop_feed(
                 in_flight -= 1
                 if token is not None:
                     spare.append(token)
-                if result is not NOT_SENT:
+                if not isinstance(result, NotSent):
                     yield index, result
             # the wave's requests first (as many as the caller admits), then exactly as many
             # slots as they need: the feed never holds a slot it has no request for
@@ -278,7 +278,7 @@ def loop_feed(
             in_flight -= 1
             if token is not None:
                 spare.append(token)
-            if result is not NOT_SENT:
+            if not isinstance(result, NotSent):
                 yield index, result
     finally:
         if admit is not None and hasattr(admit, "wake"):
@@ -339,7 +339,7 @@ def thread_feed(
     should_stop = _Stop(should_stop)
 
     def send(request: LLMRequest) -> LLMResult:  # on a pool thread
-        return NOT_SENT if should_stop.seen.is_set() else backend.complete_or_error(request)
+        return backend.complete_or_error(request, stop=should_stop.seen.is_set)
 
     if backend.ramp_up_s:
         # the client (and its first import, ~0.5 s) before the first wave: made by the first
@@ -360,7 +360,7 @@ def thread_feed(
                 except queue.Empty:
                     break
                 in_flight -= 1
-                if (result := future.result()) is not NOT_SENT:
+                if not isinstance(result := future.result(), NotSent):
                     yield index, result
             held = False
             if not exhausted:
@@ -387,5 +387,5 @@ def thread_feed(
             except queue.Empty:
                 continue
             in_flight -= 1
-            if (result := future.result()) is not NOT_SENT:
+            if not isinstance(result := future.result(), NotSent):
                 yield index, result

@@ -1,5 +1,5 @@
 """A cancelled judge run starts no request once its worker has seen the cancel: counted by the
-local OpenAI-compatible server, at concurrency 16."""
+local OpenAI-compatible server, at concurrency 16, on both of the backend's transports."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 import pytest
 from django.db import connection
 
+from benchmarks.llm.openai_compat import OpenAICompatBackend
 from core.runs.reply_writer import ReplyWriter
 from judging.models import JudgeRun, Judgment
 from judging.services import runs as services
@@ -19,7 +20,10 @@ from tests.support.worker import wait_for
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_no_request_starts_after_the_worker_sees_the_cancel(llm_server, monkeypatch):
+@pytest.mark.parametrize("transport", ["aiohttp", "threads"])
+def test_no_request_starts_after_the_worker_sees_the_cancel(llm_server, monkeypatch, transport):
+    if transport == "threads":  # the thread-pool feed, as ``"transport": "threads"`` picks
+        monkeypatch.setattr(OpenAICompatBackend, "uses_aiohttp", lambda self: False)
     llm_server.responder = judge_responder
     llm_server.latency_s = 0.005
     data = make_data(n=400)
@@ -43,6 +47,20 @@ def test_no_request_starts_after_the_worker_sees_the_cancel(llm_server, monkeypa
         return stop
 
     monkeypatch.setattr(ReplyWriter, "should_stop", noted)
+    # when each request is handed to the HTTP client (both transports)
+    started: list[float] = []
+    send, send_async = OpenAICompatBackend.send, OpenAICompatBackend.send_async
+
+    def timed(self, request):
+        started.append(time.time())
+        return send(self, request)
+
+    async def timed_async(self, request):
+        started.append(time.time())
+        return await send_async(self, request)
+
+    monkeypatch.setattr(OpenAICompatBackend, "send", timed)
+    monkeypatch.setattr(OpenAICompatBackend, "send_async", timed_async)
     outcome = {}
 
     def work():
@@ -60,8 +78,11 @@ def test_no_request_starts_after_the_worker_sees_the_cancel(llm_server, monkeypa
     run.refresh_from_db()
     assert outcome["value"].status == "cancelled" and run.status == "cancelled"
     assert "at" in seen
-    after = [r for r in llm_server.requests if r.received_at > seen["at"]]
-    assert after == [], f"{len(after)} requests arrived after the cancel was seen"
+    late_starts = [t for t in started if t > seen["at"]]
+    assert late_starts == [], f"{len(late_starts)} requests started after the cancel was seen"
+    # the server got exactly what was started: those arriving after the cancel was seen were
+    # on their way before it
+    assert len(llm_server.requests) == len(started)
     # the worker's feed looks at the run itself between requests (not only at the writer's beat,
     # up to a second later): what arrives after the cancel was committed is at most what was
     # in flight then and what went in the next look's interval
