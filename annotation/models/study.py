@@ -264,7 +264,7 @@ class Participant(models.Model):
         DONE = "done", "Done"
         SCREENED_OUT = "screened_out", "Screened out"
         DECLINED = "declined", "Declined consent"
-        RETURNED = "returned", "Returned, timed out or rejected on Prolific"
+        RETURNED = "returned", "Returned or timed out on Prolific"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     prolific_pid = models.CharField(max_length=64, blank=True)
