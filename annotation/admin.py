@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotation.admin_codebook import CodebookVersionAdmin  # noqa: F401 (registers it)
+from annotation.forms_paid import StudyPayConsoleForm
 from annotation.models import (
     Adjudication,
     Annotation,
@@ -124,7 +125,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(StudyPay)
 class StudyPayAdmin(admin.ModelAdmin):
-    form = GatedModelForm  # a refused character is an error at its field
+    form = StudyPayConsoleForm  # gated; amounts with two decimals, as on the Pay page
     list_display = (
         "study",
         "currency",
@@ -151,7 +152,7 @@ class StudyRoundAdmin(admin.ModelAdmin):
 class ProlificCallAdmin(admin.ModelAdmin):
     """The log of calls to Prolific: read-only for everyone (the log is evidence)."""
 
-    list_display = ("created_at", "study", "user", "action", "target", "status", "ok")
+    list_display = ("created_at", "study", "user", "action", "target", "amount", "status", "ok")
     list_filter = ("action", "ok")
     search_fields = ("target", "request_summary", "message")
     list_select_related = ("study", "user")

@@ -8,6 +8,8 @@
 - ``ANNOTATION_SWEEP_SECONDS`` (5): each web process looks for idle assignments to return to the
   pool at most this often (when a participant needs a new item).
 - ``ANNOTATION_PROLIFIC_COMPLETION_URL``: the Prolific completion URL, ``{code}`` filled in.
+- ``PROLIFIC_FEE_RATE`` (0.333): Prolific's platform fee as a share of rewards and bonuses,
+  used by the cost preview shown before publishing (check your workspace's rate).
 - ``PROLIFIC_WEBHOOK_URL``: the public https URL Prolific delivers webhooks to (empty: poll);
   ``PROLIFIC_WORKSPACE_ID``: the workspace whose webhook secret and subscriptions the app keeps.
 - ``ANNOTATION_NEW_PARTICIPANTS_PER_IP`` (30): the default of a new study's setting
@@ -17,6 +19,8 @@
 """
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from django.conf import settings
 
@@ -55,6 +59,10 @@ def new_participants_per_ip() -> int:
 
 def new_participants_window_minutes() -> int:
     return int(_get("ANNOTATION_NEW_PARTICIPANTS_WINDOW_MINUTES", 60))
+
+
+def prolific_fee_rate() -> Decimal:
+    return Decimal(str(_get("PROLIFIC_FEE_RATE", "0.333")))
 
 
 def prolific_webhook_url() -> str:

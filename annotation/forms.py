@@ -15,6 +15,49 @@ from benchmarks.models import Dataset, Generator
 from core.forms import GatedFormMixin
 
 KNOWN_ITEMS_MAX_BYTES = 5 * 1024 * 1024
+FIELDS_MAX_BYTES = 256 * 1024  # the new-study form's typed fields together, with room to spare
+
+# The new-study form in groups, the required choices first; a setting not listed here is
+# shown last, under "Other settings", so none is ever left off the page.
+STUDY_FORM_GROUPS = (
+    ("What to label", ("dataset", "generator", "limit", "name", "description")),
+    (
+        "The item form",
+        (
+            "form_type",
+            "form_config",
+            "generator_b",
+            "codebook_version",
+            "show_resources",
+            "click_through_l1",
+            "min_seconds_per_item",
+        ),
+    ),
+    (
+        "Participants",
+        (
+            "entry",
+            "overlap",
+            "items_per_participant",
+            "assignment_timeout_minutes",
+            "sampling",
+            "sampling_seed",
+            "new_participants_per_address",
+        ),
+    ),
+    (
+        "Quality checks",
+        (
+            "known_items",
+            "attention_rate",
+            "attention_warn_after",
+            "attention_screen_after",
+            "qualification_pass_threshold",
+            "gold_rate",
+        ),
+    ),
+    ("Prolific", ("prolific_study_id", "completion_code", "screened_out_code")),
+)
 
 
 class RoundForm(GatedFormMixin, forms.Form):
@@ -92,11 +135,34 @@ class StudyCreateForm(GatedFormMixin, forms.ModelForm):
         "shares one network address. Empty: the default.",
     )
 
+    field_order = [name for _, names in STUDY_FORM_GROUPS for name in names]
+
     class Meta:
         model = Study
         # every study setting a researcher sets at creation (a new study starts open)
         fields = ["name", *(f for f in STUDY_SETTINGS if f != "status")]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        labels = {
+            "click_through_l1": "Participants click through the L1 steps too",
+            "show_resources": "Show the procedure's resources",
+            "overlap": "Annotators per item",
+            "min_seconds_per_item": "Minimum seconds per item",
+            "attention_warn_after": "Warn after this many failed attention checks",
+            "attention_screen_after": "Screen out after this many failed attention checks",
+            "qualification_pass_threshold": "Qualification pass threshold",
+            "prolific_study_id": "Prolific study id",
+            "form_config": "Form settings (JSON)",
+        }
+
+    def groups(self) -> list[tuple[str, list]]:
+        """(legend, bound fields) in :data:`STUDY_FORM_GROUPS` order, then any other field."""
+        listed = {name for _, names in STUDY_FORM_GROUPS for name in names}
+        out = [
+            (legend, [self[n] for n in names if n in self.fields])
+            for legend, names in STUDY_FORM_GROUPS
+        ]
+        rest = [self[n] for n in self.fields if n not in listed]
+        return [g for g in out if g[1]] + ([("Other settings", rest)] if rest else [])
 
     def clean(self):
         data = super().clean()

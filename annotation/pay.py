@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from statistics import median
 
+from annotation.money import AmountError, parse_amount
+
 CENT = Decimal("0.01")
 
 
@@ -68,8 +70,9 @@ def bonus_total(amounts: Iterable[Decimal]) -> Decimal:
     return cents(sum((Decimal(a) for a in amounts), Decimal("0")))
 
 
-def parse_bonus_csv(text: str) -> list[tuple[str, Decimal]]:
-    """``participant_id,amount`` lines (a header line ``participant_id,amount`` is allowed).
+def parse_bonus_csv(text: str, *, currency: str = "GBP") -> list[tuple[str, Decimal]]:
+    """``participant_id,amount`` lines (a header line ``participant_id,amount`` is allowed),
+    each amount in the study's currency with two decimals (:func:`annotation.money.parse_amount`).
     Raises ``ValueError`` naming the line for a malformed line, a bad or non-positive amount,
     or a participant listed twice."""
     out: list[tuple[str, Decimal]] = []
@@ -83,15 +86,9 @@ def parse_bonus_csv(text: str) -> list[tuple[str, Decimal]]:
             raise ValueError(f"bonus CSV line {number}: expected 'participant_id,amount'")
         pid, raw_amount = parts
         try:
-            amount = Decimal(raw_amount)
-        except ArithmeticError:
-            raise ValueError(
-                f"bonus CSV line {number}: amount {raw_amount!r} is not a number"
-            ) from None
-        if not amount.is_finite() or amount <= 0 or amount != cents(amount):
-            raise ValueError(
-                f"bonus CSV line {number}: amount {raw_amount!r} must be positive, in cents"
-            )
+            amount = parse_amount(raw_amount, currency=currency)
+        except AmountError as exc:
+            raise ValueError(f"bonus CSV line {number}: {exc}") from None
         if pid in seen:
             raise ValueError(f"bonus CSV line {number}: participant {pid} is listed twice")
         seen.add(pid)

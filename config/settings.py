@@ -340,6 +340,8 @@ CLIENT_IP_HEADER = os.environ.get("CLIENT_IP_HEADER", "")
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 200 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# a label-set file (uploaded, or given to alt_test / how2score_ppi / agreement_report --labels)
+LABEL_SET_MAX_BYTES = env_int("LABEL_SET_MAX_BYTES", 20 * 1024 * 1024)
 
 # Content-Security-Policy (django-csp; Django 5.2 has none of its own): same-origin scripts,
 # styles and images only, no inline script; style attributes allowed (templates set widths).
@@ -469,6 +471,9 @@ PROLIFIC_API_BASE_URL = os.environ.get("PROLIFIC_API_BASE_URL", "https://api.pro
 PROLIFIC_API_TIMEOUT_SECONDS = float(os.environ.get("PROLIFIC_API_TIMEOUT_SECONDS", "20"))
 # The floor (study currency per hour) under which a study's pay page warns; empty: no floor.
 ANNOTATION_MIN_HOURLY_PAY = os.environ.get("ANNOTATION_MIN_HOURLY_PAY", "9.00")
+# Prolific's platform fee as a share of rewards and bonuses (0.333: a third on top), shown in
+# the cost preview before a study is published; set it to your workspace's rate.
+PROLIFIC_FEE_RATE = os.environ.get("PROLIFIC_FEE_RATE", "0.333")
 # The app's public address (https://host, no path), used in the entry URL of a Prolific study
 # created from the app; empty: the address the creating admin's browser used.
 PROLIFIC_PUBLIC_BASE_URL = os.environ.get("PROLIFIC_PUBLIC_BASE_URL", "")

@@ -5,6 +5,8 @@
 - :func:`fmt_value`: a value through any ``str.format`` template (``"{:.1f}"``).
 - :func:`fmt_stat`: a statistic dict ``{"value": float | None, "undefined": reason}``.
 - :func:`fmt_interval`: its confidence interval ``{"confidence", "low", "high"}``.
+- :func:`fmt_count`: a count and its noun, singular or plural (``1 page``, ``2 pages``): the
+  one home for counted nouns in text built in Python (templates use Django's ``pluralize``).
 
 A missing value (``None``) is never NaN, ``None`` or "undefined" on a page: it is a
 :class:`Missing` — a dash, and the reason in small type (``— <small>no items in common</small>``
@@ -93,3 +95,10 @@ def fmt_interval(stat: Mapping[str, Any] | None, digits: int = 3) -> str | None:
         return None
     low, high = fmt_number(ci["low"], digits), fmt_number(ci["high"], digits)
     return f"{fmt_percent(ci['confidence'], 0)} CI {low} – {high}"
+
+
+def fmt_count(n: int, singular: str, plural: str | None = None) -> str:
+    """``n`` and the noun it counts: ``1 page``, ``0 pages``, ``1,200 items``; ``plural`` for
+    a noun whose plural is not ``singular + "s"`` (``fmt_count(2, "match", "matches")``)."""
+    noun = singular if n == 1 else (plural or f"{singular}s")
+    return f"{n:,} {noun}"

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.forms.utils import ErrorDict
 
-from core.text import text_error
+from core.text import length_error, text_error
 
 # the widest integer a PostgreSQL ``integer`` column holds; a form number without its own
 # bounds gets these, so a bad number is a field error, not a database error
@@ -48,13 +49,26 @@ class GatedFormMixin:
             _bound_numbers(field)
 
     def full_clean(self) -> None:
-        super().full_clean()
+        """The size check first (:meth:`_over_long`): with a value over its field's limit,
+        only each field's own checks run, not the form's (they may query or parse the text);
+        then every posted value through the gate."""
+        over_long = self._over_long() if self.is_bound else {}
+        if over_long:
+            self._errors, self.cleaned_data = ErrorDict(), {}
+            self._clean_fields()
+        else:
+            super().full_clean()
         if not self.is_bound:
             return
+        for name, message in over_long.items():  # in the app's words, in place of Django's
+            self._errors.pop(name, None)
+            self.add_error(name, message)
         own = set()
         for name, field in self.fields.items():
             key = self.add_prefix(name)
             own.add(key)
+            if name in over_long:
+                continue
             label = str(field.label or name.replace("_", " ").capitalize())
             for value in self._posted(key):
                 message = text_error(value, label)
@@ -70,6 +84,22 @@ class GatedFormMixin:
                 if message:
                     self.add_error(None, message)
                     break
+
+    def _over_long(self) -> dict[str, str]:
+        """Field name → the refusal of a posted value longer than the field's ``max_length``,
+        in the app's words (the field and its limit named, :func:`core.text.length_error`)."""
+        found = {}
+        for name, field in self.fields.items():
+            limit = getattr(field, "max_length", None)
+            if not limit:
+                continue
+            label = str(field.label or name.replace("_", " ").capitalize())
+            for value in self._posted(self.add_prefix(name)):
+                message = length_error(value, label, limit)
+                if message:
+                    found[name] = message
+                    break
+        return found
 
     def _posted(self, key: str) -> list:
         if hasattr(self.data, "getlist"):

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import Resolver404, resolve
 
 from core.forms import form_gates_itself
 from core.limits import human_bytes, upload_max_bytes
@@ -28,11 +29,38 @@ def _limit_for(request: HttpRequest) -> tuple[int, str]:
     return int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0), "DATA_UPLOAD_MAX_BYTES"
 
 
-def too_large(request: HttpRequest, limit: int, setting: str) -> HttpResponse:
-    message = (
-        f"This request is larger than the server accepts: the limit is {human_bytes(limit)} "
-        f"(setting {setting}). Split the file or ask an administrator to raise the limit."
-    )
+def body_limit(max_bytes: int, what: str):
+    """Mark a view whose requests are at most ``max_bytes`` (``what``: what the limit is
+    for, as the 413 page says it): checked at the door, from Content-Length, before the body
+    is read."""
+
+    def mark(view):
+        view.body_max_bytes, view.body_limit_what = max_bytes, what
+        return view
+
+    return mark
+
+
+def _view_limit(request: HttpRequest) -> tuple[int, str] | None:
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return None
+    limit = getattr(match.func, "body_max_bytes", None)
+    return (limit, match.func.body_limit_what) if limit else None
+
+
+def too_large(request: HttpRequest, limit: int, setting: str, what: str = "") -> HttpResponse:
+    if what:
+        message = (
+            f"This request is larger than {what} accepts: the limit is {human_bytes(limit)}. "
+            "Shorten what you typed or send a smaller file."
+        )
+    else:
+        message = (
+            f"This request is larger than the server accepts: the limit is {human_bytes(limit)} "
+            f"(setting {setting}). Split the file or ask an administrator to raise the limit."
+        )
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message, "limit_bytes": limit}, status=413)
     context = {"message": message, "limit": human_bytes(limit)}
@@ -51,6 +79,9 @@ class UploadLimitMiddleware:
             length = 0
         if limit and length > limit:
             return too_large(request, limit, setting)
+        own = _view_limit(request) if request.method == "POST" and length else None
+        if own and length > own[0]:
+            return too_large(request, own[0], "", own[1])
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception):

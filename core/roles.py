@@ -15,13 +15,18 @@ RESEARCHER = "researcher"
 ADMIN = "admin"
 ROLES = (ANNOTATOR, RESEARCHER, ADMIN)
 
-PROJECT_APPS = ("benchmarks", "mining", "annotation", "judging")
+PROJECT_APPS = ("benchmarks", "mining", "annotation", "judging", "validation")
 
 # Models a researcher may change as well as view (app_label.model_name).
 RESEARCHER_WRITES = {
     "annotation.study",
     "annotation.studyitem",
     "annotation.adjudication",
+}
+# Models a researcher may add (upload) as well as view; changing and deleting stay admins'.
+RESEARCHER_ADDS = {
+    "validation.labelset",
+    "validation.labelsetrow",
 }
 
 
@@ -31,7 +36,12 @@ def _wanted_codenames(role: str, perms) -> set[int]:
         label = f"{perm.content_type.app_label}.{perm.content_type.model}"
         action = perm.codename.split("_", 1)[0]
         if role == ADMIN or (
-            role == RESEARCHER and (action == "view" or label in RESEARCHER_WRITES)
+            role == RESEARCHER
+            and (
+                action == "view"
+                or label in RESEARCHER_WRITES
+                or (action == "add" and label in RESEARCHER_ADDS)
+            )
         ):
             wanted.add(perm.pk)
     return wanted

@@ -32,7 +32,19 @@ def try_card(*, user) -> Card | None:
     card.link_label = "Join the demo study as a participant"
     if user.is_authenticated and study.accepts_accounts:
         # the account's own participant, the same one its study link leads to
-        if Participant.objects.filter(study=study, user=user).exists():
+        stage = (
+            Participant.objects.filter(study=study, user=user)
+            .values_list("stage", flat=True)
+            .first()
+        )
+        if stage in Participant.ENDED_STAGES:  # nothing to continue: where it ended
+            card.blurb = f"You have taken part in “{study.name}”. Thank you."
+            card.link_label = (
+                "See your completion page"
+                if stage == Participant.Stage.DONE
+                else "See how it ended"
+            )
+        elif stage is not None:
             card.link_label = "Continue the demo study"
         return card
     params = {

@@ -13,6 +13,7 @@ from validation.disagreements import api as disagreements_api
 from validation.disagreements import views as disagreements_views
 from validation.judge_validation import api as judge_validation_api
 from validation.judge_validation import views as judge_validation_views
+from validation.label_sets import views as label_sets_views
 from validation.metric_validation import api as metric_validation_api
 from validation.metric_validation import views as metric_validation_views
 from validation.ppi import api as ppi_api
@@ -45,6 +46,9 @@ pages = [
     ),
     path("disagreements/", disagreements_views.disagreements, name="disagreements"),
     path("metric-validation/", metric_validation_views.metric_validation, name="metric_validation"),
+    path("label-sets/", label_sets_views.label_sets, name="label_sets"),
+    path("label-sets/<int:pk>/", label_sets_views.label_set, name="label_set"),
+    path("label-sets/<int:pk>/delete/", label_sets_views.label_set_remove, name="label_set_delete"),
 ]
 
 api_patterns = [

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from annotation.agreement.matrix import (
     NO_ITEM_TWICE,
     ONE_CATEGORY,
+    ONE_ITEM_IN_COMMON,
     LabelMatrix,
     Stat,
     Undefined,
@@ -36,7 +37,7 @@ def percent_agreement(matrix: LabelMatrix) -> Stat:
     distribution, high agreement can come from everyone giving the common label. Items
     labelled once are left out.
     """
-    undefined = check_pairable(matrix)
+    undefined = check_pairable(matrix, chance_corrected=False)
     if undefined:
         return undefined
     return float(_per_item_pair_agreement(pairable_counts(matrix)).mean())
@@ -89,6 +90,8 @@ def cohen_kappa_from_confusion(table: np.ndarray) -> Stat:
     total = table.sum()
     if total == 0:
         return Undefined("the two annotators labelled no item in common")
+    if total == 1:
+        return Undefined(ONE_ITEM_IN_COMMON)
     p_o = np.trace(table) / total
     p_e = float((table.sum(axis=1) / total) @ (table.sum(axis=0) / total))
     if p_e >= 1:

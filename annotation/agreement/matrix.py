@@ -23,6 +23,11 @@ MISSING = -1
 NO_LABELS = "no labels"
 ONE_ANNOTATOR = "only one annotator"
 NO_ITEM_TWICE = "no item was labelled by two or more annotators"
+# one shared item: chance agreement is estimated from that item alone, so α, κ and AC1 come out
+# as 0 or 1 whatever the annotators do; said instead of shown
+ONE_ITEM_IN_COMMON = (
+    "1 item in common: it needs at least 2 items labelled by two or more annotators"
+)
 ONE_CATEGORY = "every label is the same category: no agreement beyond chance to measure"
 
 
@@ -154,15 +159,20 @@ def _value_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
     return counts[:, :n_categories] if n_categories else counts[:, :0]
 
 
-def check_pairable(matrix: LabelMatrix) -> Undefined | None:
-    """The undefined cases shared by the multi-annotator statistics (``None``: none applies)."""
+def check_pairable(matrix: LabelMatrix, *, chance_corrected: bool = True) -> Undefined | None:
+    """The undefined cases shared by the multi-annotator statistics (``None``: none applies).
+    A chance-corrected statistic (α, κ, AC1) also needs two items labelled twice or more: on one
+    it is 0 or 1 whatever the annotators do; raw percent agreement does not."""
     labelled = matrix.codes >= 0
     if not labelled.any():
         return Undefined(NO_LABELS)
     if int(labelled.any(axis=0).sum()) < 2:
         return Undefined(ONE_ANNOTATOR)
-    if not (labelled.sum(axis=1) >= 2).any():
+    n_shared = int((labelled.sum(axis=1) >= 2).sum())
+    if not n_shared:
         return Undefined(NO_ITEM_TWICE)
+    if n_shared == 1 and chance_corrected:
+        return Undefined(ONE_ITEM_IN_COMMON)
     return None
 
 

@@ -93,6 +93,14 @@ class ProlificCall(models.Model):
         help_text="Prolific ids a group call added (the entry page refuses those of the "
         "exclusion group).",
     )
+    amount = models.DecimalField(
+        null=True,
+        blank=True,
+        max_digits=10,
+        decimal_places=2,
+        help_text="Money a paying call moved, in the study's currency (bonuses paid); empty "
+        "for the others.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -266,6 +266,9 @@ class Participant(models.Model):
         DECLINED = "declined", "Declined consent"
         RETURNED = "returned", "Returned or timed out on Prolific"
 
+    # stages a participant does not come back from: nothing is left for them to do
+    ENDED_STAGES = frozenset({"done", "screened_out", "declined", "returned"})
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
     prolific_pid = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)

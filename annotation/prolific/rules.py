@@ -3,7 +3,8 @@ sends, what the pilot proposes, which submission statuses free a participant's i
 which study transitions are allowed from which status.
 
 Shapes as documented in Prolific's API reference (Studies → Create a draft study; The study
-object): ``reward`` in the currency's minor unit (pence, cents), ``estimated_completion_time``
+object): ``reward`` in the currency's minor unit (pence, cents: converted by
+:func:`annotation.money.minor_units`, the one place that does), ``estimated_completion_time``
 in minutes, ``completion_codes`` with ``code_type`` and ``actions``, ``filters`` by
 ``filter_id``; study transitions ``PUBLISH``, ``PAUSE``, ``START``, ``STOP``."""
 
@@ -81,11 +82,6 @@ def completion_codes(codes: Codes, *, exclusion_group: str = "") -> list[dict]:
             "actions": attention,
         },
     ]
-
-
-def minor_units(amount: Decimal) -> int:
-    """An amount in the study's currency as Prolific's integer reward (pence, cents)."""
-    return int((Decimal(amount) * 100).to_integral_value(rounding=ROUND_CEILING))
 
 
 def entry_url(study_url: str) -> str:

@@ -8,11 +8,13 @@ import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Count
+from django.db.models import Count, Sum
 
+from annotation import conf, money
 from annotation.models import (
     Assignment,
     Participant,
+    ProlificCall,
     ProlificStudy,
     ProlificSubmission,
     Study,
@@ -27,13 +29,14 @@ from annotation.selectors.quality import pay_floor, pay_rows, study_pay
 class Draft:
     name: str
     description: str
-    reward: Decimal
+    reward: Decimal | None  # None: not given yet (never a prefilled 0)
     minutes: int
     places: int
     devices: list[str] = field(default_factory=lambda: ["desktop"])
     allow_groups: list[str] = field(default_factory=list)
     block_groups: list[str] = field(default_factory=list)
     previous_studies: list[str] = field(default_factory=list)
+    currency: str = "GBP"
 
 
 def prolific_state(study: Study) -> ProlificStudy | None:
@@ -66,11 +69,12 @@ def draft_defaults(*, study: Study) -> Draft:
         name=study.name[:120],
         description=study.description[:2000]
         or f"Label {study.items_per_participant} procedures for critical failures.",
-        reward=terms.reward,
+        reward=terms.reward or None,
         minutes=minutes,
         places=places,
         block_groups=[terms.exclusion_group_id] if terms.exclusion_group_id else [],
         previous_studies=earlier_prolific_ids(study),
+        currency=terms.currency,
     )
 
 
@@ -82,6 +86,51 @@ def pilot_proposal(*, study: Study) -> rules.PilotProposal | None:
     return rules.pilot_proposal(
         median_seconds=summary.median_seconds, floor=pay_floor(), reward=study_pay(study).reward
     )
+
+
+def prolific_reward(state: ProlificStudy) -> Decimal | None:
+    """The reward the Prolific study pays now: the one confirmed after the pilot (kept in the
+    pay terms), else the one it was created with, as typed (two decimals)."""
+    if state.pilot_confirmed_at:
+        return study_pay(state.study).reward or None
+    typed = ((state.registered or {}).get("draft") or {}).get("reward")
+    try:
+        return Decimal(typed) if typed not in (None, "", "None") else None
+    except ArithmeticError:
+        return None
+
+
+def bonuses_paid(*, study: Study) -> Decimal:
+    """Bonuses paid through the app for this study (the logged pay calls that worked)."""
+    paid = ProlificCall.objects.filter(
+        study=study, action=ProlificCall.Action.BONUS_PAY, ok=True
+    ).aggregate(total=Sum("amount"))["total"]
+    return paid or Decimal("0")
+
+
+def cost_preview(*, study: Study, reward: Decimal, places: int) -> money.CostPreview:
+    """What the study costs at most once ``places`` are filled at ``reward``: rewards,
+    Prolific's fee at ``PROLIFIC_FEE_RATE``, bonuses paid so far."""
+    return money.cost_preview(
+        reward=reward,
+        places=places,
+        fee_rate=conf.prolific_fee_rate(),
+        bonuses_paid=bonuses_paid(study=study),
+    )
+
+
+def cost_lines(preview: money.CostPreview, currency: str) -> list[str]:
+    """The cost preview as the confirmation page says it, every amount in ``currency``."""
+    rate = f"{preview.fee_rate * 100:.1f}".removesuffix(".0")
+    lines = [
+        f"Rewards: {preview.places} place{'s' if preview.places != 1 else ''} × "
+        f"{money.shown(preview.reward, currency)} = {money.shown(preview.rewards, currency)}.",
+        f"Bonuses paid so far: {money.shown(preview.bonuses_paid, currency)}.",
+        f"Prolific's fee ({rate}% of rewards and bonuses, PROLIFIC_FEE_RATE): "
+        f"{money.shown(preview.fees, currency)}.",
+        f"At most {money.shown(preview.total, currency)} in all.",
+    ]
+    return lines
 
 
 APP_COUNT_LABELS = {

@@ -25,6 +25,7 @@ from annotation.prolific.client import (
     ProlificClient,
     ProlificError,
 )
+from annotation.selectors.quality import study_pay
 from core.roles import is_admin, is_researcher
 
 ACTIONS = ("approve", "reject", "return")
@@ -43,8 +44,11 @@ def _prolific_study_id(study: Study) -> str:
     return study.prolific_study_id
 
 
-def logged_call(*, study, user, action, target, summary, call, client=None, participant_ids=()):
-    """Run ``call(client)``; log it either way; re-raise a refusal after logging it."""
+def logged_call(
+    *, study, user, action, target, summary, call, client=None, participant_ids=(), amount=None
+):
+    """Run ``call(client)``; log it either way; re-raise a refusal after logging it.
+    ``amount``: the money the call moves (kept on the row only when it worked)."""
     client = client or ProlificClient()
     try:
         result = call(client)
@@ -70,6 +74,7 @@ def logged_call(*, study, user, action, target, summary, call, client=None, part
         ok=True,
         message=_answer_text(result),
         participant_ids=list(participant_ids),
+        amount=amount,
     )
     return result
 
@@ -195,9 +200,9 @@ class BonusPreview:
     digest: str  # names exactly these bonuses; the submit step must repeat it
 
 
-def bonus_preview(*, csv_text: str) -> BonusPreview:
+def bonus_preview(*, csv_text: str, currency: str = "GBP") -> BonusPreview:
     try:
-        bonuses = pay_rules.parse_bonus_csv(csv_text)
+        bonuses = pay_rules.parse_bonus_csv(csv_text, currency=currency)
     except ValueError as exc:
         raise ValidationError({"bonuses": str(exc)}) from exc
     canonical = "\n".join(f"{pid},{amount}" for pid, amount in bonuses)
@@ -214,7 +219,7 @@ def bonus_submit(*, study: Study, user, csv_text: str, digest: str, client=None)
     bonuses were already paid for this study (Prolific's pay call is not idempotent)."""
     _need(user, is_admin, "admins")
     sid = _prolific_study_id(study)
-    preview = bonus_preview(csv_text=csv_text)
+    preview = bonus_preview(csv_text=csv_text, currency=study_pay(study).currency)
     if digest != preview.digest:
         raise ValidationError({"bonuses": "The bonuses changed since the preview; preview again."})
     tag = f"bonuses {preview.digest}"
@@ -245,6 +250,7 @@ def bonus_submit(*, study: Study, user, csv_text: str, digest: str, client=None)
         summary=f"{tag}: pay bulk {bulk_id}, total {preview.total}",
         call=lambda c: c.pay_bonuses(bulk_id),
         client=client,
+        amount=preview.total,
     )
     return bulk_id
 
@@ -252,15 +258,34 @@ def bonus_submit(*, study: Study, user, csv_text: str, digest: str, client=None)
 # --- participant groups --------------------------------------------------------------------------
 
 
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def group_add_checked(*, group_id: str, participant_ids) -> tuple[str, list[str]]:
+    """The group id and the distinct participant ids of an exclusion, checked before anything
+    is asked or sent (``ValidationError`` naming each bad field): the confirmation step and
+    the call both go through here."""
+    errors = {}
+    group_id = (group_id or "").strip()
+    if not group_id:
+        errors["group_id"] = "Give the Prolific participant group id (it is empty)."
+    elif len(group_id) > 64 or not set(group_id) <= _ID_CHARS:
+        errors["group_id"] = f"{group_id[:70]!r} is not a Prolific participant group id."
+    ids = sorted({p.strip() for p in participant_ids if p and p.strip()})
+    bad = [p for p in ids if len(p) > 64 or not set(p) <= _ID_CHARS]
+    if not ids:
+        errors["participants"] = "Give at least one Prolific id."
+    elif bad:
+        errors["participants"] = f"{bad[0][:70]!r} is not a Prolific id."
+    if errors:
+        raise ValidationError(errors)
+    return group_id, ids
+
+
 def group_add(*, study: Study, user, group_id: str, participant_ids, client=None) -> int:
     """Add Prolific participants to a participant group (e.g. one later studies exclude)."""
     _need(user, is_admin, "admins")
-    group_id = (group_id or "").strip()
-    if not group_id:
-        raise ValidationError({"group_id": "Give the Prolific participant group id."})
-    ids = sorted({p.strip() for p in participant_ids if p and p.strip()})
-    if not ids:
-        raise ValidationError({"participants": "Choose at least one participant."})
+    group_id, ids = group_add_checked(group_id=group_id, participant_ids=participant_ids)
     logged_call(
         study=study,
         user=user,

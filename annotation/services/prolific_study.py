@@ -18,11 +18,12 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import conf
+from annotation import conf, money
 from annotation.models import ProlificCall, ProlificStudy, Study
 from annotation.prolific import rules
 from annotation.prolific.client import ProlificClient, ProlificError
 from annotation.selectors.prolific_study import Draft, live_studies, prolific_state
+from annotation.selectors.quality import study_pay
 from annotation.services.pay import pay_terms_update
 from annotation.services.prolific import logged_call
 from annotation.services.prolific_events import study_status_apply, submission_status_apply
@@ -55,6 +56,16 @@ def _ids(values, field: str) -> list[str]:
     return out
 
 
+def reward_error(reward: Decimal | None, currency: str) -> str:
+    """Why ``reward`` cannot be a study's reward ("" when it can): the one amount rule
+    (:func:`annotation.money.parse_amount`), so ``Decimal("150")`` is refused as ambiguous."""
+    try:
+        money.parse_amount("" if reward is None else str(reward), currency=currency)
+    except money.AmountError as exc:
+        return str(exc)
+    return ""
+
+
 def draft_checked(draft: Draft) -> Draft:
     """The draft with its fields checked (``ValidationError`` naming each bad field)."""
     errors = {}
@@ -63,12 +74,9 @@ def draft_checked(draft: Draft) -> Draft:
         problem = typed_text_error(value, name, limit) or ("" if value.strip() else "required")
         if problem:
             errors[name] = problem
-    if (
-        not draft.reward.is_finite()
-        or not 0 < draft.reward < 10000
-        or draft.reward != round(draft.reward, 2)
-    ):
-        errors["reward"] = "The reward is an amount in cents, above 0 and below 10,000."
+    problem = reward_error(draft.reward, draft.currency)
+    if problem:
+        errors["reward"] = problem
     if not 1 <= draft.minutes <= 600:
         errors["minutes"] = "The estimated time is 1 to 600 minutes."
     if not 1 <= draft.places <= 10000:
@@ -107,7 +115,7 @@ def prolific_study_create(
         "completion_codes": rules.completion_codes(codes, exclusion_group=terms_group),
         "total_available_places": draft.places,
         "estimated_completion_time": draft.minutes,
-        "reward": rules.minor_units(draft.reward),
+        "reward": money.minor_units(draft.reward),
         "device_compatibility": draft.devices,
         "filters": rules.filters(
             allow_groups=draft.allow_groups,
@@ -120,7 +128,8 @@ def prolific_study_create(
         user=user,
         action=A.STUDY_CREATE,
         target=draft.name[:255],
-        summary=f"POST /studies/ places={draft.places} reward={draft.reward} "
+        summary=f"POST /studies/ places={draft.places} "
+        f"reward={money.shown(draft.reward, draft.currency)} "
         f"minutes={draft.minutes} devices={','.join(draft.devices)}",
         call=lambda c: c.create_study(body),
         client=client,
@@ -252,8 +261,10 @@ def pilot_confirm(
     errors = {}
     if not 1 <= minutes <= 600:
         errors["minutes"] = "The estimated time is 1 to 600 minutes."
-    if not reward.is_finite() or not 0 < reward < 10000 or reward != round(reward, 2):
-        errors["reward"] = "The reward is an amount in cents, more than 0."
+    currency = study_pay(study).currency
+    problem = reward_error(reward, currency)
+    if problem:
+        errors["reward"] = problem
     if not 1 <= places <= 10000:
         errors["places"] = "Add 1 to 10,000 places."
     if errors:
@@ -265,10 +276,10 @@ def pilot_confirm(
         state,
         {
             "estimated_completion_time": minutes,
-            "reward": rules.minor_units(reward),
+            "reward": money.minor_units(reward),
             "total_available_places": total,
         },
-        f"after the pilot: {minutes} min, reward {reward}, places {state.total_places} → {total}",
+        f"after the pilot: {minutes} min, reward {money.shown(reward, currency)}, places {state.total_places} → {total}",
         client,
     )
     with transaction.atomic():

@@ -11,19 +11,20 @@ own transaction (a submit), then the page.
 
 from __future__ import annotations
 
-import json
 from functools import wraps
 
+from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from annotation.models import Participant, Study
+from annotation.pages.annotator import study_page_url
 from annotation.selectors.annotator import NotHere, Refused, Visitor
-from annotation.selectors.flow_pages import study_page_url
 
 Stage = Participant.Stage
 
 _COOKIE_SALT = "annotation.participant"
+_ENTRY_SALT = "annotation.pending-entry"
 _COOKIE_MAX_AGE = 60 * 60 * 24 * 30
 
 
@@ -98,19 +99,31 @@ def refused(request: HttpRequest, study: Study | None, reason: str, message: str
 # --- the cookies the entry sets ---------------------------------------------------------------
 
 
+def entry_token(params: dict) -> str:
+    """The pending entry as a cookie-safe token: Django's signing (``signing.dumps``: URL-safe
+    base64 of the compressed JSON, a timestamp and an HMAC with SECRET_KEY, joined by ``:``),
+    so every cookie parser, proxy and client keeps it as sent."""
+    return signing.dumps(params, salt=_ENTRY_SALT, compress=True)
+
+
 def pending_entry(request: HttpRequest, slug: str) -> dict | None:
-    """The entry a followed link left for the consent (a participant is created there)."""
-    value = request.get_signed_cookie(_entry_cookie_name(slug), default=None, salt=_COOKIE_SALT)
+    """The entry a followed link left for the consent (a participant is created there); None
+    when there is none, or its token is tampered with, foreign or older than the cookie."""
+    value = request.COOKIES.get(_entry_cookie_name(slug))
+    if not value:
+        return None
     try:
-        params = json.loads(value) if value else None
-    except ValueError:
+        params = signing.loads(value, salt=_ENTRY_SALT, max_age=_COOKIE_MAX_AGE)
+    except signing.BadSignature:  # includes an expired signature
         return None
     return params if isinstance(params, dict) else None
 
 
 def with_pending_entry(request: HttpRequest, response, study: Study, params: dict) -> HttpResponse:
     """``response`` keeping a checked entry for the consent, and no participant's cookie."""
-    _set_cookie(request, response, _entry_cookie_name(study.slug), json.dumps(params), study)
+    _set_cookie(
+        request, response, _entry_cookie_name(study.slug), entry_token(params), study, signed=False
+    )
     response.delete_cookie(_cookie_name(study.slug), path=f"/study/s/{study.slug}/")
     return response
 
@@ -123,12 +136,17 @@ def with_participant(request: HttpRequest, response, participant: Participant) -
     return response
 
 
-def _set_cookie(request: HttpRequest, response, name: str, value: str, study: Study) -> None:
-    """A signed cookie of this study's pages (HMAC with SECRET_KEY)."""
-    response.set_signed_cookie(
+def _set_cookie(
+    request: HttpRequest, response, name: str, value: str, study: Study, *, signed: bool = True
+) -> None:
+    """A cookie of this study's pages; ``signed``: signed here (HMAC with SECRET_KEY), else
+    ``value`` is a token already signed (:func:`entry_token`)."""
+    setter = response.set_signed_cookie if signed else response.set_cookie
+    extra = {"salt": _COOKIE_SALT} if signed else {}
+    setter(
         name,
         value,
-        salt=_COOKIE_SALT,
+        **extra,
         max_age=_COOKIE_MAX_AGE,
         httponly=True,
         samesite="Lax",

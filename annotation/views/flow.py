@@ -2,7 +2,7 @@
 → completion.
 
 Thin views over the services (:mod:`annotation.services.flow`, ``.study``) and the page contexts
-of :mod:`annotation.selectors.flow_pages`. Each finds its participant with the one lookup,
+of :mod:`annotation.pages.annotator`. Each finds its participant with the one lookup,
 :func:`annotation.selectors.annotator.annotator_for`; what the flow's views share (the
 participant's signed cookie, the stage's page, a refusal's page) is in
 :mod:`annotation.views.annotator`. A participant is known by a signed cookie (set at the
@@ -18,6 +18,11 @@ from django.views.decorators.http import require_http_methods
 
 from annotation import conf
 from annotation.models import Participant, Study
+from annotation.pages.annotator import (
+    consent_context,
+    final_context,
+    training_context,
+)
 from annotation.selectors.annotator import (
     Refused,
     Visitor,
@@ -25,11 +30,6 @@ from annotation.selectors.annotator import (
     participant_for_user,
 )
 from annotation.selectors.codebook import study_codebook
-from annotation.selectors.flow_pages import (
-    consent_context,
-    final_context,
-    training_context,
-)
 from annotation.selectors.forms import form_codebook
 from annotation.selectors.prolific_study import final_code
 from annotation.services import study as study_services

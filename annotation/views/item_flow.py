@@ -22,9 +22,9 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Annotation, Participant, StudyItem
+from annotation.pages.annotator import item_page_context, study_page_url
 from annotation.selectors.annotator import Refused, Visitor, annotator_for
 from annotation.selectors.flow import assignment_saved_state
-from annotation.selectors.flow_pages import item_page_context, study_page_url
 from annotation.selectors.forms import submitted_answer_lines
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.submission import (

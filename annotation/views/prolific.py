@@ -17,12 +17,14 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms_paid import BonusesForm, ExcludeForm, PayTermsForm, SubmissionsForm
 from annotation.models import Study
+from annotation.money import shown
 from annotation.prolific.client import REJECTION_CATEGORIES, ProlificError
 from annotation.selectors import quality as qs
 from annotation.services import pay as pay_services
 from annotation.services import prolific as ps
 from core.access import admin_required, researcher_required
 from core.errors import validation_text
+from core.formatting import fmt_count
 from core.middleware import text_gate_exempt
 from core.roles import is_admin
 from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
@@ -129,11 +131,17 @@ def bonuses(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _prolific_render(request, study, form=form)
     csv_text = request.POST.get("bonuses", "")
+    currency = qs.study_pay(study).currency
+    try:  # checked before asking: a refused line is shown at the box, the text kept
+        preview = ps.bonus_preview(csv_text=csv_text, currency=currency)
+    except ValidationError as exc:
+        for field, errs in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errs)
+        return _prolific_render(request, study, form=form)
     try:
-        preview = ps.bonus_preview(csv_text=csv_text)
         if request.POST.get("confirm") != "1":
             context = {"study": study, "preview": preview, "csv_text": csv_text}
-            context["currency"] = qs.study_pay(study).currency
+            context["currency"] = currency
             return render(request, "annotation/paid/confirm_bonuses.html", context)
         bulk_id = ps.bonus_submit(
             study=study, user=request.user, csv_text=csv_text, digest=request.POST.get("digest", "")
@@ -145,7 +153,8 @@ def bonuses(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Bonuses paid: {len(preview.bonuses)} participants, total {preview.total} "
+            f"Bonuses paid: {fmt_count(len(preview.bonuses), 'participant')}, total "
+            f"{shown(preview.total, currency)} "
             f"(Prolific payment {bulk_id}).",
         )
     return redirect(_page(study))
@@ -160,9 +169,14 @@ def exclude(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _prolific_render(request, study, form=form)
     ids = request.POST.getlist("participant") or request.POST.get("participants", "").split()
-    group = request.POST.get("group_id", "") or qs.study_pay(study).exclusion_group_id
+    group = request.POST.get("group_id", "")
+    try:  # checked before asking: the confirmation never offers what the call would refuse
+        group, ids = ps.group_add_checked(group_id=group, participant_ids=ids)
+    except ValidationError as exc:
+        for field, errs in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errs)
+        return _prolific_render(request, study, form=form)
     if request.POST.get("confirm") != "1":
-        ids = sorted({i.strip() for i in ids if i.strip()})
         context = {"study": study, "ids": ids, "group_id": group}
         return render(request, "annotation/paid/confirm_exclude.html", context)
     try:
@@ -172,7 +186,7 @@ def exclude(request: HttpRequest, pk: int) -> HttpResponse:
     except ProlificError as exc:
         messages.error(request, f"Nobody added to the group: {exc}")
     else:
-        messages.success(request, f"{n} participants added to group {group}.")
+        messages.success(request, f"{fmt_count(n, 'participant')} added to group {group}.")
     return redirect(_page(study))
 
 

@@ -11,7 +11,6 @@ and :mod:`annotation.services.prolific_hooks`."""
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.contrib import messages
@@ -22,8 +21,9 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from annotation.forms_paid import PostedNumbersForm, ProlificDraftForm
+from annotation.forms_paid import PilotForm, PostedNumbersForm, ProlificDraftForm
 from annotation.models import ProlificCall, ProlificDelivery, Study
+from annotation.money import amount_help, shown
 from annotation.prolific import rules
 from annotation.prolific.client import ProlificError
 from annotation.selectors import prolific_study as sel
@@ -47,16 +47,6 @@ def _int(raw: str, field: str) -> int:
         raise ValidationError({field: f"{raw[:20]!r} is not a whole number."}) from None
 
 
-def _amount(raw: str, field: str) -> Decimal:
-    try:
-        value = Decimal((raw or "").strip())
-    except InvalidOperation:
-        raise ValidationError({field: f"{raw[:20]!r} is not an amount."}) from None
-    if not value.is_finite():
-        raise ValidationError({field: f"{raw[:20]!r} is not an amount."})
-    return value
-
-
 def _split(raw: str) -> list[str]:
     return [v for v in re.split(r"[\s,]+", raw or "") if v]
 
@@ -67,11 +57,31 @@ def study_page(request: HttpRequest, pk: int) -> HttpResponse:
     return _study_render(request, get_object_or_404(Study, pk=pk))
 
 
-def _study_render(request, study: Study, *, typed=None, errors=None) -> HttpResponse:
+def _study_render(
+    request, study: Study, *, typed=None, errors=None, pilot_form=None
+) -> HttpResponse:
     """The page; ``typed`` and ``errors``: a refused *Create* box shown again with what was
-    typed and each refusal at its field (400)."""
+    typed and each refusal at its field (400); ``pilot_form``: a refused *After the pilot* box."""
     state = sel.prolific_state(study)
+    pilot_shown = bool(state and state.pilot_places and not state.pilot_confirmed_at)
+    if pilot_form is not None and pilot_form.errors and not pilot_shown:  # no box to show it at
+        said = " ".join(m for errs in pilot_form.errors.values() for m in errs)
+        errors = {**(errors or {}), "box": said}
+    currency = sel.study_pay(study).currency
+    reward = sel.prolific_reward(state) if state else None
+    preview = None
+    if state and state.status == "UNPUBLISHED" and reward:
+        preview = sel.cost_preview(study=study, reward=reward, places=state.total_places)
     context = {
+        "currency": currency,
+        "amount_help": amount_help(currency),
+        "cost_lines": sel.cost_lines(preview, currency) if preview else [],
+        "pilot_typed": pilot_form.data if pilot_form is not None else {},
+        "pilot_errors": {
+            ("form" if k == "__all__" else k): " ".join(v) for k, v in pilot_form.errors.items()
+        }
+        if pilot_form is not None
+        else {},
         "study": study,
         "state": state,
         "draft": (typed or sel.draft_defaults(study=study)) if state is None else None,
@@ -86,7 +96,7 @@ def _study_render(request, study: Study, *, typed=None, errors=None) -> HttpResp
         "can_write": is_admin(request.user),
         "webhooks": bool(hooks.webhook_url()),
     }
-    status = 400 if errors else 200
+    status = 400 if errors or (pilot_form is not None and pilot_form.errors) else 200
     return render(request, "annotation/paid/prolific_study.html", context, status=status)
 
 
@@ -104,7 +114,8 @@ def create(request: HttpRequest, pk: int) -> HttpResponse:
     typed kept; a draft created redirects."""
     study = get_object_or_404(Study, pk=pk)
     data = request.POST
-    form = ProlificDraftForm(data)
+    currency = sel.study_pay(study).currency
+    form = ProlificDraftForm(data, currency=currency)
     errors: dict[str, str] = {}
     if form.is_valid():
         c = form.cleaned_data
@@ -119,6 +130,7 @@ def create(request: HttpRequest, pk: int) -> HttpResponse:
                 allow_groups=_split(c["allow_groups"]),
                 block_groups=_split(c["block_groups"]),
                 previous_studies=_split(c["previous_studies"]),
+                currency=currency,
             )
             state = life.prolific_study_create(
                 study=study, user=request.user, draft=draft, study_url=_study_url(request, study)
@@ -181,16 +193,18 @@ def publish(request: HttpRequest, pk: int) -> HttpResponse:
             raise ValidationError({"prolific": "Create the Prolific study first."})
         if request.POST.get("confirm") != "1":
             places = pilot or state.total_places
-            reward = Decimal(state.registered.get("reward", 0)) / 100
+            reward = sel.prolific_reward(state)
+            currency = sel.study_pay(study).currency
+            preview = sel.cost_preview(study=study, reward=reward or 0, places=places)
             return _confirm(
                 request,
                 study,
                 title=f"Publish {places} place{'s' if places != 1 else ''}"
                 + (" (pilot)" if pilot else ""),
                 lines=[
-                    f"Participants can start at once; each approved place costs the reward "
-                    f"({reward:.2f}) plus Prolific's fees.",
-                    f"At most {places} × {reward:.2f} = {places * reward:.2f} in rewards.",
+                    "Participants can start at once; each approved place is paid the reward "
+                    f"({shown(reward, currency)}) and Prolific adds its fee.",
+                    *sel.cost_lines(preview, currency),
                 ],
                 action=reverse("annotation:prolific_publish", args=[study.pk]),
                 fields={"pilot_places": pilot},
@@ -238,11 +252,18 @@ def places(request: HttpRequest, pk: int) -> HttpResponse:
         if not 1 <= n <= 10000:
             raise ValidationError({"places": "Add 1 to 10,000 places."})
         if request.POST.get("confirm") != "1":
+            state = sel.prolific_state(study)
+            reward = (sel.prolific_reward(state) if state else None) or sel.study_pay(study).reward
+            currency = sel.study_pay(study).currency
+            preview = sel.cost_preview(study=study, reward=reward, places=n)
             return _confirm(
                 request,
                 study,
                 title=f"Add {n} place{'s' if n != 1 else ''}",
-                lines=["More participants can start at once; each approved place is paid."],
+                lines=[
+                    "More participants can start at once; each approved place is paid.",
+                    *sel.cost_lines(preview, currency),
+                ],
                 action=reverse("annotation:prolific_places", args=[study.pk]),
                 fields={"places": n},
             )
@@ -256,36 +277,32 @@ def places(request: HttpRequest, pk: int) -> HttpResponse:
     return _page(study)
 
 
-@text_gate_exempt  # PostedNumbersForm gates every posted value (core.forms)
+@text_gate_exempt  # PilotForm gates every posted value at its field (core.forms)
 @admin_required
 @require_POST
 def pilot(request: HttpRequest, pk: int) -> HttpResponse:
+    """A refused box (a number, an amount that is not two decimals) is shown at its field with
+    what was typed kept (400), before any confirmation is asked."""
     study = get_object_or_404(Study, pk=pk)
-    refused = _refused_numbers(request, study)
-    if refused:
-        return refused
-    data = request.POST
+    currency = sel.study_pay(study).currency
+    form = PilotForm(request.POST, currency=currency)
+    if not form.is_valid():
+        return _study_render(request, study, pilot_form=form)
+    minutes, reward, n = (form.cleaned_data[k] for k in ("minutes", "reward", "places"))
+    said = f"{minutes} min, reward {shown(reward, currency)}"
     try:
-        minutes = _int(data.get("minutes", ""), "minutes")
-        reward = _amount(data.get("reward", ""), "reward")
-        n = _int(data.get("places", ""), "places")
-        if not (1 <= minutes <= 600 and 1 <= n <= 10000 and Decimal(0) < reward < 10000):
-            raise ValidationError(
-                {
-                    "pilot": "Minutes 1 to 600, places 1 to 10,000, a reward above 0 and below 10,000."
-                }
-            )
-        if data.get("confirm") != "1":
+        if request.POST.get("confirm") != "1":
+            preview = sel.cost_preview(study=study, reward=reward, places=n)
             return _confirm(
                 request,
                 study,
-                title=f"After the pilot: {minutes} min, reward {reward}, {n} more places",
+                title=f"After the pilot: {said}, {n} more places",
                 lines=[
-                    "The estimated time and reward change on Prolific and in the pay terms;",
-                    f"at most {n} × {reward} = {n * reward:.2f} more in rewards.",
+                    "The estimated time and reward change on Prolific and in the pay terms.",
+                    *sel.cost_lines(preview, currency),
                 ],
                 action=reverse("annotation:prolific_pilot", args=[study.pk]),
-                fields={"minutes": minutes, "reward": reward, "places": n},
+                fields={"minutes": minutes, "reward": f"{reward:.2f}", "places": n},
             )
         life.pilot_confirm(study=study, user=request.user, minutes=minutes, reward=reward, places=n)
     except ValidationError as exc:
@@ -293,9 +310,7 @@ def pilot(request: HttpRequest, pk: int) -> HttpResponse:
     except ProlificError as exc:
         messages.error(request, f"Not changed: {exc}")
     else:
-        messages.success(
-            request, f"Pilot confirmed: {minutes} min, reward {reward}, {n} places added."
-        )
+        messages.success(request, f"Pilot confirmed: {said}, {n} places added.")
     return _page(study)
 
 

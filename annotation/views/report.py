@@ -1,7 +1,7 @@
 """Researcher pages for a study's agreement report, adjudication and label exports.
 
 Researchers and admins only (annotators get 403, anonymous visitors the login page). Thin:
-page contexts come from :mod:`annotation.selectors.report_pages`, reads from
+page contexts come from :mod:`annotation.pages.report`, reads from
 :mod:`annotation.selectors.report`, :mod:`~annotation.selectors.adjudication` and
 :mod:`~annotation.selectors.exports`, writes from :mod:`annotation.services.adjudication`.
 """
@@ -15,8 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.models import Study
+from annotation.pages import report as report_pages
 from annotation.selectors import adjudication as adjudication_reads
-from annotation.selectors import exports, report_pages
+from annotation.selectors import exports
 from annotation.selectors import report as rs
 from annotation.services import adjudication as adjudication_services
 from core.access import researcher_required

@@ -9,14 +9,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.forms import StudyCreateForm
+from annotation.forms import FIELDS_MAX_BYTES, KNOWN_ITEMS_MAX_BYTES, StudyCreateForm
 from annotation.models import Study, StudyItem
+from annotation.pages.research import progress_page_context, study_list_context
 from annotation.selectors.flow import EXPORT_FIELDS, study_export_rows
-from annotation.selectors.research_pages import progress_page_context, study_list_context
 from annotation.services import study as study_services
 from core.access import researcher_required
 from core.errors import validation_text
-from core.middleware import text_gate_exempt
+from core.middleware import body_limit, text_gate_exempt
 from core.streaming import EXPORT_FORMATS, export_lines, streaming_download
 
 
@@ -25,6 +25,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/research/study_list.html", study_list_context())
 
 
+@body_limit(KNOWN_ITEMS_MAX_BYTES + FIELDS_MAX_BYTES, "the new-study form")
 @text_gate_exempt  # StudyCreateForm gates every posted value at its field (core.forms)
 @researcher_required
 def study_create(request: HttpRequest) -> HttpResponse:

@@ -54,7 +54,9 @@ def batch_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, validation_text(exc))
         else:
             kept_forget(d.get("kept_file") or "")  # the batch has its own copy now
-            messages.success(request, f"Batch {batch.pk} queued.")
+            messages.success(
+                request, f"Batch {batch.pk} created; its status and progress are below."
+            )
             return redirect(batch)
     if request.method == "POST":  # refused: the file sent is kept for the next try
         form.keep_upload()

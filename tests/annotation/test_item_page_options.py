@@ -117,10 +117,10 @@ def test_create_study_command_sets_the_options():
 
 
 def test_step_lists_are_escaped_and_keep_what_was_ticked():
-    """The step lists are built in Python (annotation.selectors.flow_pages.steps_html), not by
+    """The step lists are built in Python (annotation.pages.annotator.steps_html), not by
     the template engine: a step's text is escaped, a ticked step stays ticked, and L1 without
     click-through is plain text with no checkbox."""
-    from annotation.selectors.flow_pages import steps_html
+    from annotation.pages.annotator import steps_html
 
     steps = ['Mix <b>flour</b> & "water"', "Bake it"]
     l2 = str(steps_html(steps, {2}, side="l2", clickable=True))

@@ -60,7 +60,7 @@ def test_an_over_long_study_description_is_refused_with_the_limit(client, make_u
     )
     html = page.content.decode()
     assert page.status_code == 200 and not Study.objects.exists()
-    assert f"at most {limit} characters (it has {limit + 1})" in html
+    assert f"Description: {limit + 1:,} characters, over the limit of {limit:,}" in html
     ok = client.post(
         reverse("annotation:study_create"), study_page_fields(gens, 3, description="x" * limit)
     )

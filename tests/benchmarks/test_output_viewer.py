@@ -264,7 +264,7 @@ def test_scirecipe_answer_is_compared_by_its_key_steps(db, researcher):
 
 
 def test_very_long_outputs_are_cut_and_say_so(long_generation, researcher, monkeypatch):
-    from benchmarks.selectors import output_pages
+    from benchmarks.pages import outputs as output_pages
 
     monkeypatch.setattr(output_pages, "MAX_ENTRIES", 50)
     response = researcher.get(reverse("benchmarks:generation_output", args=[long_generation.pk]))
@@ -275,7 +275,7 @@ def test_very_long_outputs_are_cut_and_say_so(long_generation, researcher, monke
 def test_meta_shows_fields_a_generation_has_and_skips_the_rest():
     from types import SimpleNamespace
 
-    from benchmarks.selectors import output_pages
+    from benchmarks.pages import outputs as output_pages
 
     generator = SimpleNamespace(name="m", model="org/m")
     full = SimpleNamespace(

@@ -109,3 +109,11 @@ def test_formatting_has_no_django_imports():
     import core.formatting
 
     assert django_imports(core.formatting) == {}
+
+
+def test_a_count_and_its_noun_singular_or_plural():
+    from core.formatting import fmt_count
+
+    assert fmt_count(1, "page") == "1 page"
+    assert [fmt_count(n, "item") for n in (0, 2, 1200)] == ["0 items", "2 items", "1,200 items"]
+    assert fmt_count(2, "match", "matches") == "2 matches"

@@ -142,10 +142,21 @@ def test_post_migrate_builds_the_roles_once_on_the_last_project_app(django_asser
     with django_assert_num_queries(0):
         ensure_roles(sender=apps.get_app_config("core"))
         ensure_roles(sender=apps.get_app_config("benchmarks"))
-    ensure_roles(sender=apps.get_app_config("judging"))
+    with django_assert_num_queries(0):
+        ensure_roles(sender=apps.get_app_config("judging"))
+    ensure_roles(sender=apps.get_app_config("validation"))
     admin = Group.objects.get(name="admin")
     assert admin.permissions.filter(content_type__app_label="judging").exists()
+    assert admin.permissions.filter(content_type__app_label="validation").exists()
     assert admin.permissions.filter(content_type__app_label="annotation").exists()
+
+
+@pytest.mark.django_db
+def test_researcher_uploads_label_sets_admins_delete_them():
+    perms = _codenames(RESEARCHER, "validation")
+    assert {"view_labelset", "add_labelset", "add_labelsetrow"} <= perms
+    assert "delete_labelset" not in perms and "change_labelset" not in perms
+    assert "delete_labelset" in _codenames(ADMIN, "validation")
 
 
 @pytest.mark.django_db

@@ -174,7 +174,7 @@ def test_paid_study_end_to_end(live_server, page, shots, make_user, prolific_ser
     page.locator("#bonus-preview").click()
     assert page.locator("#bonus-total").inner_text() == "0.40"
     page.locator("#confirm").click()
-    page.get_by_text("Bonuses paid: 1 participants, total 0.40").wait_for()
+    page.get_by_text("Bonuses paid: 1 participant, total 0.40").wait_for()
     page.locator("#list-submissions").click()
     page.get_by_label("choose P_B").check()
     page.get_by_role("radio", name="Reject").check()
@@ -187,7 +187,7 @@ def test_paid_study_end_to_end(live_server, page, shots, make_user, prolific_ser
     assert page.locator("input[name=group_id]").input_value() == "EXCL"
     page.locator("#exclude-next").click()
     page.locator("#confirm").click()
-    page.get_by_text("1 participants added to group EXCL.").wait_for()
+    page.get_by_text("1 participant added to group EXCL.").wait_for()
     page.screenshot(path=str(shots / "paid-study-prolific.png"), full_page=True)
     status = {s["participant_id"]: s["status"] for s in prolific_server.submissions.values()}
     assert status == {"P_A": "APPROVED", "P_B": "REJECTED"} and set(subs) == set(status)

@@ -118,3 +118,26 @@ def test_replay_needs_a_recording_inside_the_project(web):
         )
         assert message in r.content.decode(), recording
     assert not MiningBatch.objects.exists()
+
+
+def test_the_created_batch_banner_names_no_status_that_goes_stale(web):
+    """The banner stays on the page while the status below moves on (queued, running, done):
+    it says what happened, and leaves the status to the status."""
+    r = web.post(
+        "/mining/new/",
+        {
+            "name": "beans batch",
+            "file": _file(),
+            "stages": ["1", "2"],
+            "backend": "replay",
+            "recording": RECORDING,
+            "model": "gpt-4.1",
+            "min_steps": "5",
+            "max_steps": "15",
+        },
+        follow=True,
+    )
+    batch = MiningBatch.objects.get()
+    banner = re.search(r'<ul class="messages"[^>]*>(.*?)</ul>', r.content.decode(), re.S).group(1)
+    assert f"Batch {batch.pk} created; its status and progress are below." in banner
+    assert "queued" not in banner.lower()

@@ -1,6 +1,6 @@
 """Browser helpers for the role and page-quality tests: the demo loaded with known
 passwords, signing in through the login page, and what a page must never show (a placeholder
-word, a page wider than the window)."""
+word, a page wider than the window, an empty list where the demo has data, an emoji)."""
 
 from __future__ import annotations
 
@@ -67,3 +67,27 @@ def too_wide(page) -> int | None:
     """The page's scroll width when it is wider than the window, else ``None``."""
     width, window = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     return width if width > window else None
+
+
+HEADLINES = "h1, h2, h3, .stat b, .figure b, dd, .stats dd, strong, b"
+# Debian's chromium has no emoji font: an emoji shows as a box
+EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\ufe0f]")
+EMPTY_LISTS = (".empty", "td.muted[colspan]", ".compare-empty")
+
+
+def demo_data_problems(page, path: str, *, empty_allowed: bool) -> list[str]:
+    """What a page of the demo must not show: "undefined" in headline type, an empty list
+    (unless ``empty_allowed``: a page where the demo has nothing to list), an emoji."""
+    problems = []
+    for text in page.locator(HEADLINES).all_inner_texts():
+        if "undefined" in text.lower():
+            problems.append(f"{path}: 'undefined' in headline type: {text[:80]!r}")
+    if not empty_allowed:
+        for selector in EMPTY_LISTS:
+            for element in page.locator(selector).all():
+                if element.is_visible():
+                    problems.append(f"{path}: empty list {selector}: {element.inner_text()[:80]!r}")
+    body = page.locator("body").inner_text()
+    if EMOJI.search(body):
+        problems.append(f"{path}: emoji in the page text: {EMOJI.findall(body)[:5]}")
+    return problems

@@ -20,8 +20,10 @@ are chosen by the OS (port 0) and their files live under the test's ``tmp_path``
 already makes per worker.
 
 Scheduling (``--dist loadgroup``): a module whose tests share a fixture of wider scope than a
-test (a browser, a worker holding a vLLM engine, a vLLM server) or that starts real processes
-(marked ``worker`` or ``e2e``) runs whole on one test worker, so the fixture is built once; these
+test (a browser, a worker holding a vLLM engine) or that starts real processes (marked
+``worker`` or ``e2e``) runs whole on one test worker, so the fixture is built once; the modules
+that use a run-wide process (the vLLM server, :data:`ONE_PER_RUN`) run on one test worker
+together, so that process starts once for the whole run; these
 modules are handed out first, heaviest groups first, and the many light tests fill the workers
 up behind them, so the run does not end waiting on one late heavy module.
 """
@@ -92,22 +94,42 @@ SHARED_SCOPES = {"module", "package", "class", "session"}
 HEAVY_MARKS = ("worker", "e2e")
 
 
-def _shares_a_fixture(item) -> bool:
-    """A fixture of the suite's own (not pytest-django's) wider than one test."""
+# Session fixtures that are a process (a server with a model loaded): every module that uses one
+# runs on one test worker, so the process is started once for the run, not once per test worker.
+ONE_PER_RUN = frozenset({"vllm_server"})
+
+
+def _group(item) -> str | None:
+    """The test's xdist group: the fixture's name for a fixture of :data:`ONE_PER_RUN`, else its
+    module when it uses a fixture of the suite's own (not pytest-django's) wider than one test
+    or is marked heavy; None for a lone test."""
     info = getattr(item, "_fixtureinfo", None)
-    for defs in info.name2fixturedefs.values() if info else ():
+    shared = False
+    for name, defs in info.name2fixturedefs.items() if info else ():
         fixture = defs[-1] if defs else None
         module = getattr(getattr(fixture, "func", None), "__module__", "") or ""
         if fixture and fixture.scope in SHARED_SCOPES and module.startswith("tests."):
-            return True
-    return False
+            if name in ONE_PER_RUN:
+                return name
+            shared = True
+    if shared or any(item.get_closest_marker(m) for m in HEAVY_MARKS):
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group marks into groups
 def pytest_collection_modifyitems(config, items) -> None:
-    for item in items:
-        if _shares_a_fixture(item) or any(item.get_closest_marker(m) for m in HEAVY_MARKS):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    groups = {item: _group(item) for item in items}
+    # a module with one test on a run-wide process goes whole to that process's group
+    module_group = {
+        item.nodeid.split("::", 1)[0]: group
+        for item, group in groups.items()
+        if group in ONE_PER_RUN
+    }
+    for item, group in groups.items():
+        group = module_group.get(item.nodeid.split("::", 1)[0], group)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -63,6 +63,7 @@ def test_alt_test_text_and_plan():
         "--scoring", "neg_rmse", "--epsilon", "0.1",
     )  # fmt: skip
     assert "gpt-4o [PASSED]: winning rate ω 0.90" in text
+    assert "gpt-4o may replace the annotators: it won against" in text
     plan = json.loads(
         _run("alt_test", "--plan", "--sizes", "30,90", "--datasets", "2", "--boots", "2",
              "--judge-noise", "0", "--format", "json")
@@ -103,7 +104,7 @@ def test_alt_test_refusals_name_file_and_key(tmp_path, humans, llm, extra, messa
 
 
 def test_alt_test_requires_its_options():
-    with pytest.raises(CommandError, match="--humans, --llm, --scoring, --epsilon: required"):
+    with pytest.raises(CommandError, match="--humans, --llm, --scoring: required"):
         _run("alt_test")
     with pytest.raises(CommandError, match="n_categories"):
         _run("alt_test", "--plan", "--categories", "1")

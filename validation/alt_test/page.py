@@ -10,8 +10,15 @@ from typing import Any
 
 from core.charts import bar_chart_svg
 from validation.alt_test import planner as alt_test_planner
-from validation.alt_test.reads import study_alt_test
-from validation.alt_test.stats import DEFAULT_EPSILON, DEFAULT_Q
+from validation.alt_test.reads import label_categories, study_alt_test
+from validation.alt_test.stats import DEFAULT_EPSILON, DEFAULT_Q, EPSILON_BY_ANNOTATORS
+from validation.alt_test.words import power_sentence, verdict_sentence
+
+
+def annotators_for(epsilon: float) -> str | None:
+    """Who the annotators are when ``epsilon`` is the paper's value for them (else None)."""
+    return next((k for k, e in EPSILON_BY_ANNOTATORS.items() if e == epsilon), None)
+
 
 PICK_LIMIT = 100
 # the page's planner: the reference's grid, half its datasets (about a second of CPU)
@@ -53,12 +60,20 @@ def _p(value: float | None) -> str:
     return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
-def _section(s: dict[str, Any]) -> dict[str, Any]:
+def _section(s: dict[str, Any], *, judge: str, n_categories: int) -> dict[str, Any]:
     tested = s["annotators"]
+    n_annotators = len(tested) + len(s["skipped"]["annotators"])
+    estimate = None
+    if not s["passed"] and n_annotators >= 2:
+        estimate = alt_test_planner.items_needed(
+            n_categories=n_categories, n_annotators=n_annotators, epsilon=s["epsilon"]
+        )
     n_rejected = sum(a["rejected"] for a in tested)
     omega, rho = s["winning_rate"], s["advantage_probability"]
     return {
         **s,
+        "sentence": verdict_sentence(s, judge=judge, annotators=annotators_for(s["epsilon"])),
+        "power": power_sentence(s, estimate),
         "omega_text": "—" if omega is None else f"{omega:.2f}",
         "omega_detail": f"{n_rejected} of {len(tested)} annotators",
         "rho_text": "—" if rho is None else f"{rho:.2f}",
@@ -76,7 +91,10 @@ def alt_test_context(*, study, judge, params: Mapping[str, str]) -> dict[str, An
     report = study_alt_test(study=study, judge=judge, epsilon=epsilon, q=DEFAULT_Q)
     return {
         "alt": report,
-        "alt_sections": [_section(s) for s in report["sections"]],
+        "alt_sections": [
+            _section(s, judge=judge.name, n_categories=label_categories(study))
+            for s in report["sections"]
+        ],
         "alt_errors": errors,
         "epsilon": epsilon,
     }

@@ -237,3 +237,23 @@ def plan(
             np.mean([r["judge_accuracy_vs_majority"] for r in out_rows])
         ),
     }
+
+
+# the estimate a verdict quotes: a quick grid (about half a second of CPU)
+ESTIMATE_PLAN = {"n_datasets": 6, "n_boots": 6, "sizes": (30, 40, 50, 60, 80, 100, 120, 150, 200)}
+
+
+def items_needed(*, n_categories: int, n_annotators: int, epsilon: float) -> dict[str, Any]:
+    """The planner's estimate of the items per annotator from which a judge as good as the
+    annotators (both noise 0.3) passes at ``epsilon``: ``{"n_items": n or None (not within
+    200), "n_categories", "n_annotators", "largest"}``. K and the number of annotators are
+    clamped to the planner's limits."""
+    k = min(max(n_categories, LIMITS["n_categories"][0]), LIMITS["n_categories"][1])
+    m = min(max(n_annotators, LIMITS["n_annotators"][0]), LIMITS["n_annotators"][1])
+    result = plan(n_categories=k, n_annotators=m, epsilons=(epsilon,), **ESTIMATE_PLAN)
+    return {
+        "n_items": result["smallest_n_items_passing"][f"{float(epsilon):g}"],
+        "n_categories": k,
+        "n_annotators": m,
+        "largest": ESTIMATE_PLAN["sizes"][-1],
+    }

@@ -56,6 +56,16 @@ def _section(key: str, title: str, scoring: str, judge_answer: str, humans, judg
     return {"key": key, "title": title, "judge_answer": judge_answer, **result}
 
 
+def label_categories(study: Study) -> int:
+    """K, the number of label categories of ``study``'s form type (the planner's default):
+    2 for has_failure, 3 for a pairwise preference (first, second, tie), a rating's points."""
+    if study.form_type == "pairwise":
+        return 3
+    if study.form_type == "critical_failure":
+        return 2
+    return int((study.form_config or {}).get("points", 5))
+
+
 def study_alt_test(
     *, study: Study, judge: Judge, epsilon: float = DEFAULT_EPSILON, q: float = DEFAULT_Q
 ) -> dict[str, Any]:

@@ -29,7 +29,15 @@ sps = lazy_module("scipy.stats")
 multitest = lazy_module("statsmodels.stats.multitest")
 
 
-DEFAULT_EPSILON = 0.1  # crowd workers (the paper: 0.15 skilled annotators, 0.2 experts)
+# ε by who the annotators are, as the alt-test paper suggests; crowd workers by default
+EPSILON_BY_ANNOTATORS = {"crowd": 0.1, "skilled": 0.15, "experts": 0.2}
+ANNOTATORS_SAID = {
+    "crowd": "crowd workers",
+    "skilled": "skilled annotators",
+    "experts": "experts",
+}
+DEFAULT_ANNOTATORS = "crowd"
+DEFAULT_EPSILON = EPSILON_BY_ANNOTATORS[DEFAULT_ANNOTATORS]
 DEFAULT_Q = 0.05
 MIN_ANNOTATORS_PER_ITEM = 2
 MIN_ITEMS_PER_ANNOTATOR = 30

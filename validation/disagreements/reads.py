@@ -26,6 +26,7 @@ from annotation.agreement import Undefined
 from annotation.models import Study, StudyItem
 from annotation.selectors.report import NO_TOPIC, regular_item_annotations
 from core.errors import FieldRefusal
+from core.formatting import fmt_count
 from core.text import typed_text_error
 from judging.models import Judge, Judgment
 from judging.selectors import verdicts as cmp_sel
@@ -327,7 +328,9 @@ def paginate(rows: list[dict[str, Any]], filters: Filters) -> Page:
     list has one, empty, page)."""
     n_pages = max(1, math.ceil(len(rows) / filters.page_size))
     if filters.page > n_pages:
-        raise ParamError({"page": f"there are {n_pages} pages of {filters.page_size} items"})
+        pages = fmt_count(n_pages, "page")
+        each = fmt_count(filters.page_size, "item")
+        raise ParamError({"page": f"there {'is' if n_pages == 1 else 'are'} {pages} of {each}"})
     start = (filters.page - 1) * filters.page_size
     return Page(
         rows=rows[start : start + filters.page_size],

@@ -10,6 +10,7 @@ from core.charts import bar_chart_svg, confusion_matrix_svg
 from core.formatting import Missing, fmt_interval, fmt_stat
 from judging import agreement as cmp
 from judging.models import Judge
+from validation.alt_test.reads import label_categories
 from validation.judge_validation import reads as sel
 from validation.probes import page as probes_page
 
@@ -91,6 +92,7 @@ def validation_page_context(
     }
     if study is None or judge is None:
         return context
+    context["plan_default_k"] = label_categories(study)  # the planner's K, from the data
     report = sel.judge_validation(study=study, judge=judge, n_resamples=n_resamples, seed=seed)
     context["probes"] = probes_page.probes_context(  # calibration and length bias (§5)
         study=study, judge=judge, n_resamples=n_resamples, seed=seed

@@ -19,7 +19,7 @@ class PPIFormatError(ValueError):
 
 
 def read_rows(
-    path: str | Path, *, option: str, columns: tuple[str, ...]
+    path: str | Path, *, option: str, columns: tuple[str, ...], empty_hint: str = ""
 ) -> tuple[list[tuple[str, ...]], list[str]]:
     """``(rows, warnings)``: one tuple per data line (the id, then 0/1 ints) in ``columns``'
     order; ``warnings`` name the lines whose control characters were stripped."""
@@ -62,5 +62,5 @@ def read_rows(
             values.append(int(raw))
         rows.append((ident, *values))
     if not rows:
-        raise PPIFormatError(f"{where}: no data rows")
+        raise PPIFormatError(f"{where}: no data rows{empty_hint}")
     return rows, warnings

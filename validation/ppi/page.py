@@ -9,9 +9,11 @@ from typing import Any
 from django.db.models import Count
 
 from annotation.models import Study, StudyItem
+from core.charts import bar_chart_svg
 from core.errors import FieldRefusal
 from judging.models import Judge, JudgeRunItem
 from validation.ppi.reads import ppi_rankings
+from validation.ppi.words import ppi_sentences
 
 PICK_LIMIT = 100
 
@@ -28,6 +30,33 @@ def _ci(ci: list[float] | None) -> str:
     return f"{100 * low:.1f} – {100 * high:.1f}"
 
 
+def forest_svg(r: dict[str, Any], *, name: str, prefix: str) -> str:
+    """A small forest plot of one PPI result: the corrected How2Score, the judge-only and the
+    people-only figures, each with its 95% interval (clipped to 0–100)."""
+
+    def clip(ci):
+        return None if ci is None else (100 * max(0.0, ci[0]), 100 * min(1.0, ci[1]))
+
+    def value(v):
+        return None if v is None else 100 * v
+
+    return bar_chart_svg(
+        title=f"How2Score of {name}: corrected, judge only, people only",
+        labels=["PPI++ corrected", "judge only", "people only"],
+        values=[
+            value(r["how2score"]),
+            value(r["judge_only_how2score"]),
+            value(r["human_only_how2score"]),
+        ],
+        intervals=[clip(r["ci"]), clip(r["judge_only_ci"]), clip(r["human_only_ci"])],
+        value_range=(0.0, 100.0),
+        value_format="{:.1f}",
+        axis_label="How2Score (%), 95% interval",
+        id_prefix=prefix,
+        width=480,
+    )
+
+
 def _cells(r: dict[str, Any]) -> dict[str, Any]:
     return {
         "ppi": _pct(r["how2score"]),
@@ -38,7 +67,9 @@ def _cells(r: dict[str, Any]) -> dict[str, Any]:
         "human_ci": _ci(r["human_only_ci"]),
         "n_labelled": r["n_labelled"],
         "n_unlabelled": r["n_unlabelled"],
+        "lam": "—" if r.get("lambda") is None else f"{r['lambda']:.2f}",
         "why": r.get("undefined") or r.get("lambda_note") or "",
+        "note": r.get("lambda_note", ""),
     }
 
 
@@ -109,8 +140,10 @@ def ppi_context(*, study: Study | None, judge: Judge | None, dataset=None) -> di
                 "generator": r["generator"],
                 **_cells(r),
                 "topics": [{"topic": t["topic"], **_cells(t)} for t in r["topics"]],
+                "sentences": ppi_sentences(r, judge=judge.name, group=r["generator"]),
+                "chart": forest_svg(r, name=r["generator"], prefix=f"ppi-forest-{i}"),
             }
-            for r in report["generators"]
+            for i, r in enumerate(report["generators"])
         ],
     )
     return context

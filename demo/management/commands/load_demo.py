@@ -8,7 +8,7 @@ as a real import:
 - ``import_judgments judgments/<generator>.jsonl --judge paper-published --generator <generator>``
 - ``create_study`` for a small open demo study over the Gemini 2.5 Pro generations
 - a finished study over every demo generation, labelled by three SIMULATED annotators
-  (:mod:`demo.studies`), and a finished mining batch over the bundled corpus whose LLM stages
+  (:mod:`demo.studies`), an uploaded label set (:mod:`demo.label_sets`), and a finished mining batch over the bundled corpus whose LLM stages
   replay recorded replies (:mod:`demo.mining`)
 
 Running it again changes nothing. It also creates the demo users ``researcher`` (group
@@ -189,6 +189,13 @@ class Command(BaseCommand):
             f"  SIMULATED study '{replaced.name}': an alt-test at /judging/compare/validation/"
             f"?study={replaced.pk}&judge={SIM_JUDGE} and a PPI-corrected ranking at "
             f"/judging/compare/rankings/ppi/?study={replaced.pk}&judge={SIM_JUDGE} (demo data)"
+        )
+        from demo.label_sets import label_set_demo_ensure
+
+        uploaded = label_set_demo_ensure()
+        self.stdout.write(
+            f"  uploaded label set '{uploaded.name}': its verdicts at "
+            f"/judging/compare/label-sets/{uploaded.pk}/ (SIMULATED labels)"
         )
         batch = demo_batch_ensure()
         self.stdout.write(

@@ -57,8 +57,9 @@ def test_pairwise_cohen_by_hand_with_missing_labels():
     assert ab.kappa == pytest.approx(0.5)
     # categories sorted: no, yes; rows are A's label, columns B's.
     assert ab.confusion.tolist() == [[1, 1], [0, 2]]
-    ac = pairs[(0, 2)]
-    assert ac.kappa == ag.Undefined(ag.ONE_CATEGORY)
+    ac = pairs[(0, 2)]  # one item in common: said, never a 0 or a 1 from one item
+    assert ac.kappa == ag.Undefined(ag.ONE_ITEM_IN_COMMON)
+    assert "1 item in common" in ag.ONE_ITEM_IN_COMMON
 
 
 def test_cohen_no_shared_item_is_undefined():

@@ -57,7 +57,7 @@ def test_admin_runs_the_paid_study_operations(
     page.fill("input[name=group_id]", "EXCL")
     page.locator("#exclude-next").click()
     page.locator("#confirm").click()
-    page.get_by_text("1 participants added to group EXCL.").wait_for()
+    page.get_by_text("1 participant added to group EXCL.").wait_for()
     page.screenshot(path=str(shots / "prolific-operations.png"), full_page=True)
 
     status = {s["participant_id"]: s["status"] for s in prolific_server.submissions.values()}

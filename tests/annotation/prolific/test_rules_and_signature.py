@@ -94,9 +94,7 @@ def test_entry_url_carries_the_three_placeholders():
     assert rules.entry_url("https://x/?a=1").startswith("https://x/?a=1&PROLIFIC_PID=")
 
 
-def test_reward_in_minor_units_and_filters():
-    assert rules.minor_units(Decimal("1.50")) == 150
-    assert rules.minor_units(Decimal("0.015")) == 2  # never under the amount
+def test_filters_of_groups_and_earlier_studies():
     assert rules.filters(block_groups=["G1", "", "G1"], previous_studies=["P1"]) == [
         {"filter_id": "participant_group_blocklist", "selected_values": ["G1"]},
         {"filter_id": "previous_studies", "selected_values": ["P1"]},

@@ -85,6 +85,8 @@ def test_bad_input_and_researchers_are_refused_before_any_call(
         ({"reward": Decimal("0")}, "reward"),
         ({"reward": Decimal("1e400")}, "reward"),
         ({"reward": Decimal("1.005")}, "reward"),
+        ({"reward": Decimal("150")}, "reward"),  # 150.00 or 1.50? refused, never guessed
+        ({"reward": None}, "reward"),
         ({"places": 0}, "places"),
         ({"minutes": 0}, "minutes"),
         ({"devices": ["fridge"]}, "devices"),
@@ -303,8 +305,8 @@ def test_bad_form_input_is_a_message_never_a_5xx(study, admin, client, prolific_
     for name, forms in posts.items():
         for form in forms:
             r = client.post(reverse(f"annotation:{name}", args=[study.pk]), form)
-            # back with a message; the create box: shown again with the refusal at its field
-            expected = 400 if name == "prolific_create" else 302
+            # back with a message; the create and pilot boxes: shown again, refusals at fields
+            expected = 400 if name in ("prolific_create", "prolific_pilot") else 302
             assert r.status_code == expected, (name, form, r.status_code)
     assert ProlificStudy.objects.get().total_places == 1
 

@@ -113,7 +113,7 @@ def test_exclude_a_rejected_participant(paid_study, prolific_server, client, adm
         {"participant": "P_C", "group_id": "EXCL", "confirm": "1"},
         follow=True,
     )
-    assert "1 participants added to group EXCL." in text(r)
+    assert "1 participant added to group EXCL." in text(r)
     assert prolific_server.groups["EXCL"] == ["P_C"]
 
 

@@ -79,7 +79,10 @@ def test_only_admins_change_terms_and_bad_values_change_nothing(priced, client, 
     assert "reward" in err.value.message_dict
     client.force_login(priced.admin)
     r = client.post(url, {"reward": "abc"})  # at the field, typed value kept (PayTermsForm)
-    assert r.status_code == 400 and 'id="pay-reward-error">Enter a number.' in r.content.decode()
+    shown = r.content.decode()
+    assert (
+        r.status_code == 400 and 'id="pay-reward-error">&#x27;abc&#x27; is not an amount' in shown
+    )
     assert 'value="abc"' in r.content.decode()
     terms = StudyPay.objects.get(study=priced)
     assert (terms.reward, terms.estimated_minutes) == (D("0.80"), 5)

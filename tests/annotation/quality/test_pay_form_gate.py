@@ -30,7 +30,7 @@ def test_a_control_character_in_the_pay_terms_is_a_field_error(quality_study, cl
     assert not StudyPay.objects.filter(study=quality_study).exists()
     too_long = client.post(url, {"exclusion_group_id": "g" * 65, "estimated_minutes": "-3"})
     text = too_long.content.decode()
-    assert too_long.status_code == 400 and "at most 64 characters" in text
+    assert too_long.status_code == 400 and "over the limit of 64" in text
     assert 'id="pay-estimated_minutes-error">' in text and "g" * 65 in text
     saved = client.post(url, {"reward": "2.25", "exclusion_group_id": "grp-1"})
     assert saved.status_code == 302

@@ -4,6 +4,7 @@ equals the pure functions (validation.alt_test.stats, ppi_py) on the labels the 
 
 from __future__ import annotations
 
+import html as html_text
 import json
 
 import numpy as np
@@ -137,6 +138,15 @@ def test_alt_test_api_and_page(critical, client, make_user):
     assert "<html" not in section and "P3 (5)" in section and "ε = 0.1" in section
     omega = f"{study_alt_test(study=critical['study'], judge=critical['judge'])['sections'][0]['winning_rate']:.2f}"
     assert f"winning rate ω <b>{omega}</b>" in section
+    # the result names its judge and study, opens with a sentence, says "not rejected"
+    assert f"Can alt-judge replace the annotators of {critical['study'].name}?" in section
+    said = html_text.unescape(section)
+    assert (
+        "By the alternative annotator test (Calderon et al., 2025; accuracy, ε = 0.1 (the " in said
+    )
+    assert "the alt-test paper's value for crowd workers), Benjamini–Yekutieli" in said
+    assert "alt-judge may" in section and "not rejected" in section
+    assert 'name="categories" min="2" max="20" step="1" value="2"' in html  # K from the study
     assert client.get(page + "alt-test/export.xml", params).status_code == 404
     assert client.get(page + "alt-test/export.csv", {"study": params["study"]}).status_code == 404
     export = client.get(page + "alt-test/export.csv", params)
@@ -169,7 +179,10 @@ def test_planner_api_and_page(client, make_user):
         "/judging/compare/validation/alt-test/plan/", {"categories": "2", "judge_noise": "0.1"},
         HTTP_HX_REQUEST="true",
     ).content.decode()  # fmt: skip
-    assert 'id="alt-test-plan-table"' in html and "ω at ε 0.1" in html
+    assert (
+        'id="alt-test-plan-table"' in html
+        and 'ω</span> at <span class="greek">ε</span> 0.1' in html
+    )
     kept = client.get("/judging/compare/validation/alt-test/plan/", {"judge_noise": "0"})
     assert 'name="judge_noise" min="0" max="1" step="0.05" value="0.0"' in kept.content.decode()
     bad = client.get("/judging/compare/validation/alt-test/plan/", {"categories": "x"})
@@ -214,6 +227,14 @@ def test_ppi_rankings_equal_ppi_py(ppi_data, client, make_user):
     assert 'id="how2score-ppi"' in rankings
     section = client.get("/judging/compare/rankings/ppi/", HTTP_HX_REQUEST="true").content.decode()
     assert "corrected with the labels of study ppi study" in section
+    first = report["generators"][0]
+    said = html_text.unescape(section)
+    assert (
+        f"Corrected with {first['n_labelled']} items labelled by people, {first['generator']}'s"
+        in said
+    )
+    assert section.count('<figure class="ppi-forest"><svg') == len(report["generators"])
+    assert f"λ = {first['lambda']:.2f}" in section and '<span class="greek">λ</span>' in section
     assert f"{100 * report['generators'][0]['how2score']:.1f}" in section
     for word in ("undefined", "None", "NaN", "null"):
         assert word not in section

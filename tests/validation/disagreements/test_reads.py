@@ -173,3 +173,14 @@ def test_export_row_fields(scenario):
     assert tuple(row) == sel.EXPORT_FIELDS
     assert row["judge_l2_steps"] == [2, 3] and row["people_l2_steps"] == [2, 4]
     assert row["step_overlap"] == pytest.approx(1 / 3) and row["judge"] == "judge-d"
+
+
+def test_past_the_only_page_the_refusal_speaks_in_the_singular():
+    past = sel.filters_from_query(QueryDict("kind=all&page_size=20&page=2"))
+    with pytest.raises(sel.ParamError) as refused:
+        sel.paginate([], past)
+    assert "there is 1 page of 20 items" in str(refused.value)
+    one = sel.filters_from_query(QueryDict("kind=all&page_size=1&page=3"))
+    with pytest.raises(sel.ParamError) as refused:
+        sel.paginate([{}, {}], one)
+    assert "there are 2 pages of 1 item" in str(refused.value)

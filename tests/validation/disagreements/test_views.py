@@ -100,7 +100,7 @@ def test_page_filters_sort_and_pages(scenario, researcher_client):
     [
         ({"kind": "nope"}, "kind: unknown kind"),
         ({"sort": "size"}, "sort: unknown sort"),
-        ({"page": "99"}, "page: there are 1 pages"),
+        ({"page": "99"}, "page: there is 1 page of"),
         ({"page": "-1"}, "page: expected a whole number"),
         ({"topic": "Gardening"}, "topic: no judged item"),
         ({"generator": "x\x00"}, "generator:"),

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0016_drop_redundant_indexes"),
+        ("annotation", "0017_prolificcall_amount"),
     ]
 
     operations = [

@@ -1,0 +1,1 @@
+"""What the benchmark pages show: the template contexts built from the selectors."""
