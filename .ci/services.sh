@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start this machine's PostgreSQL and Redis if they are not running, and make sure the
-# Debian packages the test suite needs (chromium for the browser tests) are installed.
+# Debian packages the test suite needs (chromium for the browser tests; bubblewrap, util-linux and
+# g++ for the sandbox of generated code) are installed.
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -14,6 +15,9 @@ apt_install() {
 command -v chromium >/dev/null 2>&1 || apt_install chromium fonts-dejavu-core
 command -v pg_ctlcluster >/dev/null 2>&1 || apt_install postgresql
 command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
+command -v g++ >/dev/null 2>&1 || apt_install g++
+{ command -v prlimit && command -v setpriv; } >/dev/null 2>&1 || apt_install util-linux
 
 if ! pg_isready -q -h 127.0.0.1 -p 5432; then
   for v in $(ls /etc/postgresql); do as_root pg_ctlcluster --skip-systemctl-redirect "$v" main start || true; done

@@ -69,5 +69,10 @@ def prolific_webhook_url() -> str:
     return str(_get("PROLIFIC_WEBHOOK_URL", "") or "").strip()
 
 
+def prolific_reconcile_seconds() -> int:
+    value = _get("PROLIFIC_RECONCILE_SECONDS", 900)
+    return 900 if value is None else max(0, int(value))
+
+
 def prolific_workspace_id() -> str:
     return str(_get("PROLIFIC_WORKSPACE_ID", "") or "").strip()

@@ -1,9 +1,10 @@
 """Celery tasks of the annotation app (thin: ids in, one service call).
 
 - ``annotation.prolific_delivery_apply``: apply one accepted Prolific webhook delivery.
-- ``annotation.prolific_poll`` (beat, every ``PROLIFIC_POLL_SECONDS``): without a webhook URL,
-  read the status and submissions of every study created from the app that is still live on
-  Prolific, through the same service the webhooks use."""
+- ``annotation.prolific_poll`` (beat, every ``PROLIFIC_POLL_SECONDS``): read the status and
+  submissions of every study created from the app that is still live on Prolific, through the
+  same service the webhooks use; with a webhook URL, only the studies last read
+  ``PROLIFIC_RECONCILE_SECONDS`` ago (reconciliation)."""
 
 from __future__ import annotations
 

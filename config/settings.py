@@ -480,9 +480,13 @@ PROLIFIC_PUBLIC_BASE_URL = os.environ.get("PROLIFIC_PUBLIC_BASE_URL", "")
 # The Prolific workspace whose webhook secret and subscriptions the app manages.
 PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
 # The public https URL Prolific delivers webhooks to (this app's /study/prolific/hook/);
-# empty: no webhooks, the beat task polls submission and study statuses instead.
+# empty: no webhooks, the beat task polls submission and study statuses every beat instead.
 PROLIFIC_WEBHOOK_URL = os.environ.get("PROLIFIC_WEBHOOK_URL", "")
 # A webhook whose X-Prolific-Request-Timestamp is further than this from now is refused (s).
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env_int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", 300)
-# Without a webhook URL: how often the beat task polls Prolific for the studies it follows (s).
+# How often the beat task runs to poll Prolific for the studies it follows (s); without a webhook
+# URL it reads every live study each time.
 PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 60)
+# With a webhook URL: the beat task still reconciles, reading a live study again once its last
+# read is this old (s), so a lost webhook delivery is caught within about this long.
+PROLIFIC_RECONCILE_SECONDS = env_int("PROLIFIC_RECONCILE_SECONDS", 900)

@@ -264,7 +264,7 @@ class Participant(models.Model):
         DONE = "done", "Done"
         SCREENED_OUT = "screened_out", "Screened out"
         DECLINED = "declined", "Declined consent"
-        RETURNED = "returned", "Returned, timed out or rejected on Prolific"
+        RETURNED = "returned", "Returned or timed out on Prolific"
 
     # stages a participant does not come back from: nothing is left for them to do
     ENDED_STAGES = frozenset({"done", "screened_out", "declined", "returned"})

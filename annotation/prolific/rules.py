@@ -14,11 +14,13 @@ import math
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
-# Submission statuses (API reference, Submissions) that end a participant's place.
-FREEING = frozenset({"RETURNED", "TIMED-OUT", "REJECTED"})
+# Submission statuses that end a participant's place: Prolific counts a study's places taken as
+# "submissions started excluding timed out and returned submissions" (API reference, Studies,
+# ``places_taken``), so a REJECTED submission keeps its place and frees nothing here either.
+FREEING = frozenset({"RETURNED", "TIMED-OUT"})
 # Statuses recorded on the participant without freeing anything.
 RECORDED = frozenset(
-    {"ACTIVE", "AWAITING REVIEW", "APPROVED", "PARTIALLY APPROVED", "SCREENED OUT"}
+    {"ACTIVE", "AWAITING REVIEW", "APPROVED", "PARTIALLY APPROVED", "REJECTED", "SCREENED OUT"}
 )
 SUBMISSION_STATUSES = FREEING | RECORDED
 

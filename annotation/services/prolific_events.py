@@ -2,11 +2,12 @@
 signed webhooks (:mod:`annotation.services.prolific_hooks` receives, a task applies) and the
 beat task's poll (:func:`annotation.services.prolific_study.prolific_study_sync`).
 
-A submission that becomes RETURNED, TIMED-OUT or REJECTED frees its participant's assigned
+A submission that becomes RETURNED or TIMED-OUT frees its participant's assigned
 items at once (:func:`annotation.services.assignment.participant_assignments_release`, the
 same freeing as the idle timer's) and ends a session still in progress (stage "returned"), so
 the next participant gets those items. Other statuses (AWAITING REVIEW, APPROVED …) are
-recorded on the participant's :class:`~annotation.models.ProlificSubmission`. A status older
+recorded on the participant's :class:`~annotation.models.ProlificSubmission` (REJECTED too:
+Prolific keeps a rejected submission's place taken, so its items stay with it). A status older
 than the one recorded (events are not delivered in order) changes nothing; applying the same
 status twice changes nothing either. An accepted webhook delivery is applied once, by its task
 (:func:`delivery_apply`)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict
+from datetime import timedelta
 from decimal import Decimal
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -292,6 +293,9 @@ def pilot_confirm(
 # --- reading back (researchers; the beat task) -------------------------------------------------
 
 
+RECONCILE_SHOWN = 20  # changes of the last read kept for the study page
+
+
 def prolific_study_sync(*, study: Study, user=None, client=None) -> dict:
     """Read the study and its submissions from Prolific and apply what changed, through the
     same service the webhooks use; returns Prolific's counts. ``user`` None: the beat task."""
@@ -309,9 +313,12 @@ def prolific_study_sync(*, study: Study, user=None, client=None) -> dict:
         call=lambda c: c.get_study(state.prolific_id),
         client=client,
     )
-    study_status_apply(
+    changes: list[str] = []
+    outcome = study_status_apply(
         prolific_id=state.prolific_id, status=remote.get("status", ""), at=now, source="poll"
     )
+    if outcome.startswith("study "):  # a new status, not "ignored" or "nothing changed"
+        changes.append(outcome)
     subs = logged_call(
         study=study,
         user=user,
@@ -325,7 +332,7 @@ def prolific_study_sync(*, study: Study, user=None, client=None) -> dict:
     for sub in subs:
         status = str(sub.get("status", "")).upper()
         counts[status] = counts.get(status, 0) + 1
-        submission_status_apply(
+        outcome = submission_status_apply(
             submission_id=str(sub.get("id", "")),
             status=status,
             at=now,
@@ -333,17 +340,31 @@ def prolific_study_sync(*, study: Study, user=None, client=None) -> dict:
             prolific_pid=str(sub.get("participant_id", "")),
             study=study,
         )
+        if outcome.startswith("recorded"):  # what the webhooks had not told (or not yet)
+            changes.append(f"{sub.get('participant_id', '')}: {outcome}")
     counts["places_taken"] = int(remote.get("places_taken") or 0)
-    ProlificStudy.objects.filter(pk=state.pk).update(counts=counts, synced_at=now)
+    reconciled = {
+        "by": "the beat task" if user is None else user.get_username(),
+        "n_changed": len(changes),
+        "changes": changes[:RECONCILE_SHOWN],
+    }
+    ProlificStudy.objects.filter(pk=state.pk).update(
+        counts={**counts, "reconciled": reconciled}, synced_at=now
+    )
     return counts
 
 
 def prolific_poll_all() -> int:
-    """The beat task: without a webhook URL, sync every live study created from the app."""
+    """The beat task: sync every live study created from the app. With a webhook URL the
+    deliveries carry the changes and this only reconciles: a study is read again once its last
+    read is ``PROLIFIC_RECONCILE_SECONDS`` old, so a lost delivery is caught."""
+    due_before = None
     if conf.prolific_webhook_url():
-        return 0
+        due_before = timezone.now() - timedelta(seconds=conf.prolific_reconcile_seconds())
     n = 0
     for state in live_studies():
+        if due_before is not None and state.synced_at is not None and state.synced_at > due_before:
+            continue
         try:
             prolific_study_sync(study=state.study)
         except ProlificError as exc:  # logged as a failed call; the next beat tries again

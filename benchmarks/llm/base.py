@@ -66,6 +66,14 @@ class LLMError(Exception):
 LLMResult = LLMResponse | LLMError
 
 
+class NotSent(LLMError):
+    """A request the caller stopped before it (or its next attempt) went out: nothing was sent
+    for it, so its item stays as it was (the feeds do not hand it over)."""
+
+    def __init__(self) -> None:
+        super().__init__("not sent: the caller stopped", retryable=True)
+
+
 class PrefillUnsupported(LLMError):
     """The backend cannot continue a partial assistant message (its message names it)."""
 

@@ -52,7 +52,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.llm import openai_feed
-from benchmarks.llm.base import Capabilities, LLMBackend, LLMError, LLMRequest, LLMResponse
+from benchmarks.llm.base import (
+    Capabilities,
+    LLMBackend,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    NotSent,
+)
 from benchmarks.llm.concurrency import build_gate
 from benchmarks.llm.openai_wire import WireFormat, estimate_tokens
 from benchmarks.llm.ratelimit import build_rate_limiter
@@ -362,14 +369,17 @@ class OpenAICompatBackend(LLMBackend):
         )
         return delay
 
-    def complete(self, request: LLMRequest) -> LLMResponse:
-        """One request with retries; raises ``LLMError`` when it fails for good."""
+    def complete(
+        self, request: LLMRequest, *, stop: Callable[[], bool] | None = None
+    ) -> LLMResponse:
+        """One request with retries; raises ``LLMError`` when it fails for good, and
+        :class:`~benchmarks.llm.base.NotSent` when ``stop()`` is true before an attempt."""
         attempt = 0
         tokens = self.estimate_tokens(request) if self.limiter.enabled else 0
         while True:
             self.limiter.acquire(tokens=tokens)
             try:
-                return self._gated_call(request)
+                return self._gated_call(request, stop)
             except LLMError:
                 raise
             except Exception as exc:
@@ -379,20 +389,26 @@ class OpenAICompatBackend(LLMBackend):
                 time.sleep(delay)
                 attempt += 1
 
-    def _gated_call(self, request: LLMRequest) -> LLMResponse:
+    def _gated_call(
+        self, request: LLMRequest, stop: Callable[[], bool] | None = None
+    ) -> LLMResponse:
         """One HTTP request holding one of the endpoint's ``concurrency`` slots (waiting for
         one), given back when the reply (or the failure) arrives; never held across a retry's
-        back-off."""
+        back-off. ``stop()`` true once the slot is held: nothing is sent (``NotSent``)."""
         slot = self.gate.acquire()
         try:
+            if stop is not None and stop():
+                raise NotSent()
             return self.send(request)
         finally:
             self.gate.release(slot)
 
-    def complete_or_error(self, request: LLMRequest) -> LLMResponse | LLMError:
+    def complete_or_error(
+        self, request: LLMRequest, *, stop: Callable[[], bool] | None = None
+    ) -> LLMResponse | LLMError:
         """:meth:`complete` that returns the error instead of raising it (one item of many)."""
         try:
-            return self.complete(request)
+            return self.complete(request, stop=stop)
         except LLMError as exc:
             return exc
         except Exception as exc:  # noqa: BLE001 - complete_many never raises per item

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.llm.base import LLMError, LLMRequest, LLMResult
+from benchmarks.llm.base import LLMError, LLMRequest, LLMResult, NotSent
 
 if TYPE_CHECKING:
     from benchmarks.llm.openai_compat import OpenAICompatBackend
@@ -45,6 +45,23 @@ logger = logging.getLogger(__name__)
 
 GATE_POLL_S = 0.01  # a feed whose gate is full while its own requests are out asks this often
 _WAKE = object()  # put on the replies' queue by the caller's ``admit.wake()``: look again now
+# what a request the feed launched but did not send yet gets once the caller stops: not yielded
+# (the caller's item stays as it was, to be sent by a later chunk), its slot goes back
+NOT_SENT = NotSent()
+
+
+class _Stop:
+    """The caller's ``should_stop``, remembered once true: the feed asks it before a wave goes,
+    and a request already handed to the loop (slow start, rate limit, a retry's back-off)
+    looks at :attr:`seen` before each attempt, so none starts after the stop was seen."""
+
+    def __init__(self, should_stop: Callable[[], bool] | None) -> None:
+        self.should_stop, self.seen = should_stop, threading.Event()
+
+    def __call__(self) -> bool:
+        if not self.seen.is_set() and self.should_stop is not None and self.should_stop():
+            self.seen.set()
+        return self.seen.is_set()
 
 
 class _Ramp:
@@ -111,9 +128,11 @@ async def _send(
     request: LLMRequest,
     token: str | None,
     finished: queue.SimpleQueue,
+    stop: threading.Event,
 ) -> None:
     """One request with the backend's retries, on the loop; its ``(index, result, slot)``
-    goes to ``finished`` whatever happens."""
+    goes to ``finished`` whatever happens (:data:`NOT_SENT` when ``stop`` was set before an
+    attempt could go)."""
     loop = asyncio.get_running_loop()
     result: LLMResult
     try:
@@ -124,6 +143,9 @@ async def _send(
             # the rate limit on the loop (a lock, or one Redis round trip): sent as soon as paid
             while limited and (wait := backend.limiter.try_acquire(tokens=tokens)) > 0:
                 await asyncio.sleep(wait)
+            if stop.is_set():  # the caller stopped while this one waited: it is not sent
+                result = NOT_SENT
+                break
             try:
                 result = await backend.send_async(request)
                 break
@@ -162,6 +184,7 @@ def loop_feed(
     width = backend.limits.concurrency
     gate = backend.gate
     loop = event_loop()
+    should_stop = _Stop(should_stop)
     try:
         _ = backend.aclient  # made (and the client imported) before the first wave
     except LLMError as exc:  # e.g. the key's variable unset: every request fails with it
@@ -179,7 +202,7 @@ def loop_feed(
     ramp = _Ramp(width, backend.ramp_up_s) if backend.ramp_up_s else None
 
     def start(index: int, request: LLMRequest, token: str | None) -> None:  # on the loop
-        task = loop.create_task(_send(backend, index, request, token, finished))
+        task = loop.create_task(_send(backend, index, request, token, finished, should_stop.seen))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
@@ -210,7 +233,8 @@ def loop_feed(
                 in_flight -= 1
                 if token is not None:
                     spare.append(token)
-                yield index, result
+                if not isinstance(result, NotSent):
+                    yield index, result
             # the wave's requests first (as many as the caller admits), then exactly as many
             # slots as they need: the feed never holds a slot it has no request for
             held = False
@@ -225,6 +249,9 @@ def loop_feed(
                     pending.clear()  # stopped while waiting: nothing more is sent
                     exhausted = True
                 held = held or len(spare) < len(pending)
+            if pending and should_stop():  # seen while gathering or waiting: nothing goes
+                pending.clear()
+                exhausted = True
             wave: list[tuple[int, LLMRequest, str | None]] = []
             while pending and spare:
                 index, request = pending.pop(0)
@@ -251,7 +278,8 @@ def loop_feed(
             in_flight -= 1
             if token is not None:
                 spare.append(token)
-            yield index, result
+            if not isinstance(result, NotSent):
+                yield index, result
     finally:
         if admit is not None and hasattr(admit, "wake"):
             admit.wake = None
@@ -308,6 +336,11 @@ def thread_feed(
     """``complete_iter`` on a thread pool of ``concurrency`` threads, each request through the
     sync client (``backend.complete``, which takes and gives back its slot)."""
     width = backend.limits.concurrency
+    should_stop = _Stop(should_stop)
+
+    def send(request: LLMRequest) -> LLMResult:  # on a pool thread
+        return backend.complete_or_error(request, stop=should_stop.seen.is_set)
+
     if backend.ramp_up_s:
         # the client (and its first import, ~0.5 s) before the first wave: made by the first
         # request's thread, it held the other three behind its lock and they left together
@@ -327,14 +360,18 @@ def thread_feed(
                 except queue.Empty:
                     break
                 in_flight -= 1
-                yield index, future.result()
+                if not isinstance(result := future.result(), NotSent):
+                    yield index, result
             held = False
             if not exhausted:
                 exhausted, held = _gather(iterator, pending, width - in_flight, should_stop, admit)
             for index, request in pending:
                 if started < width and backend.ramp_up_s and started:
                     time.sleep(backend.ramp_up_s / width)  # slow start: spread the first wave
-                future = pool.submit(backend.complete_or_error, request)
+                if should_stop():
+                    exhausted = True
+                    break
+                future = pool.submit(send, request)
                 future.add_done_callback(lambda f, i=index: finished.put((i, f)))
                 in_flight += 1
                 started += 1
@@ -350,4 +387,5 @@ def thread_feed(
             except queue.Empty:
                 continue
             in_flight -= 1
-            yield index, future.result()
+            if not isinstance(result := future.result(), NotSent):
+                yield index, result

@@ -1,43 +1,58 @@
 """Compile and run untrusted C++ (LongProc Pseudocode→Code). Pure: no Django.
 
-Every step (the compiler, then each run of the program on one unit test) is a separate process
-in an empty temporary directory, confined in ``preexec_fn`` before it starts:
+Every step (the compiler, then each run of the program on one unit test) is a separate
+process started as ``prlimit … -- bwrap … -- program`` (bubblewrap, Debian's ``bubblewrap``;
+:mod:`benchmarks.packs.bwrap`):
 
-- **no network**: a new network namespace (``unshare(CLONE_NEWNET)``; a worker that is not root
-  first makes a user namespace, as ``unshare --net --map-root-user`` does). It holds only a
-  loopback device that is down, so no address, not even 127.0.0.1, can be reached. Where no
-  namespace can be made, :func:`probe` says why and :func:`run_tests` raises
-  :class:`SandboxUnavailable` instead of running anything unconfined;
-- **its own user** when the worker is root: a uid nobody else has (root ignores the process
-  cap), and every process of that uid is killed once the step ends;
-- **limits** (``resource.setrlimit``): CPU seconds, address space, file size (stdout and stderr
-  go to files in the directory, so the output cap is ``RLIMIT_FSIZE``; at most that much is read
-  back), processes (``RLIMIT_NPROC``), no core files; and a **wall-clock timeout** that kills the
-  process group.
+- **nothing of the host but the toolchain**: the root is empty except ``/usr/bin``,
+  ``/usr/lib``, ``/usr/lib64``, ``/usr/libexec`` and ``/usr/include`` mounted read-only
+  (:data:`~benchmarks.packs.bwrap.TOOLCHAIN`), a fresh ``/proc`` and a minimal ``/dev``. No ``/etc``, no ``/home``, no
+  ``/usr/local``, not the project, its ``var/`` or the worker's home;
+- **a fresh tmpfs as the working directory** (``/work``, :attr:`Limits.work_mb` in size): the
+  compiler sees its source read-only there and writes the binary to an empty folder, the only
+  host path a step can write to; a test run sees only the binary, read-only;
+- **an empty environment** (``--clearenv``, then ``env -i``; the compiler alone gets
+  ``PATH=/usr/bin:/bin``);
+- **its own namespaces**: user, PID (a process of the program sees only its own; when the step
+  ends, the whole namespace is killed), network (only a loopback device that is down: no
+  address, not even 127.0.0.1, can be reached), IPC, UTS, cgroup; a new session; no
+  capabilities. A worker that is root first drops to a uid of the step's own (``setpriv``), so
+  the process limit counts only the step's processes;
+- **limits** (``prlimit``, set before bubblewrap starts, so no ``preexec_fn`` runs in a worker
+  that has threads): CPU seconds, address space, file size (stdout and stderr go to files the
+  worker opened, so the output cap is ``RLIMIT_FSIZE``; at most that much is read back),
+  processes, no core files; and a **wall-clock timeout** that kills the step.
 
-A program that breaks a limit is *wrong* with a reason (:data:`REASONS`), never an exception of
-the caller.
+Where ``bwrap`` (or ``prlimit``) is missing or cannot make its namespaces, :func:`probe` says
+why and :func:`run_tests` raises :class:`SandboxUnavailable`: nothing runs with less
+confinement. A program that breaks a limit is *wrong* with a reason (:data:`REASONS`), never an
+exception of the caller; what it wrote to stderr is kept escaped
+(:func:`~benchmarks.packs.bwrap.printable`) and cut.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import itertools
 import os
-import resource
 import shutil
 import signal
-import subprocess
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-CLONE_NEWNET = 0x40000000
-CLONE_NEWUSER = 0x10000000
+from benchmarks.packs.bwrap import (
+    DETAIL_CHARS,
+    Mount,
+    SandboxUnavailable,
+    StepResult,
+    printable,
+    probe,
+    require_sandbox,
+    run_step,
+    run_uid,
+)
+
+__all__ = ["SandboxUnavailable", "probe", "run_tests"]
 
 # Why a program is wrong (the first failing unit test's), or "passed".
 REASONS = (
@@ -54,9 +69,7 @@ REASONS = (
 # The LongProc prompt says the standard headers are already included.
 PREAMBLE = "#include <bits/stdc++.h>\nusing namespace std;\n"
 
-
-class SandboxUnavailable(RuntimeError):
-    """No network namespace can be made here: the sandbox refuses to run code unconfined."""
+COMPILE_LOG_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -64,8 +77,9 @@ class Limits:
     cpu_seconds: int = 2  # per unit test
     wall_seconds: float = 5.0  # per unit test
     memory_mb: int = 512  # address space
-    output_kb: int = 1024  # stdout (and stderr) each
+    output_kb: int = 1024  # stdout (and stderr) each, and any one file
     processes: int = 4  # threads count too
+    work_mb: int = 64  # the tmpfs working directory
     compile_cpu_seconds: int = 30
     compile_wall_seconds: float = 60.0
     compile_memory_mb: int = 2048
@@ -81,17 +95,6 @@ class Limits:
                 raise ValueError(f"sandbox limit {name} must be a positive number")
             values[name] = value
         return cls(**values)
-
-
-@dataclass
-class StepResult:
-    returncode: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool
-    output_exceeded: bool
-    cpu_seconds: float
-    wall_seconds: float
 
 
 @dataclass
@@ -112,193 +115,6 @@ class CodeResult:
             "detail": self.detail,
             "tests": self.tests,
         }
-
-
-# --- confinement --------------------------------------------------------------------------------
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_uids = itertools.count()
-
-
-def _unshare(flags: int) -> None:
-    if _libc.unshare(flags) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"unshare: {os.strerror(err)}")
-
-
-def _run_uid() -> int | None:
-    """A uid of its own for one step when the worker is root (no passwd entry needed)."""
-    if os.geteuid() != 0:
-        return None
-    return 1_500_000 + (os.getpid() % 20_000) * 100 + next(_uids) % 100
-
-
-def _tasks_of(uid: int) -> int:
-    """Threads of every process of ``uid`` (what ``RLIMIT_NPROC`` counts)."""
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status") as fh:
-                    fields = dict(line.split(":", 1) for line in fh if ":" in line)
-                if fields.get("Uid", "").split()[:1] == [str(uid)]:
-                    count += int(fields.get("Threads", "1").strip() or 1)
-            except (OSError, ValueError):
-                continue
-    return count
-
-
-def _preexec(*, cpu: int, memory_mb: int, fsize: int, nproc: int, uid: int | None):
-    def confine() -> None:
-        os.setsid()
-        if uid is None:
-            _unshare(CLONE_NEWUSER | CLONE_NEWNET)
-        else:
-            _unshare(CLONE_NEWNET)
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        memory = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        if uid is not None:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-
-    return confine
-
-
-def _kill_uid(uid: int) -> None:
-    """SIGKILL every process of ``uid`` (children that left the process group)."""
-    for _ in range(3):
-        found = False
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/status") as fh:
-                    line = next((x for x in fh if x.startswith("Uid:")), "")
-                if line.split()[1:2] == [str(uid)]:
-                    os.kill(int(entry), signal.SIGKILL)
-                    found = True
-            except (OSError, IndexError):
-                continue
-        if not found:
-            return
-        time.sleep(0.05)
-
-
-def _read_capped(path: str, cap: int) -> tuple[str, bool]:
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            data = fh.read(cap)
-    except OSError:
-        return "", False
-    return data.decode("utf-8", errors="replace"), size >= cap
-
-
-def run_step(
-    argv: Sequence[str],
-    workdir: str,
-    *,
-    stdin: str = "",
-    cpu: int,
-    wall: float,
-    memory_mb: int,
-    output_bytes: int,
-    nproc: int,
-) -> StepResult:
-    """Run ``argv`` confined in ``workdir``; stdout and stderr are read back up to
-    ``output_bytes`` each (a program that writes that much is stopped by ``RLIMIT_FSIZE``)."""
-    uid = _run_uid()
-    if uid is not None:
-        os.chown(workdir, uid, uid)
-        limit_nproc = nproc
-    else:  # not root: the cap counts every process of the worker's user too
-        limit_nproc = _tasks_of(os.getuid()) + nproc
-    tag = next(_uids)
-    paths = {n: os.path.join(workdir, f".{n}-{tag}") for n in ("in", "out", "err")}
-    with open(paths["in"], "w", encoding="utf-8") as fh:
-        fh.write(stdin)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir}
-    start = time.monotonic()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    timed_out = False
-    with (
-        open(paths["in"], "rb") as fin,
-        open(paths["out"], "wb") as fout,
-        open(paths["err"], "wb") as ferr,
-    ):
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=workdir,
-            stdin=fin,
-            stdout=fout,
-            stderr=ferr,
-            env=env,
-            close_fds=True,
-            preexec_fn=_preexec(
-                cpu=cpu, memory_mb=memory_mb, fsize=output_bytes + 1, nproc=limit_nproc, uid=uid
-            ),
-        )
-        try:
-            proc.wait(timeout=wall)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            if uid is not None:
-                _kill_uid(uid)
-            proc.wait()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out, out_over = _read_capped(paths["out"], output_bytes + 1)
-    err, err_over = _read_capped(paths["err"], output_bytes + 1)
-    return StepResult(
-        returncode=proc.returncode,
-        stdout=out,
-        stderr=err,
-        timed_out=timed_out,
-        output_exceeded=out_over or err_over,
-        cpu_seconds=(after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-        wall_seconds=time.monotonic() - start,
-    )
-
-
-@lru_cache(maxsize=1)
-def probe() -> str | None:
-    """None when a confined step can run here (checked once per process), else why not."""
-    if os.name != "posix" or not os.path.isdir("/proc"):
-        return "the sandbox needs Linux"
-    workdir = tempfile.mkdtemp(prefix="h2r-probe-")
-    try:
-        step = run_step(
-            ["/bin/sh", "-c", "cat /proc/net/dev"],
-            workdir,
-            cpu=5,
-            wall=10,
-            memory_mb=256,
-            output_bytes=65536,
-            nproc=8,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"no network namespace can be made here ({exc})"
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    if step.returncode != 0:
-        return f"no network namespace can be made here ({step.stderr.strip()[:200]})"
-    devices = [line.split(":")[0].strip() for line in step.stdout.splitlines()[2:] if ":" in line]
-    if any(d != "lo" for d in devices):
-        return f"the new network namespace still sees devices {devices}"
-    return None
-
-
-def require_sandbox() -> None:
-    reason = probe()
-    if reason is not None:
-        raise SandboxUnavailable(f"refusing to run generated code unconfined: {reason}")
 
 
 # --- compile and judge --------------------------------------------------------------------------
@@ -322,7 +138,7 @@ def _failure(step: StepResult, limits: Limits) -> tuple[str, str] | None:
         return "time_limit", f"over the wall-clock limit of {limits.wall_seconds} s"
     rc = step.returncode
     if step.output_exceeded or rc == -signal.SIGXFSZ:
-        return "output_limit", f"wrote more than {limits.output_kb} KiB"
+        return "output_limit", f"wrote more than {limits.output_kb} KiB (to stdout or a file)"
     if rc == -signal.SIGXCPU or (
         rc == -signal.SIGKILL and step.cpu_seconds >= 0.9 * limits.cpu_seconds
     ):
@@ -331,28 +147,40 @@ def _failure(step: StepResult, limits: Limits) -> tuple[str, str] | None:
         return "memory_limit", f"over the memory limit of {limits.memory_mb} MiB"
     if rc != 0:
         how = f"signal {-rc}" if rc is not None and rc < 0 else f"exit status {rc}"
-        return "runtime_error", f"{how}: {step.stderr.strip()[-300:]}".rstrip(": ")
+        tail = printable(step.stderr.strip(), DETAIL_CHARS)
+        return "runtime_error", f"{how}: {tail}".rstrip(": ")
     return None
 
 
-def compile_cpp(source: str, workdir: str, limits: Limits) -> tuple[bool, str]:
-    with open(os.path.join(workdir, "main.cpp"), "w", encoding="utf-8") as fh:
+def compile_cpp(source: str, workdir: str, limits: Limits, uid: int | None) -> tuple[bool, str]:
+    """``main.cpp`` compiled in a fresh tmpfs; the binary is written to ``workdir/out``, the one
+    host folder the compiler can write to."""
+    src, out = os.path.join(workdir, "main.cpp"), os.path.join(workdir, "out")
+    with open(src, "w", encoding="utf-8") as fh:
         fh.write(source)
+    os.mkdir(out, 0o700)
+    if uid is not None:
+        for path in (workdir, src, out):
+            os.chown(path, uid, uid)
     step = run_step(
-        ["g++", "-std=c++17", "-O2", "-pipe", "-o", "main", "main.cpp"],
+        ["/usr/bin/g++", "-std=c++17", "-O2", "-pipe", "-o", "/out/main", "main.cpp"],
         workdir,
+        mounts=[Mount(src, "/work/main.cpp"), Mount(out, "/out", writable=True)],
+        env={"PATH": "/usr/bin:/bin"},
         cpu=limits.compile_cpu_seconds,
         wall=limits.compile_wall_seconds,
         memory_mb=limits.compile_memory_mb,
         output_bytes=256 * 1024,
         nproc=limits.compile_processes,
+        work_mb=max(limits.work_mb, 256),
+        uid=uid,
     )
-    ok = (
-        step.returncode == 0
-        and not step.timed_out
-        and os.path.exists(os.path.join(workdir, "main"))
-    )
-    return ok, ("timed out" if step.timed_out else step.stderr.strip()[-2000:])
+    if uid is not None:  # each test run has a uid of its own: it may pass, not list
+        os.chmod(workdir, 0o711)
+        os.chmod(out, 0o711)
+    ok = step.returncode == 0 and not step.timed_out and os.path.isfile(os.path.join(out, "main"))
+    log = "timed out" if step.timed_out else printable(step.stderr.strip(), COMPILE_LOG_CHARS)
+    return ok, log
 
 
 def run_tests(
@@ -374,21 +202,27 @@ def run_tests(
     require_sandbox()
     workdir = tempfile.mkdtemp(prefix="h2r-sandbox-")
     try:
-        ok, log = compile_cpp(preamble + code, workdir, limits)
+        ok, log = compile_cpp(preamble + code, workdir, limits, run_uid())
         if not ok:
             return CodeResult(False, "compile_error", 0, len(tests), log)
+        binary = Mount(os.path.join(workdir, "out", "main"), "/work/main")
         results: list[dict[str, Any]] = []
         first: tuple[str, str] | None = None
         for i, test in enumerate(tests):
             step = run_step(
-                ["./main"],
+                ["/work/main"],
                 workdir,
+                mounts=[binary],
                 stdin=test["input"],
                 cpu=limits.cpu_seconds,
                 wall=limits.wall_seconds,
                 memory_mb=limits.memory_mb,
                 output_bytes=limits.output_kb * 1024,
                 nproc=limits.processes,
+                work_mb=limits.work_mb,
+                # a fresh uid per step: the last step's processes, torn down with its PID
+                # namespace, may still count against the process cap for a moment
+                uid=run_uid(),
             )
             failure = _failure(step, limits)
             if failure is None and not outputs_match(test["output"], step.stdout, compare):

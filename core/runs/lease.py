@@ -74,6 +74,11 @@ class Lease:
             return lanes.held(self.model, self.run_id, self.lane, self.token)
         return self.model.objects.filter(pk=self.run_id, lease_owner=self.token)
 
+    def cancelling(self) -> bool:
+        """Whether the run is being cancelled: one indexed read, cheap enough to ask between
+        requests (:meth:`core.runs.reply_writer.ReplyWriter.should_stop`)."""
+        return self.model.objects.filter(pk=self.run_id, status=RunStatus.CANCELLING).exists()
+
     def beat(self) -> LeaseState:
         """Renew the heartbeat; say whether the lease is still held, whether the run is being
         cancelled and whether the chunk's time is up (``DUE``). Cheap (two or three indexed

@@ -28,6 +28,9 @@ SETTLE_S = 0.005
 GATE_POLL_S = 0.01  # a feed held back by the endpoint-wide gate asks it again this often
 HOLD_WAIT_S = 0.05  # a feed with nothing in flight waits this long for a slot before looking again
 LIVE_EVERY_S = 1.0  # the lease's beat (cancel, chunk time) at most this often while storing
+# the feed's own look at a cancel, between requests: at most this often (one indexed read), so a
+# cancel is seen within this long whatever the writer's beat is doing
+CANCEL_LOOK_S = 0.05
 
 
 def unstored_max() -> int:
@@ -249,9 +252,30 @@ class ReplyWriter(threading.Thread):
         self.results: queue.Queue = queue.Queue(maxsize=64 * FLUSH_EVERY)
         self.state = LeaseState.HELD
         self.error: BaseException | None = None
+        self._state_lock = threading.Lock()
+        self._feed = threading.current_thread()  # the thread that sends (and may read the run)
+        self._next_look = 0.0
 
     def should_stop(self) -> bool:
+        """True once the run is being cancelled, the lease is lost or the chunk's time is up, or
+        storing failed: the feed starts no request after that. The writer's beat says so after
+        its stores; the feed's thread also looks at the run itself, at most every
+        :data:`CANCEL_LOOK_S`, so a cancel is seen within that long even while the writer is
+        busy (other threads only read what is known)."""
+        if self.state is LeaseState.HELD and self.error is None:
+            now = time.monotonic()
+            if now >= self._next_look and threading.current_thread() is self._feed:
+                self._next_look = now + CANCEL_LOOK_S
+                if self.lease.cancelling():
+                    self._set_state(LeaseState.CANCELLING)
         return self.state is not LeaseState.HELD or self.error is not None
+
+    def _set_state(self, state: LeaseState) -> None:
+        """Once the feed was told to stop it stays stopped (a beat that read the run just
+        before the cancel does not undo the feed's own look)."""
+        with self._state_lock:
+            if state is not LeaseState.HELD or self.state is LeaseState.HELD:
+                self.state = state
 
     def submit(self, result) -> None:
         """One result for ``store`` (a judge run's ``(item input, reply or error)``)."""
@@ -307,7 +331,7 @@ class ReplyWriter(threading.Thread):
                         self.slots.stored(self.replies(batch))
                     now = time.monotonic()
                     if not batch or closed or now - last_beat >= LIVE_EVERY_S:
-                        self.state = self.lease.beat()
+                        self._set_state(self.lease.beat())
                         last_beat = now
                 except BaseException as exc:  # noqa: BLE001 - re-raised by the feeding thread
                     self.error = exc

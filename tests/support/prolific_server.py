@@ -3,7 +3,9 @@ request and response shapes, for tests: token auth, paginated submission lists
 (``results`` + ``_links.next.href`` + ``meta.count``), submission transitions with Prolific's
 rules (only ``AWAITING REVIEW`` submissions move; a rejection needs a known category and a
 message of at least 100 characters), return requests, bulk bonus payments (set up, then pay),
-participant groups, and ``{"error": {...}}`` bodies. ``fail_next`` scripts faults.
+participant groups, and ``{"error": {...}}`` bodies. ``fail_next`` scripts faults. Every
+exchange is kept (``exchanges``) and checked against Prolific's published models
+(``tests/annotation/prolific/test_contract.py``).
 
 Studies created, published and followed from the app are in
 :mod:`tests.support.prolific_lifecycle`; webhooks (secrets, subscriptions, signed deliveries)
@@ -46,6 +48,9 @@ class ProlificTestServer(LifecycleMixin, WebhooksMixin):
         self.groups: dict[str, list[str]] = {}
         self.bulk: dict[str, dict] = {}
         self.requests: list[tuple[str, str, dict | None]] = []
+        # every call answered: (method, path, request body, status, response body), for the
+        # contract test against Prolific's published models (tests/annotation/prolific/)
+        self.exchanges: list[tuple[str, str, dict | None, int, object]] = []
         self.faults: list[tuple[str, int]] = []  # (path part, status) for the next matching call
         self._ids = count(1)
         self._lock = threading.Lock()
@@ -144,6 +149,8 @@ class ProlificTestServer(LifecycleMixin, WebhooksMixin):
             else:
                 routed = self._route_studies(method, parts, body or {})
                 status, payload = routed or self._route(method, url.path, query, body or {})
+        with self._lock:
+            self.exchanges.append((method, url.path, body, status, payload))
         self._send(h, status, payload, extra)
         self._flush()  # events of this call, delivered after the answer and outside the lock
         return None
@@ -177,8 +184,13 @@ class ProlificTestServer(LifecycleMixin, WebhooksMixin):
                 reasons = body.get("request_return_reasons")
                 if not isinstance(reasons, list) or not reasons:
                     return 400, _err(400, {"request_return_reasons": ["This field is required."]})
-                sub["return_requested"] = reasons
-                return 200, sub
+                sub["return_requested"] = reasons  # kept here; answered with the time
+                return 200, {
+                    "id": sub["id"],
+                    "status": sub["status"],
+                    "participant": sub["participant_id"],
+                    "return_requested": "2026-11-23T10:45:00.000Z",
+                }
         if method == "POST" and parts[:1] == ["bulk-bonus-payments"] and parts[2:] == ["pay"]:
             bulk = self.bulk.get(parts[1])
             if not bulk:
@@ -208,7 +220,7 @@ class ProlificTestServer(LifecycleMixin, WebhooksMixin):
         more = page * self.page_size < len(subs)
         host, port = self._httpd.server_address[:2]
         nxt = f"http://{host}:{port}{path}?page={page + 1}" if more else None
-        results = [{k: v for k, v in s.items() if k != "study_id"} for s in chunk]
+        results = [_short(s) for s in chunk]
         return 200, {
             "results": results,
             "_links": {"self": {"href": path}, "next": {"href": nxt}},
@@ -236,7 +248,7 @@ class ProlificTestServer(LifecycleMixin, WebhooksMixin):
                 "status": sub["status"],
             },
         )
-        return 200, sub
+        return 200, _detail(sub)
 
     def _bonus_create(self, body):
         study_id, csv = body.get("study_id"), body.get("csv_bonuses")
@@ -265,6 +277,33 @@ class ProlificTestServer(LifecycleMixin, WebhooksMixin):
             "vat": 0,
             "total_amount": pence + fees,
         }
+
+
+def _short(sub: dict) -> dict:
+    """A submission as the study's submission list gives it (``SubmissionShort``)."""
+    return {
+        "id": sub["id"],
+        "participant_id": sub["participant_id"],
+        "status": sub["status"],
+        "started_at": sub["started_at"],
+        "completed_at": sub["completed_at"],
+        "study_code": sub["study_code"],
+        "has_siblings": False,
+    }
+
+
+def _detail(sub: dict) -> dict:
+    """A submission as a transition answers it (``Submission``: ``participant``,
+    ``entered_code``)."""
+    return {
+        "id": sub["id"],
+        "study_id": sub["study_id"],
+        "participant": sub["participant_id"],
+        "status": sub["status"],
+        "started_at": sub["started_at"],
+        "completed_at": sub["completed_at"],
+        "entered_code": sub["study_code"],
+    }
 
 
 def _err(status: int, detail) -> dict:

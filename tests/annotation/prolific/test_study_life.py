@@ -267,19 +267,24 @@ def test_returned_page(study, client):
     assert r.status_code == 200 and "Your place in this study has ended" in page_text(r)
 
 
-def test_the_beat_task_polls_only_without_webhooks(study, admin, prolific_server, settings):
+def test_the_beat_task_polls_every_beat_without_webhooks_and_reconciles_with_them(
+    study, admin, prolific_server, settings
+):
     state = created(study, admin)
     life.prolific_study_publish(study=study, user=admin)
     sub = prolific_server.take_place(state.prolific_id, "PA")
     held = participant_current_assignment(participant=working_participant(study, "PA", session=sub))
     prolific_server.set_status(sub, "RETURNED")  # nobody subscribed: no delivery
-    settings.PROLIFIC_WEBHOOK_URL = "https://h2r.example/study/prolific/hook/"
-    assert prolific_poll() == 0 and Assignment.objects.get(pk=held.pk).state == "active"
     settings.PROLIFIC_WEBHOOK_URL = ""
     assert prolific_poll() == 1
     assert Assignment.objects.get(pk=held.pk).state == "expired"
+    assert prolific_poll() == 1  # every beat
     polled = ProlificCall.objects.filter(action__in=["study_get", "list"])
-    assert polled.count() == 2 and not polled.exclude(user=None).exists()
+    assert polled.count() == 4 and not polled.exclude(user=None).exists()
+    settings.PROLIFIC_WEBHOOK_URL = "https://h2r.example/study/prolific/hook/"
+    assert prolific_poll() == 0  # read a moment ago: reconciled again later
+    settings.PROLIFIC_RECONCILE_SECONDS = 0
+    assert prolific_poll() == 1
 
 
 def test_bad_form_input_is_a_message_never_a_5xx(study, admin, client, prolific_server):

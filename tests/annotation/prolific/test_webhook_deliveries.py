@@ -93,3 +93,37 @@ def test_events_released_out_of_order(live):
     assert ProlificSubmission.objects.get(submission_id=sub).status == "APPROVED"
     assert Participant.objects.get(prolific_pid="PA").stage == "working"
     assert Assignment.objects.get(pk=held.pk).state == "active"
+
+
+def test_a_lost_delivery_is_reconciled_by_the_slower_poll(live, settings, client, researcher):
+    from datetime import timedelta
+
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from annotation.tasks import prolific_poll
+
+    server, study = live
+    sub_a, held_a = enter(server, study, "PA")
+    sub_b, held_b = enter(server, study, "PB")
+    server.set_status(sub_a, "RETURNED")  # delivered and applied
+    assert Assignment.objects.get(pk=held_a.pk).state == "expired"
+    server.hold()
+    server.set_status(sub_b, "RETURNED")
+    server.held = None  # PB's delivery is lost on the way, never to come
+    assert Assignment.objects.get(pk=held_b.pk).state == "active"
+    # webhooks on: the beat task still reconciles, a study never read is due at once
+    assert prolific_poll() == 1
+    assert Assignment.objects.get(pk=held_b.pk).state == "expired"
+    assert ProlificSubmission.objects.get(submission_id=sub_b).source == "poll"
+    client.force_login(researcher)
+    page = client.get(reverse("annotation:prolific_study", args=[study.pk])).content.decode()
+    assert "Last reconciled with Prolific" in page and "by the beat task: 1 change" in page
+    assert "PB: recorded RETURNED" in page and "PA: " not in page  # PA came by webhook
+    # read just now: the next beats leave it until PROLIFIC_RECONCILE_SECONDS have passed
+    assert prolific_poll() == 0
+    old = timezone.now() - timedelta(seconds=settings.PROLIFIC_RECONCILE_SECONDS + 1)
+    ProlificStudy.objects.filter(study=study).update(synced_at=old)
+    assert prolific_poll() == 1
+    page = client.get(reverse("annotation:prolific_study", args=[study.pk])).content.decode()
+    assert "nothing the webhooks had not brought" in page

@@ -6,15 +6,17 @@ whole judgement ends within a bound of time.
 
 from __future__ import annotations
 
-import errno
 import os
 import select
+import shutil
 import socket
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
-from benchmarks.packs import sandbox
+from benchmarks.packs import bwrap, sandbox
 from benchmarks.packs.registry import get_pack
 from benchmarks.packs.sandbox import Limits, SandboxUnavailable, run_tests
 
@@ -34,7 +36,7 @@ HEADERS = (
     )
     + "using namespace std;\n"
 )
-LIMITS = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=256, output_kb=64, processes=4)
+LIMITS = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=256, output_kb=64, processes=4, work_mb=16)
 BOUND = 120  # seconds for one compile + run on two busy cores
 ADD = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2", "output": "42"}]
 
@@ -54,6 +56,13 @@ def test_correct_program_passes_every_unit_test():
     result = judge("int main(){ long a, b; cin >> a >> b; cout << a + b << endl; }", ADD)
     assert (result.correct, result.reason, result.passed, result.total) == (True, "passed", 2, 2)
     assert [t["reason"] for t in result.tests] == ["passed", "passed"]
+
+
+def test_many_quick_unit_tests_in_a_row_all_run():
+    """Steps follow each other at once: none is refused for the last one's processes."""
+    tests = [{"input": f"{i} {i}\n", "output": f"{2 * i}\n"} for i in range(25)]
+    result = judge("int main(){ long a, b; cin >> a >> b; cout << a + b << endl; }", tests)
+    assert (result.correct, result.reason, result.passed) == (True, "passed", 25), result.detail
 
 
 def test_wrong_answer_on_the_second_test():
@@ -150,20 +159,158 @@ def test_socket_to_a_local_listener_fails_and_the_listener_sees_nothing():
     assert "exit status 3" in result.detail
 
 
-def test_refuses_to_run_when_no_network_namespace_can_be_made(monkeypatch):
-    def denied(flags):
-        raise OSError(errno.EPERM, "unshare: Operation not permitted")
+ROOT = Path(__file__).resolve().parents[3]  # the project: pyproject.toml, var/
+HEADERS_IO = HEADERS.replace(
+    "#include <iostream>",
+    "#include <iostream>\n#include <cstdio>\n#include <cstring>\n#include <dirent.h>",
+)
 
-    monkeypatch.setattr(sandbox, "_unshare", denied)
-    sandbox.probe.cache_clear()
+
+def _reads(path: str, code: int) -> str:
+    """A program that prints the first bytes of ``path`` (or lists it, if a folder), else says
+    it could not and exits with ``code``."""
+    return (
+        f'int main(){{ const char* p = "{path}"; DIR* d = opendir(p);'
+        " if (d) { while (dirent* e = readdir(d)) cout << e->d_name << endl; return 0; }"
+        ' FILE* f = fopen(p, "r"); if (f) { char b[256] = {0}; fread(b, 1, 255, f);'
+        f' cout << b; return 0; }} cerr << "cannot open " << p; return {code}; }}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "detail"),
+    [
+        (_reads(str(ROOT / "pyproject.toml"), 4), "exit status 4: cannot open"),
+        (_reads("pyproject.toml", 4), "exit status 4: cannot open"),
+        (_reads("/etc/passwd", 5), "exit status 5: cannot open /etc/passwd"),
+        (_reads(os.path.expanduser("~"), 6), "exit status 6: cannot open"),
+        (_reads("/usr/local", 6), "exit status 6: cannot open /usr/local"),
+    ],
+    ids=["project-file", "relative-project-file", "host-passwd", "worker-home", "usr-local"],
+)
+def test_a_program_sees_nothing_of_the_host_but_the_toolchain(code, detail):
+    result = run_tests(code, [{"input": "", "output": "ok\n"}], limits=LIMITS, preamble=HEADERS_IO)
+    assert (result.correct, result.reason) == (False, "runtime_error"), result.detail
+    assert detail in result.detail
+
+
+def test_a_program_runs_with_an_empty_environment(monkeypatch):
+    monkeypatch.setenv("H2R_WORKER_SECRET", "hunter2")
+    code = (
+        "extern char **environ;"
+        " int main(){ int n = 0; for (char **e = environ; *e; ++e, ++n) cout << *e << endl;"
+        ' FILE* f = fopen("/proc/1/environ", "r"); char b[4096] = {0};'
+        " size_t got = f ? fread(b, 1, sizeof b, f) : 0; cout << string(b, got);"
+        ' if (n || got) return 0; cerr << "empty environment"; return 7; }'
+    )
+    result = run_tests(code, [{"input": "", "output": "ok\n"}], limits=LIMITS, preamble=HEADERS_IO)
+    assert (result.correct, result.reason) == (False, "runtime_error"), result.detail
+    assert "exit status 7: empty environment" in result.detail
+
+
+def test_a_program_cannot_write_into_the_projects_var_folder():
+    (ROOT / "var").mkdir(exist_ok=True)
+    target = ROOT / "var" / "written-by-a-generated-program"
+    code = (
+        f'int main(){{ FILE* f = fopen("{target}", "w");'
+        ' if (!f) { cerr << "cannot write"; return 8; } fputs("pwned", f); fclose(f); }'
+    )
     try:
-        assert "no network namespace" in sandbox.probe()
-        with pytest.raises(SandboxUnavailable, match="refusing"):
+        result = run_tests(code, [{"input": "", "output": ""}], limits=LIMITS, preamble=HEADERS_IO)
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+    assert (result.correct, result.reason) == (False, "runtime_error"), result.detail
+    assert "exit status 8: cannot write" in result.detail
+
+
+def test_taking_4_gb_hits_the_memory_limit():
+    code = "int main(){ size_t n = 4UL << 30; char* p = new char[n]; memset(p, 1, n); cout << p[n - 1]; }"
+    result = run_tests(code, [{"input": "", "output": "ok\n"}], limits=LIMITS, preamble=HEADERS_IO)
+    assert (result.correct, result.reason) == (False, "memory_limit"), result.detail
+    assert "256 MiB" in result.detail
+
+
+def test_writing_1_gb_to_a_file_hits_the_output_limit():
+    code = (
+        'int main(){ static char b[1 << 20]; FILE* f = fopen("big", "w");'
+        " for (int i = 0; i < 1024; i++) fwrite(b, 1, sizeof b, f); fclose(f); }"
+    )
+    result = run_tests(code, [{"input": "", "output": ""}], limits=LIMITS, preamble=HEADERS_IO)
+    assert (result.correct, result.reason) == (False, "output_limit"), result.detail
+
+
+def test_writing_1_gb_in_small_files_fills_only_the_working_tmpfs():
+    code = (
+        "int main(){ static char b[32 << 10]; for (int i = 0; i < 32768; i++) {"
+        ' FILE* f = fopen(to_string(i).c_str(), "w"); size_t w = f ? fwrite(b, 1, sizeof b, f) : 0;'
+        " if (!f || w != sizeof b || fclose(f) != 0) {"
+        ' cerr << "no space left after " << i << " files"; return 9; } } }'
+    )
+    result = run_tests(code, [{"input": "", "output": ""}], limits=LIMITS, preamble=HEADERS_IO)
+    assert (result.correct, result.reason) == (False, "runtime_error"), result.detail
+    assert "exit status 9: no space left after" in result.detail
+    files = int(result.detail.rsplit("after ", 1)[1].split()[0])
+    assert files * 32 <= LIMITS.work_mb * 1024
+
+
+def test_stderr_is_stored_escaped_and_bounded():
+    code = (
+        'int main(){ cerr << string("\\0\\x1b[31m<b>", 8) << string(20000, \'x\') << "end";'
+        " return 1; }"
+    )
+    result = run_tests(code, [{"input": "", "output": ""}], limits=LIMITS, preamble=HEADERS_IO)
+    assert result.reason == "runtime_error"
+    assert "\x00" not in result.detail and "\x1b" not in result.detail
+    assert len(result.detail) < bwrap.DETAIL_CHARS + 40
+    assert result.detail.endswith("xxend")
+    assert bwrap.printable("a\x00b\x1b\n\tc", 100) == "a\\x00b\\x1b\n\tc"
+    assert bwrap.printable("0123456789", 4) == "…6789"
+
+
+@pytest.fixture
+def tools_folder():
+    """Under the system's temporary folder, readable by all: the step's own uid runs what is
+    in it."""
+    folder = Path(tempfile.mkdtemp(prefix="h2r-tools-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def _fake_tools(folder, *, bwrap_fails: bool):
+    """A tool folder where bwrap is missing, or where it fails as it does when the kernel lets
+    nobody make namespaces (the real prlimit and setpriv beside it)."""
+    for name in ("prlimit", "setpriv"):
+        (folder / name).symlink_to(f"/usr/bin/{name}")
+    if bwrap_fails:
+        script = folder / "bwrap"
+        script.write_text(
+            "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because"
+            " the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"
+        )
+        script.chmod(0o755)
+    return str(folder)
+
+
+@pytest.mark.parametrize(
+    ("bwrap_fails", "reason"),
+    [(False, "bwrap is not installed (Debian's bubblewrap package)"),
+     (True, "bubblewrap cannot make its namespaces here (bwrap: No permissions")],
+)  # fmt: skip
+def test_refuses_to_run_without_a_working_bubblewrap(
+    tools_folder, monkeypatch, bwrap_fails, reason
+):
+    monkeypatch.setattr(bwrap, "TOOL_PATH", _fake_tools(tools_folder, bwrap_fails=bwrap_fails))
+    bwrap.probe.cache_clear()
+    try:
+        assert reason in bwrap.probe()
+        with pytest.raises(SandboxUnavailable, match="refusing to run generated code unconfined"):
             run_tests("int main(){}", ADD)
     finally:
         monkeypatch.undo()
-        sandbox.probe.cache_clear()
-    assert sandbox.probe() is None
+        bwrap.probe.cache_clear()
+    assert bwrap.probe() is None
 
 
 def test_limits_options_are_checked():
@@ -295,17 +442,16 @@ def _import_spoc(tmp_path, programs):
 
 
 @pytest.mark.django_db
-def test_a_scoring_run_fails_with_the_reason_when_no_namespace_can_be_made(tmp_path, monkeypatch):
+def test_a_scoring_run_fails_with_the_reason_when_bubblewrap_is_missing(
+    tmp_path, tools_folder, monkeypatch
+):
     from benchmarks.services.scoring_runs import scoring_run_create
     from core.runs import engine
 
     ds, gen = _import_spoc(tmp_path, {"ok": "```cpp\nint main(){ cout << 5; }\n```"})
 
-    def denied(flags):
-        raise OSError(errno.EPERM, "unshare: Operation not permitted")
-
-    monkeypatch.setattr(sandbox, "_unshare", denied)
-    sandbox.probe.cache_clear()
+    monkeypatch.setattr(bwrap, "TOOL_PATH", _fake_tools(tools_folder, bwrap_fails=False))
+    bwrap.probe.cache_clear()
     try:
         run = scoring_run_create(
             generator=gen, dataset=ds, pack="longproc-pseudocode-to-code", start=False
@@ -313,7 +459,20 @@ def test_a_scoring_run_fails_with_the_reason_when_no_namespace_can_be_made(tmp_p
         run = engine.execute_inline(run)
     finally:
         monkeypatch.undo()
-        sandbox.probe.cache_clear()
+        bwrap.probe.cache_clear()
     assert run.status == "failed"
     assert "refusing to run generated code unconfined" in run.error
+    assert "bwrap is not installed" in run.error
     assert run.n_done == 0
+
+
+def test_a_step_bubblewrap_cannot_start_is_the_sandboxs_failure_not_the_programs(
+    tools_folder, monkeypatch
+):
+    # a program that only says what bubblewrap would is judged as a program
+    result = judge('int main(){ cerr << "bwrap: Can\'t fork for pid 1"; return 1; }')
+    assert (result.correct, result.reason) == (False, "runtime_error")
+    assert bwrap.probe() is None  # checked once, before bubblewrap started failing
+    monkeypatch.setattr(bwrap, "TOOL_PATH", _fake_tools(tools_folder, bwrap_fails=True))
+    with pytest.raises(SandboxUnavailable, match=r"could not start a step \(bwrap: No perm"):
+        run_tests("int main(){}", ADD, limits=LIMITS, preamble=HEADERS)
