@@ -20,7 +20,7 @@ from benchmarks.models import Dataset, Generator, Topic
 from core.errors import validation_text
 from core.forms import GatedFormMixin, GatedModelForm
 from core.middleware import text_gate_exempt
-from core.polling import Poll, next_poll
+from core.polling import Poll, ended_headers, next_poll
 from core.roles import is_admin
 from core.runs.console import RunAdmin
 from judging.admin_prompts import PromptVersionAdmin  # noqa: F401 (registers it)
@@ -301,7 +301,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
         run = get_object_or_404(JudgeRun.objects.select_related("judge"), pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
-        return TemplateResponse(
+        response = TemplateResponse(
             request,
             "admin/judging/judgerun/_progress.html",
             {
@@ -312,6 +312,10 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 "notice": notice,
             },
         )
+        htmx = bool(request.headers.get("HX-Request"))
+        for key, value in ended_headers(htmx=htmx, active=run.is_active).items():
+            response[key] = value
+        return response
 
     def cancel_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         return self._act(request, pk, lambda run: services.judge_run_cancel(run=run))
@@ -335,9 +339,11 @@ class JudgeRunAdmin(admin.ModelAdmin):
             notice, level = f"Run {run.pk}: {run.status}.", messages.INFO
         except ValidationError as exc:
             notice, level = f"Run {run.pk}: {validation_text(exc)}", messages.ERROR
-        if request.headers.get("HX-Request"):
+        if request.headers.get("HX-Request") and run.is_active:
             return self.progress_view(request, run.pk, notice=notice)
-        messages.add_message(request, level, notice)
+        messages.add_message(request, level, notice)  # shown by the reloaded run page
+        if request.headers.get("HX-Request"):  # an ended run: the page reloads (HX-Refresh)
+            return self.progress_view(request, run.pk)
         return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
 
 

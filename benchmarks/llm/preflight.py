@@ -5,8 +5,8 @@ instead. Anything else is refused with a sentence naming the base URL and the mo
 that does not answer, refuses the key, answers 404 to both (an address that is no model
 server, such as the app itself), or does not list the model. Refusing at launch, with the
 reason, beats a run that fails request by request (or a mining batch that "completes" with
-every LLM call failed). Backends without a server (``vllm`` offline, ``replay``, dotted
-paths) are not checked here.
+every LLM call failed). A ``replay`` backend's recording must exist and read; backends without
+a server (``vllm`` offline, dotted paths) are not checked here.
 
 The check runs where the run is launched (the web or command process); workers read the key
 from their own environment, so deployments give both the same variables.
@@ -66,10 +66,24 @@ def _listing(ids: list[str], limit: int = 5) -> str:
     return f"it lists {shown}" + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+def _recording_error(config: dict[str, Any]) -> str:
+    """A replay backend's recording must be there and readable (its replies are the model)."""
+    from benchmarks.llm.replay import read_recording, recording_path
+
+    try:
+        read_recording(recording_path(config.get("recording"), backend="replay"))
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
 def preflight_error(config: dict[str, Any], *, timeout_s: float = TIMEOUT_S) -> str:
     """ "" when an ``openai`` backend config's server serves its model; else why not, in one
     sentence naming the base URL and the model."""
-    if (config.get("backend") or "openai") != "openai":
+    backend = config.get("backend") or "openai"
+    if backend == "replay":
+        return _recording_error(config)
+    if backend != "openai":
         return ""
     env = config.get("api_key_env") or ""
     headers = {}

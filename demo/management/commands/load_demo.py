@@ -10,6 +10,8 @@ as a real import:
 - a finished study over every demo generation, labelled by three SIMULATED annotators
   (:mod:`demo.studies`), and a finished mining batch over the bundled corpus whose LLM stages
   replay recorded replies (:mod:`demo.mining`)
+- a judge on the ``replay`` backend, ``demo-replay``, that answers the demo generations from
+  recorded replies (:mod:`demo.replay_judge`), so a judge run launched from the console runs
 
 Running it again changes nothing. It also creates the demo users ``researcher`` (group
 researcher) and ``annotator`` (group annotator); their passwords come from
@@ -189,6 +191,13 @@ class Command(BaseCommand):
             f"  SIMULATED study '{replaced.name}': an alt-test at /judging/compare/validation/"
             f"?study={replaced.pk}&judge={SIM_JUDGE} and a PPI-corrected ranking at "
             f"/judging/compare/rankings/ppi/?study={replaced.pk}&judge={SIM_JUDGE} (demo data)"
+        )
+        from demo.replay_judge import REPLAY_JUDGE, replay_judge_ensure
+
+        replay_judge_ensure()
+        self.stdout.write(
+            f"  judge '{REPLAY_JUDGE}' answers from recorded replies (backend 'replay', no model "
+            f"called): launch a judge run over dataset '{dataset}' at /admin/judging/judgerun/launch/"
         )
         batch = demo_batch_ensure()
         self.stdout.write(
