@@ -141,3 +141,44 @@ def test_the_item_flow_with_the_keyboard_alone(site, live_server, page):
     page.keyboard.press("Enter")
     page.wait_for_url(f"**{reverse('annotation:done', args=[study.slug])}")
     assert page.locator("#completion-code").inner_text() == study.completion_code
+
+
+def test_a_failure_is_marked_with_the_keyboard_alone(site, live_server, page):
+    """Critical failures chosen with the arrow keys, the failure described by typing and linked
+    to an L1 and an L2 step by Tab and Space, then submitted: stored as entered."""
+    from annotation.models import Annotation
+
+    study, base = site["flow"], live_server.url
+    page.goto(enter_url(base, study, "keys-2"))
+    tab_to(page, "I agree")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**{reverse('annotation:training', args=[study.slug])}")
+    tab_to(page, "I understand", limit=200)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#item-form")
+    tab_to(page, "read the goal")
+    page.keyboard.press("Space")
+    for _ in range(page.locator("input.step-check").count()):
+        page.keyboard.press("Tab")
+        page.keyboard.press("Space")
+    tab_to(page, "No critical failures")
+    page.keyboard.press("ArrowDown")  # the radio group's next choice
+    assert page.locator("input[name=choice][value=failure]").is_checked()
+    tab_to(page, "Description of failure 1")
+    page.keyboard.type("L2 skips the soaking, so the beans stay hard")
+    tab_to(page, "L1.1")
+    page.keyboard.press("Space")
+    tab_to(page, "L2.2")
+    page.keyboard.press("Space")
+    tab_to(page, "Submit")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**{reverse('annotation:done', args=[study.slug])}")
+    annotation = Annotation.objects.get(participant__prolific_pid="keys-2")
+    assert annotation.has_failure
+    assert annotation.failures == [
+        {
+            "description": "L2 skips the soaking, so the beans stay hard",
+            "l1_steps": [1],
+            "l2_steps": [2],
+        }
+    ]
