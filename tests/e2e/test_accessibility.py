@@ -73,6 +73,8 @@ def test_the_main_pages_pass_axe(site, live_server, page):
         f"/study/report/{study.pk}/adjudicate/",
         "/study/manage/",
         "/study/manage/new/",
+        "/study/codebook-versions/",
+        "/judging/compare/validation/prompt-versions/",
         "/judging/compare/validation/",
         "/data/",
     ):
