@@ -42,11 +42,3 @@ def next_poll(*, waited: str | None, seen: str | None, mark: str) -> Poll:
         return Poll(FIRST_S, mark)
     most = BUSY_MOST_S if seen != mark else IDLE_MOST_S
     return Poll(round(min(most, max(FIRST_S, previous * FACTOR)), 2), mark)
-
-
-def ended_headers(*, htmx: bool, active: bool) -> dict[str, str]:
-    """The headers of a polled progress partial: once the run is no longer active, an htmx
-    request reloads the page (``HX-Refresh``), so the page's fixed part (its status, counts,
-    finish time and error, rendered when it loaded) shows how the run ended. The reloaded page
-    polls no more, since only an active run's partial polls."""
-    return {"HX-Refresh": "true"} if htmx and not active else {}

@@ -20,9 +20,9 @@ from benchmarks.models import Dataset, Generator, Topic
 from core.errors import validation_text
 from core.forms import GatedFormMixin, GatedModelForm
 from core.middleware import text_gate_exempt
-from core.polling import Poll, ended_headers, next_poll
+from core.polling import Poll, next_poll
 from core.roles import is_admin
-from core.runs.console import RunAdmin
+from core.runs.console import RunAdmin, ended_fields
 from judging.admin_prompts import PromptVersionAdmin  # noqa: F401 (registers it)
 from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment, LeaderboardReport
 from judging.selectors import judgments as selectors
@@ -138,6 +138,9 @@ class LaunchForm(GatedFormMixin, forms.Form):
         if d.get("study"):
             out["study"] = d["study"]
         return out
+
+
+JUDGE_RUN_COUNTS = ("n_parse_failed", "n_reused")  # a judge run's counts beside the engine's
 
 
 def _poll(request: HttpRequest, mark: str) -> Poll:
@@ -310,11 +313,9 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 "poll": _poll(request, _run_mark(run)),
                 "can_act": is_admin(request.user),
                 "notice": notice,
+                "ended": ended_fields(run, extra=JUDGE_RUN_COUNTS),
             },
         )
-        htmx = bool(request.headers.get("HX-Request"))
-        for key, value in ended_headers(htmx=htmx, active=run.is_active).items():
-            response[key] = value
         return response
 
     def cancel_view(self, request: HttpRequest, pk: int) -> HttpResponse:
@@ -339,11 +340,9 @@ class JudgeRunAdmin(admin.ModelAdmin):
             notice, level = f"Run {run.pk}: {run.status}.", messages.INFO
         except ValidationError as exc:
             notice, level = f"Run {run.pk}: {validation_text(exc)}", messages.ERROR
-        if request.headers.get("HX-Request") and run.is_active:
+        if request.headers.get("HX-Request"):
             return self.progress_view(request, run.pk, notice=notice)
-        messages.add_message(request, level, notice)  # shown by the reloaded run page
-        if request.headers.get("HX-Request"):  # an ended run: the page reloads (HX-Refresh)
-            return self.progress_view(request, run.pk)
+        messages.add_message(request, level, notice)
         return redirect(reverse("admin:judging_judgerun_change", args=[run.pk]))
 
 

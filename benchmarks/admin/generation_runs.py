@@ -25,8 +25,8 @@ from benchmarks.services.generation_runs import (
     generation_run_validate,
 )
 from core.forms import GatedFormMixin
-from core.polling import ended_headers
 from core.roles import is_admin
+from core.runs.console import ended_fields
 from core.runs.models import RUN_STATE_FIELDS
 
 CONFIG_FIELDS = (
@@ -158,13 +158,11 @@ class GenerationRunAdmin(admin.ModelAdmin):
         run = get_object_or_404(GenerationRun, pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
-        response = TemplateResponse(
-            request, "admin/benchmarks/generationrun/_live.html", {"run": run}
+        return TemplateResponse(
+            request,
+            "admin/benchmarks/generationrun/_live.html",
+            {"run": run, "ended": ended_fields(run)},
         )
-        htmx = bool(request.headers.get("HX-Request"))
-        for key, value in ended_headers(htmx=htmx, active=run.is_active).items():
-            response[key] = value
-        return response
 
     def get_fields(self, request, obj=None):
         return CONFIG_FIELDS if obj is None else CONFIG_FIELDS + STATE_FIELDS

@@ -65,6 +65,9 @@ def test_the_run_page_shows_how_the_run_ended_without_a_reload(
     page.goto(f"{base}/admin/judging/judgerun/{run.pk}/change/")
     status = page.locator(".field-status .readonly")
     assert status.inner_text().lower() in ("queued", "running")
+    page.evaluate("window.__stayed = true")  # a reload would lose this
     expect(status).to_have_text(DONE, timeout=60_000)
     expect(page.locator(".field-n_done .readonly")).to_have_text("2")
     expect(page.locator("#run-status")).to_have_text("done")
+    expect(page.locator(".field-finished_at .readonly")).not_to_have_text("-")
+    assert page.evaluate("window.__stayed") is True  # updated in place, not reloaded
