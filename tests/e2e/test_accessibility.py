@@ -184,3 +184,14 @@ def test_a_failure_is_marked_with_the_keyboard_alone(site, live_server, page):
             "l2_steps": [2],
         }
     ]
+
+
+def test_the_audit_fails_on_a_moderate_finding(page):
+    """A moderate WCAG finding (here ``html-xml-lang-mismatch``, WCAG 2 A) fails the audit, as
+    serious and critical ones do; only minor findings pass."""
+    page.set_content(
+        '<html lang="en" xml:lang="fr"><head><title>t</title></head>'
+        "<body><main><h1>A page</h1></main></body></html>"
+    )
+    found = serious_violations(page)
+    assert any(v.startswith("html-xml-lang-mismatch (moderate)") for v in found), found

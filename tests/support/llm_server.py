@@ -159,6 +159,11 @@ SERVED_MODELS = (
     "gen-a",
     "gen-b",
     "gen-c",
+    "a",
+    "b",
+    "g",
+    "sliced",
+    "/m",
 )
 
 
