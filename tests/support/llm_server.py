@@ -162,6 +162,7 @@ SERVED_MODELS = (
     "a",
     "b",
     "g",
+    "j",
     "sliced",
     "/m",
 )
