@@ -202,7 +202,9 @@ def test_longproc_axis_ticks_and_runs_in_no_table(demo, researcher):
     from demo.packs import demo_packs_ensure
 
     demo_packs_ensure(stdout=_io.StringIO())
-    untabled = ScoringRun.objects.get(pack="longproc-countdown", dataset__name="longproc-countdown-demo")
+    untabled = ScoringRun.objects.get(
+        pack="longproc-countdown", dataset__name="longproc-countdown-demo"
+    )
     html = researcher.get("/packs/longproc/results/").content.decode()
     svg = _svg(html, "score-length")
     texts = _axis_texts(svg)
@@ -213,6 +215,8 @@ def test_longproc_axis_ticks_and_runs_in_no_table(demo, researcher):
     shown = text[text.index("Shown:") : text.index(".", text.index("Shown:"))]
     assert f"run #{untabled.pk} " not in shown + " " and "run #" in shown
     assert f"run #{untabled.pk}: all 3" in text and "are in no table" in text
+    alone = researcher.get("/packs/longproc/results/", {"run": untabled.pk}).content.decode()
+    assert "Shown: no run in a table (the notes say why)." in " ".join(visible_text(alone).split())
 
 
 def test_procbench_length_plot_ticks_whole_steps(demo, researcher):
