@@ -17,7 +17,6 @@ from judging.services import runs as services
 from tests.judging.factories import FAIL_FAST, make_data, make_judge
 from tests.judging.support import judge_responder
 from tests.support.browser_roles import load_demo, log_in
-from tests.support.llm_fixtures import llm_server  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DONE = re.compile(r"^\s*done\s*$", re.IGNORECASE)  # the status as the console shows it
@@ -52,7 +51,7 @@ def test_the_run_page_shows_how_the_run_ended_without_a_reload(
     llm_server,
     make_user,
     live_server,
-    page,  # noqa: F811
+    page,
 ):
     llm_server.responder = judge_responder
     llm_server.latency_s = 3  # the run is still working when the page loads
