@@ -7,7 +7,16 @@ from rest_framework.routers import DefaultRouter
 from annotation.api import codebook_versions as codebook_versions_api
 from annotation.api import report as report_api
 from annotation.api import views as api
-from annotation.views import flow, item_flow, prolific, prolific_study, report, research, rounds
+from annotation.views import (
+    codebook_versions,
+    flow,
+    item_flow,
+    prolific,
+    prolific_study,
+    report,
+    research,
+    rounds,
+)
 
 # the annotator flow, first (the hottest path): one prefix test, then its own patterns
 flow_pages = [
@@ -30,6 +39,7 @@ pages = [
     path("s/<slug:slug>/", include(flow_pages)),
     # researchers
     path("manage/", research.study_list, name="study_list"),
+    path("codebook-versions/", codebook_versions.codebook_versions, name="codebook_versions"),
     path("manage/new/", research.study_create, name="study_create"),
     path("manage/<int:pk>/", research.progress, name="study_progress"),
     path("manage/<int:pk>/status/", research.set_status, name="study_status"),

@@ -263,6 +263,54 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
 
 
+def nice_ticks(lo: float, hi: float, *, n: int = 5, integer: bool = False) -> list[float]:
+    """Ticks a reader reads at a glance between ``lo`` and ``hi``: multiples of 1, 2, 2.5 or 5
+    times a power of ten, about ``n`` of them, the range's ends included when they fall on one
+    (``integer``: whole numbers only, for counts such as steps)."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(n - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * 0.999)
+    if integer:
+        step = max(1.0, float(math.ceil(step)))
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    t = first
+    while t <= hi + step * 1e-9:
+        ticks.append(round(t, 10))
+        t += step
+    return ticks or [lo, hi]
+
+
+def log_ticks(lo: float, hi: float, *, most: int = 7) -> list[float]:
+    """Ticks of a log axis from 10**lo to 10**hi: the range's ends and the values 1, 2 and 5
+    times a power of ten between them (powers of ten alone when those are too many)."""
+    low, high = 10**lo, 10**hi
+    inner = [
+        m * 10**k
+        for k in range(math.floor(lo) - 1, math.ceil(hi) + 1)
+        for m in (1, 2, 5)
+        if low * 1.15 < m * 10**k < high / 1.15
+    ]
+    if len(inner) + 2 > most:
+        inner = [v for v in inner if math.log10(v).is_integer()]
+    while len(inner) + 2 > most:
+        inner = inner[::2]
+    return [low, *inner, high]
+
+
+def count_label(v: float) -> str:
+    """A count as people write it: 500, 1K, 2K, 8K, 1.5M (3 significant digits)."""
+    if abs(v) >= 1e12:  # FLOPs and the like: powers of ten
+        return f"{v:.2g}"
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if abs(v) >= size:
+            scaled = float(f"{v / size:.3g}")
+            return f"{scaled:g}{suffix}"
+    return f"{float(f'{v:.3g}'):g}"
+
+
 def _fmt(v: float) -> str:
     if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-2):
         return f"{v:.2g}"
@@ -295,9 +343,12 @@ def line_chart_svg(
     id_prefix: str | None = None,
     width: int = 620,
     height: int = 340,
+    y_integer: bool = False,
 ) -> str:
     """``series``: (name, [(x, y, point label)]) — one line per series, points joined in order.
-    ``log_x`` for FLOPs (non-positive x are left out and said so in the description)."""
+    ``log_x`` for FLOPs and token counts (non-positive x are left out and said so in the
+    description; ticks read 500, 1K, 2K …; the axis label says "log scale" once).
+    ``y_integer``: the y ticks are whole numbers (a count, such as steps)."""
     prefix = chart_id(title, id_prefix)
     left, right, top, legend_h = 64, 20, 30, 22 * max(len(series), 1)
     bottom = 48 + legend_h
@@ -328,7 +379,7 @@ def line_chart_svg(
     out.append(
         f'<text x="{left}" y="18" {FONT} font-size="14" font-weight="600">{escape(title)}</text>'
     )
-    for t in _ticks(y_lo, y_hi):
+    for t in nice_ticks(y_lo, y_hi, integer=y_integer):
         y = py(t)
         out.append(
             f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>'
@@ -336,9 +387,10 @@ def line_chart_svg(
         out.append(
             f'<text x="{left - 6}" y="{y + 4:.1f}" {FONT} font-size="11" text-anchor="end">{escape(_fmt(t))}</text>'
         )
-    for t in _ticks(x_lo, x_hi):
+    x_ticks = [math.log10(v) for v in log_ticks(x_lo, x_hi)] if log_x else _ticks(x_lo, x_hi)
+    for t in x_ticks:
         x = left + (t - x_lo) / (x_hi - x_lo) * plot_w
-        label = _fmt(10**t) if log_x else _fmt(t)
+        label = count_label(10**t) if log_x else _fmt(t)
         out.append(
             f'<text x="{x:.1f}" y="{top + plot_h + 16}" {FONT} font-size="11" text-anchor="middle">{escape(label)}</text>'
         )
@@ -347,7 +399,7 @@ def line_chart_svg(
     )
     out.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="{AXIS}"/>')
     out.append(
-        f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h + 34}" {FONT} font-size="12" text-anchor="middle">{escape(x_label + (" (log scale)" if log_x else ""))}</text>'
+        f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h + 34}" {FONT} font-size="12" text-anchor="middle">{escape(x_label + (" (log scale)" if log_x and "log scale" not in x_label else ""))}</text>'
     )
     out.append(
         f'<text transform="translate(14 {top + plot_h / 2:.1f}) rotate(-90)" {FONT} font-size="12" text-anchor="middle">{escape(y_label)}</text>'

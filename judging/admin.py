@@ -22,7 +22,7 @@ from core.forms import GatedFormMixin, GatedModelForm
 from core.middleware import text_gate_exempt
 from core.polling import Poll, next_poll
 from core.roles import is_admin
-from core.runs.console import RunAdmin
+from core.runs.console import RunAdmin, ended_fields
 from judging.admin_prompts import PromptVersionAdmin  # noqa: F401 (registers it)
 from judging.models import Judge, JudgeRun, JudgeRunEstimate, Judgment, LeaderboardReport
 from judging.selectors import judgments as selectors
@@ -138,6 +138,9 @@ class LaunchForm(GatedFormMixin, forms.Form):
         if d.get("study"):
             out["study"] = d["study"]
         return out
+
+
+JUDGE_RUN_COUNTS = ("n_parse_failed", "n_reused")  # a judge run's counts beside the engine's
 
 
 def _poll(request: HttpRequest, mark: str) -> Poll:
@@ -301,7 +304,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
         run = get_object_or_404(JudgeRun.objects.select_related("judge"), pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
-        return TemplateResponse(
+        response = TemplateResponse(
             request,
             "admin/judging/judgerun/_progress.html",
             {
@@ -310,8 +313,10 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 "poll": _poll(request, _run_mark(run)),
                 "can_act": is_admin(request.user),
                 "notice": notice,
+                "ended": ended_fields(run, extra=JUDGE_RUN_COUNTS),
             },
         )
+        return response
 
     def cancel_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         return self._act(request, pk, lambda run: services.judge_run_cancel(run=run))

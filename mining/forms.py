@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
-
 from django import forms
-from django.conf import settings
 
+from benchmarks.llm.replay import recording_problem
 from benchmarks.models import Dataset
 from core.forms import GatedFormMixin
 from core.secrets import llm_config_errors
@@ -162,19 +160,6 @@ class BatchForm(GatedFormMixin, forms.Form):
             if d.get(f"model_{key}"):
                 out[key] = {**default, "model": d[f"model_{key}"]}
         return out
-
-
-def recording_problem(value: str) -> str:
-    """Why ``value`` is not a recording the replay backend can read ("" when it is): a JSONL
-    file inside the project, named by a relative path."""
-    if not value.strip():
-        return "The replay backend needs a recording (a JSONL file of replies)."
-    path = PurePosixPath(value.strip())
-    if path.is_absolute() or ".." in path.parts:
-        return "Give a path inside the project, e.g. demo/fixtures/mining/replies.jsonl."
-    if not (Path(settings.BASE_DIR) / path).is_file():
-        return f"No recording at {value.strip()} in the project."
-    return ""
 
 
 class PromoteForm(GatedFormMixin, forms.Form):

@@ -107,13 +107,23 @@ CHROMIUM_ARGS = [
 SHOTS = Path(__file__).resolve().parent / "perf" / "out" / "screenshots"
 
 
+def chromium_missing() -> str:
+    """Why the browser and accessibility tests cannot run: they fail instead of skipping, so a
+    run without chromium cannot pass with its accessibility checks gone."""
+    return (
+        f"Debian chromium is not installed at {CHROMIUM}: the browser and accessibility tests "
+        "need it. Run `make test` (it installs it through .ci/services.sh) or "
+        "`apt-get install -y chromium fonts-dejavu-core`"
+    )
+
+
 @pytest.fixture(scope="module")
 def browser():
     """One chromium per test module. Playwright's sync API runs an event loop in this thread
     while it is open, so Django's async guard is lifted for exactly that long (the tests' ORM
     calls stay synchronous) and restored afterwards."""
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip(f"Debian chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
+    if shutil.which(CHROMIUM) is None:  # a browser check never skips: it fails, as vLLM's
+        pytest.fail(chromium_missing(), pytrace=False)
     from playwright.sync_api import sync_playwright
 
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")

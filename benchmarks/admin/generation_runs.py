@@ -26,6 +26,7 @@ from benchmarks.services.generation_runs import (
 )
 from core.forms import GatedFormMixin
 from core.roles import is_admin
+from core.runs.console import ended_fields
 from core.runs.models import RUN_STATE_FIELDS
 
 CONFIG_FIELDS = (
@@ -157,7 +158,11 @@ class GenerationRunAdmin(admin.ModelAdmin):
         run = get_object_or_404(GenerationRun, pk=pk)
         if not self.has_view_permission(request, run):
             raise PermissionDenied
-        return TemplateResponse(request, "admin/benchmarks/generationrun/_live.html", {"run": run})
+        return TemplateResponse(
+            request,
+            "admin/benchmarks/generationrun/_live.html",
+            {"run": run, "ended": ended_fields(run)},
+        )
 
     def get_fields(self, request, obj=None):
         return CONFIG_FIELDS if obj is None else CONFIG_FIELDS + STATE_FIELDS

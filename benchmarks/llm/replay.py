@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -68,6 +68,20 @@ def recording_path(value: Any, *, backend: str) -> Path:
         raise ValueError(f"{backend} backend config: 'recording' (a JSONL file path) is required")
     path = Path(value)
     return path if path.is_absolute() else Path(settings.BASE_DIR) / path
+
+
+def recording_problem(value: str) -> str:
+    """Why ``value`` is not a recording a person may point the replay backend at ("" when it
+    is): a JSONL file inside the project, named by a relative path. The one rule of the mining
+    form and the judge's ``recording`` field."""
+    if not value.strip():
+        return "The replay backend needs a recording (a JSONL file of replies)."
+    path = PurePosixPath(value.strip())
+    if path.is_absolute() or ".." in path.parts:
+        return "Give a path inside the project, e.g. demo/fixtures/mining/replies.jsonl."
+    if not (Path(settings.BASE_DIR) / path).is_file():
+        return f"No recording at {value.strip()} in the project."
+    return ""
 
 
 def read_recording(path: Path) -> dict[str, dict[str, Any]]:

@@ -234,6 +234,7 @@ def generation_run_create(
                 **dict(backend_options or {}),
                 "backend": backend,
                 "base_url": base_url,
+                "model": model,
                 "api_key_env": api_key_env,
             }
         )
@@ -288,7 +289,7 @@ def generation_run_create(
 # --- start / resume / cancel -----------------------------------------------------------------
 def _launch_check(config: dict[str, Any]) -> None:
     """Refuse to hand a run to the workers when its API key variable is unset or its server
-    does not answer ``GET /models`` (:mod:`benchmarks.llm.preflight`), naming why."""
+    does not serve its model (:mod:`benchmarks.llm.preflight`), naming why."""
     reason = preflight_error(config)
     if reason:
         raise GenerationRunError(f"cannot launch: {reason}")
@@ -315,6 +316,7 @@ def generation_run_start(
                     **run.backend_options,
                     "backend": run.backend,
                     "base_url": run.base_url,
+                    "model": run.model,
                     "api_key_env": run.api_key_env,
                 }
             )
@@ -370,6 +372,7 @@ def generation_run_rerun_failures(*, run: GenerationRun, enqueue: bool = True) -
                     **run.backend_options,
                     "backend": run.backend,
                     "base_url": run.base_url,
+                    "model": run.model,
                     "api_key_env": run.api_key_env,
                 }
             )

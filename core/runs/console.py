@@ -65,3 +65,21 @@ class RunAdmin(admin.ModelAdmin):
                 change(run)
             except engine.RunStateError as exc:
                 self.message_user(request, str(exc), messages.WARNING)
+
+
+def ended_fields(run: Run, *, extra: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """Once a run is no longer active: (field, the console's text) of its state fields, which
+    its progress partial swaps into the run page's fixed part (``hx-swap-oob``), so the page
+    shows how the run ended (status, counts, finish time, error) without a reload. Empty while
+    the run is active (the fixed part is then swapped when it ends)."""
+    from django.contrib.admin.utils import display_for_field
+
+    if run.is_active:
+        return []
+    out = []
+    for name in (*RUN_STATE_FIELDS, *extra):
+        field = run._meta.get_field(name)
+        if field.is_relation:
+            continue
+        out.append((name, str(display_for_field(getattr(run, name), field, "-"))))
+    return out

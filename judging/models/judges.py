@@ -20,6 +20,7 @@ class Judge(models.Model):
         OPENAI = "openai", "OpenAI-compatible HTTP"
         VLLM = "vllm", "vLLM offline (gpu queue)"
         IMPORTED = "imported", "Imported judgments"
+        REPLAY = "replay", "Recorded replies (replay: no model is called)"
 
     class Endpoint(models.TextChoices):
         CHAT = "chat", "chat/completions"
@@ -49,6 +50,12 @@ class Judge(models.Model):
         help_text="NAME of the environment variable holding the API key (never the key)",
     )
     endpoint = models.CharField(max_length=16, choices=Endpoint.choices, default=Endpoint.CHAT)
+    recording = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="replay backend: the recorded replies it answers from, a JSONL file under the "
+        "project directory (e.g. demo/fixtures/judge/replies.jsonl)",
+    )
     prompt_template = models.CharField(
         max_length=64,
         default=prompting.DEFAULT_TEMPLATE,
@@ -126,7 +133,9 @@ class Judge(models.Model):
 
     # what decides the verdicts: part of judge_id (limits, prices, names are not)
     def identity_config(self) -> dict:
+        replay = {"recording": self.recording} if self.backend == self.Backend.REPLAY else {}
         return {
+            **replay,
             "backend": self.backend,
             "model": self.model,
             "endpoint": self.endpoint,
@@ -168,6 +177,12 @@ class Judge(models.Model):
             )
             if problems:
                 errors["decoding"] = problems
+        if self.backend == self.Backend.REPLAY:
+            from benchmarks.llm.replay import recording_problem
+
+            problem = recording_problem(self.recording)
+            if problem:
+                errors["recording"] = problem
         if self.backend != self.Backend.IMPORTED and not self.model:
             errors["model"] = "required for this backend"
         if errors:
@@ -200,6 +215,7 @@ class Judge(models.Model):
             else "online",
             "batch_price_factor": str(self.batch_price_factor),
             **{k: v for k, v in (self.decoding or {}).items() if k.startswith("vllm")},
+            **({"recording": self.recording} if self.backend == self.Backend.REPLAY else {}),
         }
 
 

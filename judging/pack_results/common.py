@@ -313,6 +313,7 @@ def curve(
     scale: float = 1.0,
     log_x: bool = False,
     digits: int = 3,
+    y_integer: bool = False,
 ) -> dict[str, Any]:
     """One series per generator: ``data[generator][x] = strata`` → points ``{x, label, cell}``
     in x order (points with no instance left out)."""
@@ -331,6 +332,7 @@ def curve(
         "x_label": x_label,
         "y_label": y_label,
         "log_x": log_x,
+        "y_integer": y_integer,
         "digits": digits,
         "series": series,
     }

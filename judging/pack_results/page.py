@@ -70,6 +70,7 @@ def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
             return cached
         instances = run_instances(page, runs)
     built = page.build(instances, selection.boot)
+    in_no_table = built.pop("runs_in_no_table", {})  # named in the notes, not listed as shown
     worked = sorted(
         {str(i.attrs["worked_example"]) for i in instances if "worked_example" in i.attrs}
     )
@@ -77,7 +78,7 @@ def results_report(*, page: PackPage, selection: Selection) -> dict[str, Any]:
     report = {
         "pack": page.name,
         "title": page.title,
-        "runs": [_run_json(r) for r in runs],
+        "runs": [_run_json(r) for r in runs if r.pk not in in_no_table],
         "study": study,
         "generators": sorted({i.generator for i in instances}),
         "n_instances": len(instances),
@@ -210,6 +211,7 @@ def _line(curve: dict) -> str:
         x_label=curve["x_label"],
         y_label=curve["y_label"],
         log_x=curve["log_x"],
+        y_integer=curve.get("y_integer", False),
         value_format=f"{{:.{curve['digits']}f}}",
         id_prefix=f"pack-curve-{curve['id']}",
     )

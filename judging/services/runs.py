@@ -242,7 +242,7 @@ def judge_run_cancel(*, run: JudgeRun) -> JudgeRun:
 
 def judge_launch_check(*, judge: Judge) -> None:
     """Refuse to hand a run to the workers when the judge's API key variable is unset or its
-    server does not answer ``GET /models`` (:mod:`benchmarks.llm.preflight`), naming why."""
+    server does not serve its model (:mod:`benchmarks.llm.preflight`), naming why."""
     reason = preflight_error(judge.backend_config())
     if reason:
         raise ValidationError({"judge": f"judge {judge.name!r} cannot be launched: {reason}"})

@@ -118,7 +118,7 @@ def _clean_backends(
 
 def batch_launch_check(*, backends: dict[str, dict[str, Any]]) -> None:
     """Refuse to hand a batch to the workers when a stage's API key variable is unset or its
-    server does not answer ``GET /models`` (:mod:`benchmarks.llm.preflight`), naming the stage
+    server does not serve its model (:mod:`benchmarks.llm.preflight`), naming the stage
     and why (a batch whose every LLM call fails would otherwise "complete")."""
     checked: dict[str, str] = {}
     for key, config in (backends or {}).items():

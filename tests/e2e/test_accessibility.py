@@ -1,5 +1,5 @@
 """Accessibility: the main pages pass an axe-core audit (WCAG 2.1 A and AA rules)
-with no serious or critical violation, and the whole item flow works with the keyboard alone,
+with no moderate, serious or critical violation, and the whole item flow works with the keyboard alone,
 with labelled fields, landmarks and live regions for the countdown and the save state.
 
 axe-core is the copy shipped inside the ``axe-playwright-python`` package (nothing is fetched
@@ -20,12 +20,15 @@ WCAG_21_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21
 AXE = Axe()
 
 
+FAILING_IMPACTS = ("moderate", "serious", "critical")  # only "minor" findings are let through
+
+
 def serious_violations(page) -> list[str]:
     results = AXE.run(page, options=WCAG_21_AA).response
     return [
         f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]} {v['help']}"
         for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
+        if v["impact"] in FAILING_IMPACTS
     ]
 
 
@@ -70,6 +73,8 @@ def test_the_main_pages_pass_axe(site, live_server, page):
         f"/study/report/{study.pk}/adjudicate/",
         "/study/manage/",
         "/study/manage/new/",
+        "/study/codebook-versions/",
+        "/judging/compare/validation/prompt-versions/",
         "/judging/compare/validation/",
         "/data/",
     ):
@@ -138,3 +143,55 @@ def test_the_item_flow_with_the_keyboard_alone(site, live_server, page):
     page.keyboard.press("Enter")
     page.wait_for_url(f"**{reverse('annotation:done', args=[study.slug])}")
     assert page.locator("#completion-code").inner_text() == study.completion_code
+
+
+def test_a_failure_is_marked_with_the_keyboard_alone(site, live_server, page):
+    """Critical failures chosen with the arrow keys, the failure described by typing and linked
+    to an L1 and an L2 step by Tab and Space, then submitted: stored as entered."""
+    from annotation.models import Annotation
+
+    study, base = site["flow"], live_server.url
+    page.goto(enter_url(base, study, "keys-2"))
+    tab_to(page, "I agree")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**{reverse('annotation:training', args=[study.slug])}")
+    tab_to(page, "I understand", limit=200)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#item-form")
+    tab_to(page, "read the goal")
+    page.keyboard.press("Space")
+    for _ in range(page.locator("input.step-check").count()):
+        page.keyboard.press("Tab")
+        page.keyboard.press("Space")
+    tab_to(page, "No critical failures")
+    page.keyboard.press("ArrowDown")  # the radio group's next choice
+    assert page.locator("input[name=choice][value=failure]").is_checked()
+    tab_to(page, "Description of failure 1")
+    page.keyboard.type("L2 skips the soaking, so the beans stay hard")
+    tab_to(page, "L1.1")
+    page.keyboard.press("Space")
+    tab_to(page, "L2.2")
+    page.keyboard.press("Space")
+    tab_to(page, "Submit")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**{reverse('annotation:done', args=[study.slug])}")
+    annotation = Annotation.objects.get(participant__prolific_pid="keys-2")
+    assert annotation.has_failure
+    assert annotation.failures == [
+        {
+            "description": "L2 skips the soaking, so the beans stay hard",
+            "l1_steps": [1],
+            "l2_steps": [2],
+        }
+    ]
+
+
+def test_the_audit_fails_on_a_moderate_finding(page):
+    """A moderate WCAG finding (here ``html-xml-lang-mismatch``, WCAG 2 A) fails the audit, as
+    serious and critical ones do; only minor findings pass."""
+    page.set_content(
+        '<html lang="en" xml:lang="fr"><head><title>t</title></head>'
+        "<body><main><h1>A page</h1></main></body></html>"
+    )
+    found = serious_violations(page)
+    assert any(v.startswith("html-xml-lang-mismatch (moderate)") for v in found), found

@@ -64,6 +64,43 @@ def test_launch_refused_when_the_server_does_not_answer(enqueued):
     assert not JudgeRun.objects.exists() and enqueued == []
 
 
+def test_launch_refused_when_the_server_answers_404_to_everything(live_server, enqueued):
+    """A base URL that is no model server (here the app itself): GET /models and the one-token
+    request both answer 404, so the launch is refused naming the base URL and the model."""
+    data = make_data(n=2)
+    base = f"{live_server.url}/v1"
+    judge = make_judge(name="self-judge", base_url=base, preset=FAIL_FAST, model="gpt-4.1")
+    with pytest.raises(ValidationError) as info:
+        services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+    message = str(info.value)
+    assert base in message and "'gpt-4.1'" in message and "HTTP 404" in message
+    assert not JudgeRun.objects.exists() and enqueued == []
+
+
+def test_launch_refused_when_the_model_is_not_listed(llm_server, enqueued):
+    data = make_data(n=2)
+    judge = make_judge(name="typo", base_url=llm_server.base_url, preset=FAIL_FAST, model="gtp-4.1")
+    with pytest.raises(ValidationError) as info:
+        services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+    message = str(info.value)
+    assert f"the server at {llm_server.base_url} does not serve the model 'gtp-4.1'" in message
+    assert "'test-model'" in message  # what it does list, so the typo shows
+    assert not JudgeRun.objects.exists() and enqueued == [] and llm_server.requests == []
+
+
+def test_launch_without_a_model_list_sends_one_token(enqueued):
+    """A server that offers no GET /models passes when one request of one token succeeds."""
+    from tests.support.llm_server import LLMTestServer
+
+    data = make_data(n=2)
+    with LLMTestServer(models=None) as server:
+        judge = make_judge(name="plain", base_url=server.base_url, preset=FAIL_FAST)
+        run = services.judge_run_create(judge=judge, selection={"dataset": data["dataset"].pk})
+        assert enqueued == [run.pk]
+        [probe] = server.requests
+        assert probe.body["max_tokens"] == 1 and probe.body["model"] == "m"
+
+
 def test_api_and_console_show_the_refusal(llm_server, make_user, roles, enqueued):
     data = make_data(n=2)
     make_judge(name="down", base_url=dead_url(), preset=FAIL_FAST)

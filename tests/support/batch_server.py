@@ -214,7 +214,10 @@ class BatchTestServer:
 
     def _route(self, method: str, parts: list[str], raw: bytes, ctype: str) -> tuple[int, Any]:
         if method == "GET" and parts == ["models"]:
-            return 200, {"object": "list", "data": [{"id": "m", "object": "model"}]}
+            from tests.support.llm_server import SERVED_MODELS
+
+            data = [{"id": m, "object": "model"} for m in SERVED_MODELS]
+            return 200, {"object": "list", "data": data}
         if method == "POST" and parts == ["files"]:
             self.calls["upload"] += 1
             message = BytesParser(policy=HTTP).parsebytes(

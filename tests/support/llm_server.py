@@ -23,6 +23,9 @@ responder answers ``"echo: "`` + the last user message / prompt (deterministic).
 ``req.prompt_text`` is the prompt (completions) or the messages' contents joined (chat);
 ``req.body`` is the parsed JSON body, e.g. ``req.body.get("response_format")``.
 
+Models: ``GET /v1/models`` lists ``models`` (default :data:`SERVED_MODELS`); with
+``models=None`` the server offers no model list (HTTP 404), as some servers do.
+
 Latency: ``server.latency_s = 0.2`` makes every reply wait 200 ms (or pass ``latency_s=``).
 
 Faults on demand, consumed in order by the next matching requests::
@@ -126,6 +129,45 @@ def _http_response(status: int, payload: bytes, headers: dict[str, str] | None =
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
 
 
+# What ``GET /v1/models`` lists by default: the model names the suite's judges, generators and
+# mining stages use (a run's launch check refuses a model the server does not list).
+SERVED_MODELS = (
+    "test-model",
+    "test-model-b",
+    "m",
+    "m1",
+    "m2",
+    "m-b",
+    "x",
+    "jm",
+    "judge-model",
+    "gen-model",
+    "conv-model",
+    "another-model",
+    "model-x",
+    "model-y",
+    "teacher",
+    "teacher-model",
+    "gpt-4.1",
+    "gpt-4o",
+    "gpt-5",
+    "gpt-x",
+    "org/m",
+    "org/model-8b",
+    "org/judge-model",
+    "how2judge-8b",
+    "gen-a",
+    "gen-b",
+    "gen-c",
+    "a",
+    "b",
+    "g",
+    "j",
+    "sliced",
+    "/m",
+)
+
+
 class LLMTestServer:
     """An asyncio HTTP/1.1 server (keep-alive, TCP_NODELAY) on its own thread; responders run
     on a thread pool, so a responder may block (e.g. ``time.sleep``) without stalling others."""
@@ -135,7 +177,7 @@ class LLMTestServer:
         *,
         responder: Responder | None = None,
         latency_s: float = 0.0,
-        models: tuple[str, ...] = ("test-model",),
+        models: tuple[str, ...] | None = SERVED_MODELS,
         responder_threads: int = 256,
     ) -> None:
         self.responder: Responder = responder or default_responder
@@ -262,7 +304,7 @@ class LLMTestServer:
     ) -> bytes | None:
         path = target.split("?", 1)[0].rstrip("/")
         if method == "GET":
-            if path.endswith("/v1/models"):
+            if path.endswith("/v1/models") and self.models is not None:
                 body = {
                     "object": "list",
                     "data": [

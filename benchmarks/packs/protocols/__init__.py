@@ -4,7 +4,7 @@ items of one scorer pack, as that pack's paper does. Pure: no Django.
 ``how2everything`` (the default) is the H.2 protocol of :mod:`benchmarks.generation` and has
 no object here; every other protocol is named after the scorer pack its outputs are scored by:
 
-- ``longproc-html-to-tsv``, ``longproc-path-traversal``, ``longproc-tom-tracking``,
+- ``longproc-html-to-tsv``, ``longproc-pseudocode-to-code``, ``longproc-path-traversal``, ``longproc-tom-tracking``,
   ``longproc-countdown``, ``longproc-travel`` (:mod:`.longproc`);
 - ``procbench`` (:mod:`.procbench`), ``scirecipe`` (:mod:`.scirecipe`),
   ``customplans`` (:mod:`.customplans`).

@@ -2,8 +2,9 @@
 greedy decoding, a budget of the item's level plus a buffer (16K for reasoning models), the
 answer extracted by the task's tags with the thinking kept, the finish reason recorded. Pure.
 
-Prompts (``benchmarks/prompts/longproc_*.txt``): HTML→TSV, Path Traversal, Countdown and Travel
-Planning are Prompts H.1, H.3, H.4 and H.5 of the paper. The paper prints no prompt for ToM
+Prompts (``benchmarks/prompts/longproc_*.txt``): HTML→TSV, Pseudocode→Code, Path Traversal,
+Countdown and Travel Planning are Prompts H.1–H.5 of the paper (H.2's ```` ```cpp ```` markers
+as the prompt means them; the printed text lost the backticks). The paper prints no prompt for ToM
 Tracking (Appendix H has none; only the data point of Example F.4): ``longproc_tom_tracking.txt``
 is written for this app from F.4's task text and target output format.
 
@@ -11,6 +12,8 @@ The item fields each prompt reads (besides the scorer's own fields):
 
 - ``html-to-tsv``: ``html``, ``task_topic``, ``target_information`` (the properties, and the
   "Only extract the rows where …" condition of the Filtering setting), ``tsv_header``;
+- ``pseudocode-to-code``: ``pseudocode`` (the SPoC program's lines, a string or an array of
+  lines); the answer is the last ```` ```cpp ```` block, which its scorer compiles and tests;
 - ``path-traversal``: ``context`` (the "X is a lively city…" lines), ``src_city``, ``dst_city``;
 - ``tom-tracking``: ``story``, ``question``, ``few_shot`` (optional);
 - ``countdown``: ``numbers``, ``target``, ``few_shot`` (the examples with their search
@@ -43,6 +46,7 @@ from core.templating import fill_template
 # task → (scorer pack, prompt file)
 TASKS: dict[str, tuple[str, str]] = {
     "html-to-tsv": ("longproc-html-to-tsv", "longproc_html_to_tsv.txt"),
+    "pseudocode-to-code": ("longproc-pseudocode-to-code", "longproc_pseudocode_to_code.txt"),
     "path-traversal": ("longproc-path-traversal", "longproc_path_traversal.txt"),
     "tom-tracking": ("longproc-tom-tracking", "longproc_tom_tracking.txt"),
     "countdown": ("longproc-countdown", "longproc_countdown.txt"),
@@ -130,6 +134,11 @@ def longproc_prompt(
             k: item_text(record, k)
             for k in ("html", "task_topic", "target_information", "tsv_header")
         }
+    elif task == "pseudocode-to-code":
+        lines = record.get("pseudocode")
+        if isinstance(lines, list) and lines and all(isinstance(x, str) for x in lines):
+            record = {**record, "pseudocode": "\n".join(lines)}
+        values = {"pseudocode": item_text(record, "pseudocode")}
     elif task == "path-traversal":
         values = {k: item_text(record, k) for k in ("context", "src_city", "dst_city")}
     elif task == "tom-tracking":
@@ -172,6 +181,8 @@ def longproc_answer(task: str, raw: str) -> str | None:
     ``<think>`` content kept, as the paper)."""
     if task == "html-to-tsv":
         return extract_fenced(raw, "tsv")
+    if task == "pseudocode-to-code":
+        return extract_fenced(raw, "cpp")
     if task == "path-traversal":
         return extract_tagged(raw, "Route")
     if task == "tom-tracking":

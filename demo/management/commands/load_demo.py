@@ -8,8 +8,11 @@ as a real import:
 - ``import_judgments judgments/<generator>.jsonl --judge paper-published --generator <generator>``
 - ``create_study`` for a small open demo study over the Gemini 2.5 Pro generations
 - a finished study over every demo generation, labelled by three SIMULATED annotators
-  (:mod:`demo.studies`), an uploaded label set (:mod:`demo.label_sets`), and a finished mining batch over the bundled corpus whose LLM stages
+  (:mod:`demo.studies`), an uploaded label set (:mod:`demo.label_sets`), and a finished mining
+  batch over the bundled corpus whose LLM stages
   replay recorded replies (:mod:`demo.mining`)
+- a judge on the ``replay`` backend, ``demo-replay``, that answers the demo generations from
+  recorded replies (:mod:`demo.replay_judge`), so a judge run launched from the console runs
 
 Running it again changes nothing. It also creates the demo users ``researcher`` (group
 researcher) and ``annotator`` (group annotator); their passwords come from
@@ -196,6 +199,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  uploaded label set '{uploaded.name}': its verdicts at "
             f"/judging/compare/label-sets/{uploaded.pk}/ (SIMULATED labels)"
+        )
+        from demo.replay_judge import REPLAY_JUDGE, replay_judge_ensure
+
+        replay_judge_ensure()
+        self.stdout.write(
+            f"  judge '{REPLAY_JUDGE}' answers from recorded replies (backend 'replay', no model "
+            f"called): launch a judge run over dataset '{dataset}' at /admin/judging/judgerun/launch/"
         )
         batch = demo_batch_ensure()
         self.stdout.write(

@@ -82,6 +82,8 @@ def build(instances: Sequence[Instance], boot: Bootstrap) -> dict[str, Any]:
         lambda: defaultdict(lambda: defaultdict(dict))
     )
     no_level = no_score = 0
+    no_level_by_run: dict[int | None, int] = defaultdict(int)
+    tabled_runs: set[int | None] = set()
     for inst in instances:
         score = score_of(inst)
         level = level_of(inst.attrs.get("level"))
@@ -90,7 +92,9 @@ def build(instances: Sequence[Instance], boot: Bootstrap) -> dict[str, Any]:
             continue
         if level is None:
             no_level += 1
+            no_level_by_run[inst.run] += 1
             continue
+        tabled_runs.add(inst.run)
         task = task_of(inst.pack)
         cells[inst.generator][level].setdefault(task, {})[inst.item] = score
         done = inst.metrics.get("terminated")
@@ -184,8 +188,25 @@ def build(instances: Sequence[Instance], boot: Bootstrap) -> dict[str, Any]:
             digits=1,
         )
     ]
+    # a run whose every scored instance has no level is in no table: the page does not list it
+    # among the runs shown, and says why here
+    untabled = {
+        run: f"its {n} scored instance(s) have no level (0.5K, 2K or 8K), so it is in no table"
+        for run, n in no_level_by_run.items()
+        if run is not None and run not in tabled_runs
+    }
     if no_level:
-        notes.append(f"{no_level} scored instance(s) have no level (0.5K, 2K or 8K): left out.")
+        runs = "".join(f"; run #{run}: all {no_level_by_run[run]}" for run in sorted(untabled))
+        notes.append(
+            f"{no_level} scored instance(s) have no level (0.5K, 2K or 8K) and are in no "
+            f"table{runs}."
+        )
     if no_score:
         notes.append(f"{no_score} instance(s) without a score left out.")
-    return {"tables": tables, "curves": curves, "notes": notes, "headline": "levels"}
+    return {
+        "tables": tables,
+        "curves": curves,
+        "notes": notes,
+        "headline": "levels",
+        "runs_in_no_table": untabled,
+    }

@@ -123,6 +123,7 @@ def build(instances: Sequence[Instance], boot: Bootstrap) -> dict[str, Any]:
             data={g: by_length[g] for g in sorted(by_length)},
             boot=boot,
             digits=2,
+            y_integer=True,  # steps: the ticks are whole steps
         )
     ]
     notes = []

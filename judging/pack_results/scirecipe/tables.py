@@ -101,13 +101,23 @@ def build(instances: Sequence[Instance], boot: Bootstrap) -> dict[str, Any]:
             "has no value on some instance (KW-F1 is computed only with the option kw_f1=keybert; "
             "the lexical metrics need a reference text)."
         )
+    raw_semantic = any((_value(i.metrics, "semantic_a") or 0.0) > 1.0 for i in instances)
+    why_over_100 = (
+        " Semantic-A is on its raw scale, 0 to 1.5 (the scorer's default semantic_a=mean, the "
+        "mean semantic term of §3.3.2), so ×100 it runs to 150 and Avg can pass 100; score with "
+        "semantic_a=mean_normalized for 0 to 100."
+        if raw_semantic
+        else ""
+    )
+    if raw_semantic:
+        notes.append("Table 1: values above 100 are Semantic-A's raw scale (see its caption).")
     table1_cols = [*TABLE1.items(), (AVG, "Avg")]
     tables = [
         _table(
             "table1",
             "SciRecipe-Eval metrics (Table 1)",
             "Mean ×100 over instances with a 95% bootstrap CI over instances; Avg is the mean of "
-            "the metrics (per instance, then over instances); n = instances.",
+            "the metrics (per instance, then over instances); n = instances." + why_over_100,
             table1_cols,
             instances,
             boot=boot,

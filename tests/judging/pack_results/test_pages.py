@@ -182,3 +182,45 @@ def test_report_is_cached_until_a_run_of_the_family_changes(demo):
     with CaptureQueriesContext(connection) as fresh:
         assert results_report(page=page, selection=selection)["tables"] == first["tables"]
     assert any("benchmarks_generation" in q["sql"] for q in fresh.captured_queries)
+
+
+def _axis_texts(svg: str) -> list[str]:
+    return re.findall(r"<text [^>]*>([^<]*)</text>", svg)
+
+
+def _svg(html: str, curve_id: str) -> str:
+    start = html.rfind("<svg", 0, html.index(f'id="pack-curve-{curve_id}'))
+    return html[start : html.index("</svg>", start)]
+
+
+def test_longproc_axis_ticks_and_runs_in_no_table(demo, researcher):
+    """The score-against-length plot says "log scale" once and reads its ticks as token counts;
+    a run whose instances have no level is in no table, so it is not listed as shown but named
+    in the notes with why (the packs' demo run of Countdown has no levels)."""
+    import io as _io
+
+    from demo.packs import demo_packs_ensure
+
+    demo_packs_ensure(stdout=_io.StringIO())
+    untabled = ScoringRun.objects.get(
+        pack="longproc-countdown", dataset__name="longproc-countdown-demo"
+    )
+    html = researcher.get("/packs/longproc/results/").content.decode()
+    svg = _svg(html, "score-length")
+    texts = _axis_texts(svg)
+    assert "output length level (tokens, log scale)" in texts
+    assert "(log scale) (log scale)" not in html and "e+0" not in " ".join(texts)
+    assert {"500", "1K", "2K", "8K"} <= set(texts), texts
+    text = " ".join(visible_text(html).split())
+    shown = text[text.index("Shown:") : text.index(".", text.index("Shown:"))]
+    assert f"run #{untabled.pk} " not in shown + " " and "run #" in shown
+    assert f"run #{untabled.pk}: all 3" in text and "are in no table" in text
+    alone = researcher.get("/packs/longproc/results/", {"run": untabled.pk}).content.decode()
+    assert "Shown: no run in a table (the notes say why)." in " ".join(visible_text(alone).split())
+
+
+def test_procbench_length_plot_ticks_whole_steps(demo, researcher):
+    html = researcher.get("/packs/procbench/results/").content.decode()
+    svg = _svg(html, "pml-length")
+    y_ticks = re.findall(r'<text x="58" y="[^"]+" [^>]*text-anchor="end">([^<]*)</text>', svg)
+    assert len(y_ticks) >= 2 and all(t.lstrip("-").isdigit() for t in y_ticks), y_ticks

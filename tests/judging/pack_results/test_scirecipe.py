@@ -67,6 +67,22 @@ def test_table1_by_hand(report):
     assert test["difference"] == pytest.approx(gold["avg"]["value"] - ex["avg"]["value"])
 
 
+def test_table1_says_why_values_pass_100(report):
+    """Semantic-A's default scale is 0–1.5 (the gold copy: 150), so Table 1 says so where a
+    value passes 100; normalised scores (0–1) get no such words."""
+    built, tables = report
+    assert "Semantic-A is on its raw scale, 0 to 1.5" in tables["table1"]["caption"]
+    assert any("values above 100 are Semantic-A's raw scale" in n for n in built["notes"])
+    unit = [
+        Instance(i.generator, i.item, i.pack, {**i.metrics, "semantic_a": 0.5})
+        for i in scored("gold-reference")
+    ]
+    plain = build(unit, BOOT)
+    (t1,) = [t for t in plain["tables"] if t["id"] == "table1"]
+    assert "raw scale" not in t1["caption"]
+    assert not any("above 100" in n for n in plain["notes"])
+
+
 def test_score_parts_bleu_and_levels(report):
     _built, tables = report
     assert cells(tables["score"], "gold-reference")["format_gate"]["n"] == 0  # structured: n/a

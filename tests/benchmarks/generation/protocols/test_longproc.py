@@ -104,6 +104,18 @@ OTHER_LONGPROC = [
         {"f1": 1.0},
     ),
     (
+        "longproc-pseudocode-to-code",
+        {
+            "id": "pc",
+            "level": "2k",
+            "pseudocode": ["create integer n", "read n", "print n * 2 and a new line"],
+            "tests": [{"input": "3\n", "output": "6\n"}, {"input": "21\n", "output": "42\n"}],
+        },
+        "Here it is:\n```cpp\nint main() {\n  int n;\n  cin >> n;\n  cout << n * 2 << endl;\n}\n```",
+        "[PSEUDOCODE]:\n\ncreate integer n\nread n\nprint n * 2 and a new line",
+        {"correct": 1},
+    ),
+    (
         "longproc-tom-tracking",
         {
             "id": "t",
