@@ -26,3 +26,22 @@ def label_set_plan(
         human=rows["human"], judge=rows["judge"], unlabelled=len(rows["unlabelled"]),
         cost_human=cost_human, cost_judge=cost_judge, target=target, value=value,
     )  # fmt: skip
+
+
+def study_human_cost(study_id: int) -> tuple[float, str, str]:
+    """``(cost of one human label, currency, the rule in words)`` from a study's pay terms and
+    ``PROLIFIC_FEE_RATE``; a ``LookupError`` naming what is missing."""
+    from annotation.conf import prolific_fee_rate
+    from annotation.models import Study, StudyPay
+    from validation.ppi_plan.costs import cost_words, human_label_cost
+
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise LookupError(f"no study with id {study_id}")
+    pay = StudyPay.objects.filter(study=study).first()
+    if pay is None or (pay.reward <= 0 and pay.bonus_per_item <= 0):
+        raise LookupError(f"study {study.name!r} has no reward set: give --cost-human")
+    terms = {"reward": pay.reward, "items_per_participant": study.items_per_participant,
+             "bonus_per_item": pay.bonus_per_item, "overlap": study.overlap,
+             "fee_rate": prolific_fee_rate()}  # fmt: skip
+    return human_label_cost(**terms), pay.currency, cost_words(**terms, currency=pay.currency)

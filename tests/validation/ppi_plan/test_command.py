@@ -104,3 +104,38 @@ def test_cost_refusal_names_the_option(pilot):
     with pytest.raises(CommandError, match="--cost-judge: expected a number above 0"):
         _run("--labelled", pilot, "--cost-human", "1", "--cost-judge", "0", "--budget", "9")
     assert Path(pilot).exists()
+
+
+@pytest.mark.django_db
+def test_the_cost_of_a_human_label_from_a_study_pay_terms(settings):
+    from annotation.models import StudyPay
+    from tests.annotation.factories import make_study
+
+    settings.PROLIFIC_FEE_RATE = "0.25"
+    study = make_study(overlap=3, items_per_participant=20)
+    StudyPay.objects.create(study=study, reward="2.00", bonus_per_item="0.05", currency="USD")
+    args = ("--ppi-corr", "0.7", "--sigma", "0.4", "--cost-judge", "0.01", "--budget", "300")
+    got = json.loads(_run("--study", str(study.pk), *args, "--format", "json"))
+    # 3 annotators × (2.00 / 20 items + 0.05 bonus) × (1 + 0.25 fee)
+    assert got["cost_human"] == pytest.approx(0.5625)
+    want = json.loads(_run("--cost-human", "0.5625", *args, "--format", "json"))
+    assert {k: got[k] for k in ("n", "N", "cost")} == {k: want[k] for k in ("n", "N", "cost")}
+    text = _run("--study", str(study.pk), *args)
+    assert " USD" in text.splitlines()[0]
+    assert "3 annotator(s) per item × (2.00 reward / 20 items + 0.05 bonus per item)" in text
+
+
+@pytest.mark.django_db
+def test_a_study_without_a_reward_is_refused_by_name():
+    from annotation.models import StudyPay
+    from tests.annotation.factories import make_study
+
+    study = make_study()
+    StudyPay.objects.create(study=study)
+    args = ("--ppi-corr", "0.7", "--sigma", "0.4", "--cost-judge", "0.01", "--budget", "300")
+    with pytest.raises(CommandError, match=f"--study: study {study.name!r} has no reward set"):
+        _run("--study", str(study.pk), *args)
+    with pytest.raises(CommandError, match="--study: no study with id 999999"):
+        _run("--study", "999999", *args)
+    with pytest.raises(CommandError, match="--cost-human: required"):
+        _run(*args)

@@ -1,5 +1,6 @@
 """python manage.py ppi_plan --labelled FILE --cost-human C --cost-judge c
-(--budget B | --effective-n N | --half-width H) [--judge NAME] [--currency GBP] [--format json]
+(--budget B | --effective-n N | --half-width H) [--judge NAME] [--currency GBP] [--format json];
+--study ID instead of --cost-human takes the study's pay terms (:mod:`validation.ppi_plan.costs`)
 
 or, without pilot labels, --ppi-corr R --sigma S instead of --labelled. FILE is a label-set file
 (:mod:`annotation.label_set_file`): an item's human label is the majority of its annotators (a
@@ -14,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.label_set_file import LabelSetError, read_label_set
 from validation.label_sets.adapters import ALL_GROUPS, judge_names, ppi_inputs
+from validation.ppi_plan.reads import study_human_cost
 from validation.ppi_plan.stats import (
     BUDGET,
     EFFECTIVE_N,
@@ -50,7 +52,12 @@ class Command(BaseCommand):
         parser.add_argument("--judge", help="with --labelled: the judge (default: the first)")
         parser.add_argument("--ppi-corr", type=float, help="without pilot: judge–human correlation")
         parser.add_argument("--sigma", type=float, help="without pilot: σ of a human 0/1 label")
-        parser.add_argument("--cost-human", type=float, required=True, help="cost of one label")
+        parser.add_argument(
+            "--cost-human", type=float, help="cost of one human label (default: --study's terms)"
+        )
+        parser.add_argument(
+            "--study", type=int, help="a study id: its reward per item plus PROLIFIC_FEE_RATE"
+        )
         parser.add_argument("--cost-judge", type=float, required=True, help="cost of one verdict")
         target = parser.add_mutually_exclusive_group(required=True)
         target.add_argument("--budget", type=float, help="total budget to spend")
@@ -65,6 +72,15 @@ class Command(BaseCommand):
         kind, value = next(
             (k, opts[k]) for k in (BUDGET, EFFECTIVE_N, HALF_WIDTH) if opts[k] is not None
         )
+        said = ""
+        if opts["study"] is not None and opts["cost_human"] is None:
+            try:
+                opts["cost_human"], currency, said = study_human_cost(opts["study"])
+            except LookupError as exc:
+                raise CommandError(f"--study: {exc}") from None
+            opts["currency"] = opts["currency"] or currency
+        elif opts["cost_human"] is None:
+            raise CommandError("--cost-human: required (or give --study ID to use its pay terms)")
         costs = {"cost_human": opts["cost_human"], "cost_judge": opts["cost_judge"]}
         try:
             if opts["labelled"]:
@@ -95,6 +111,7 @@ class Command(BaseCommand):
             raise CommandError(f"{OPTIONS.get(exc.field, exc.field)}: {exc}") from None
         if opts["format"] == "json":
             out = {k: plan[k] for k in KEYS}
+            out["cost_human"] = plan["cost_human"]
             for key in ("pilot", "note"):
                 if key in plan:
                     out[key] = plan[key]
@@ -103,6 +120,8 @@ class Command(BaseCommand):
         cur = opts["currency"]
         for sentence in plan_sentences(plan, currency=cur):
             self.stdout.write(sentence)
+        if said:
+            self.stdout.write(said)
         self.stdout.write(
             f"Human labels n: {plan['n']:,}; judge verdicts: {plan['judge_verdicts']:,} "
             f"(N = {plan['N']:,} judge-only items); cost {money(plan['cost'], cur)}"
