@@ -38,6 +38,8 @@ CONFIDENCE = 0.95
 MIN_PILOT = 2
 BUDGET, EFFECTIVE_N, HALF_WIDTH = "budget", "effective_n", "half_width"
 TARGETS = (BUDGET, EFFECTIVE_N, HALF_WIDTH)
+MIN_COST = 1e-6  # a millionth of the currency: below it the arithmetic overflows, not the plan
+MAX_TARGET = 1e12  # a budget or an effective n past this is a typing slip, not a study
 
 
 class PlanError(ValueError):
@@ -79,10 +81,19 @@ def _positive(field: str, value: float | None) -> float:
     return float(value)
 
 
+def _cost(field: str, value: float | None) -> float:
+    value = _positive(field, value)
+    if value < MIN_COST:
+        raise PlanError(field, f"at least {MIN_COST} is expected, got {value!r}")
+    return value
+
+
 def _target(target: str, value: float) -> tuple[float, str]:
     if target not in TARGETS:
         raise PlanError("target", f"expected one of {', '.join(TARGETS)}, got {target!r}")
     value = _positive(target, value)
+    if value > MAX_TARGET:
+        raise PlanError(target, f"at most {MAX_TARGET:,.0f} is planned, got {value!r}")
     if target == HALF_WIDTH and value >= 0.5:
         raise PlanError(
             target, f"a half-width on How2Score (0 to 1) below 0.5 is expected, got {value!r}"

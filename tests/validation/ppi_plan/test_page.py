@@ -93,3 +93,22 @@ def test_refusals_at_their_field_with_the_text_kept(client, label_set, params, f
 def test_annotators_see_nothing(client, label_set, make_user):
     client.force_login(make_user("ann", role="annotator"))
     assert client.get(_url(label_set)).status_code in (302, 403, 404)
+
+
+def test_a_label_set_of_categories_says_why_there_is_no_plan(client, make_user):
+    client.force_login(make_user("res", role="researcher"))
+    text = (
+        "item_id,source,kind,label\na,x,human,good\nb,x,human,bad\na,j,judge,good\nb,j,judge,bad\n"
+    )
+    response = client.post(
+        "/judging/compare/label-sets/",
+        {"name": "cats", "file": SimpleUploadedFile("cats.csv", text.encode()),
+         "annotator_kind": "crowd"},
+    )  # fmt: skip
+    assert response.status_code == 302
+    label_set = LabelSet.objects.get(name="cats")
+    response = client.get(_url(label_set), {"judge": "j", "cost_human": "1", "cost_judge": "0.01",
+                                            "target": "budget", "value": "100"})  # fmt: skip
+    assert response.status_code == 400
+    problem = _clean(response).split('id="plan-problem">', 1)[1].split("</p>", 1)[0]
+    assert "cats: line 2, column 'label': PPI takes 0/1 labels" in problem

@@ -135,10 +135,12 @@ def test_a_judge_with_one_verdict_carries_no_information():
         ({"human": [1, 1, 1], "judge": [1, 0, 1]}, "labels", "same label"),
         ({"cost_human": 0}, "cost_human", "above 0"),
         ({"cost_judge": -1}, "cost_judge", "above 0"),
+        ({"cost_judge": 1e-300}, "cost_judge", "at least 1e-06"),
         ({"target": "width"}, "target", "expected one of"),
         ({"target": HALF_WIDTH, "value": 3}, HALF_WIDTH, "below 0.5"),
         ({"target": EFFECTIVE_N, "value": 10.5}, EFFECTIVE_N, "whole number"),
         ({"value": float("nan")}, BUDGET, "above 0"),
+        ({"value": 1e308}, BUDGET, "at most 1,000,000,000,000"),
     ],
 )
 def test_refusals_name_the_input(kwargs, field, words):

@@ -131,7 +131,7 @@ class Command(BaseCommand):
             f" at 95%; ρ = {plan['ppi_corr']:.3f}; σ = {plan['sigma']:.3f}"
         )
         self.stdout.write(
-            f"People alone: {plan['people_only']['n']:,} labels, "
+            f"People alone: {plan['people_only']['n']:,} label(s), "
             f"{money(plan['people_only']['cost'], cur)}"
         )
 
