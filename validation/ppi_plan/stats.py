@@ -165,8 +165,8 @@ def plan_stated(
     if sigma > 0.5:
         raise PlanError("sigma", f"σ of a 0/1 failure flag is at most 0.5, got {sigma!r}")
     cost_human, cost_judge = (
-        _positive("cost_human", cost_human),
-        _positive("cost_judge", cost_judge),
+        _cost("cost_human", cost_human),
+        _cost("cost_judge", cost_judge),
     )
     value, target = _target(target, value)
     kwargs = _power(
@@ -209,8 +209,8 @@ def plan_from_pilot(
             "measured; label more items, or state the correlation and σ instead",
         )
     cost_human, cost_judge = (
-        _positive("cost_human", cost_human),
-        _positive("cost_judge", cost_judge),
+        _cost("cost_human", cost_human),
+        _cost("cost_judge", cost_judge),
     )
     value, target = _target(target, value)
     kwargs = _power({"cost_Y": cost_human, "cost_Yhat": cost_judge}, target, value, sigma)
