@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotation.models import Study
 from core.forms import GatedFormMixin
 from validation.ppi_plan.stats import BUDGET, EFFECTIVE_N, HALF_WIDTH
 
@@ -19,8 +20,17 @@ class PlanForm(GatedFormMixin, forms.Form):
     judge = forms.ChoiceField(label="Judge", choices=())
     cost_human = forms.FloatField(
         label="Cost of one human label",
-        min_value=0.0001,
-        help_text="Reward per item plus the platform's fee, in your currency.",
+        min_value=0.000001,
+        required=False,
+        help_text="Reward per item plus the platform's fee, in your currency; or leave empty "
+        "and choose a study below.",
+    )
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.none(),
+        required=False,
+        label="Or take it from a study's pay terms",
+        help_text="Its annotators per item × (reward / items per participant + bonus per item) "
+        "× (1 + the platform fee).",
     )
     cost_judge = forms.FloatField(
         label="Cost of one judge verdict",
@@ -45,9 +55,20 @@ class PlanForm(GatedFormMixin, forms.Form):
         self.fields["judge"].choices = [(j, j) for j in judges]
         if judges:
             self.fields["judge"].initial = judges[0]
+        self.fields["study"].queryset = Study.objects.filter(pay__isnull=False).order_by(
+            "-created_at"
+        )
 
     def clean(self):
         data = super().clean()
+        if (
+            data.get("cost_human") is None
+            and not data.get("study")
+            and "cost_human" not in self.errors
+        ):
+            self.add_error(
+                "cost_human", "Give the cost of one human label, or choose a study to take it from."
+            )
         if data.get("target") == HALF_WIDTH and data.get("value", 0) >= 50:
             self.add_error(
                 "value",

@@ -10,7 +10,7 @@ from annotation.label_set_file import LabelSetError
 from core.access import researcher_required
 from validation.models import LabelSet
 from validation.ppi_plan.forms import PlanForm
-from validation.ppi_plan.reads import label_set_judges, label_set_plan
+from validation.ppi_plan.reads import label_set_judges, label_set_plan, study_human_cost
 from validation.ppi_plan.stats import PlanError
 from validation.ppi_plan.words import money, plan_sentences, points
 
@@ -39,9 +39,12 @@ def label_set_plan_page(request: HttpRequest, pk: int) -> HttpResponse:
         problem = "This label set has no judge labels (kind judge): there is nothing to plan with."
     elif submitted and form.is_valid():
         data = form.cleaned_data
+        cost_human, currency, said = data["cost_human"], data.get("currency", ""), ""
         try:
+            if cost_human is None:
+                cost_human, currency, said = study_human_cost(data["study"].pk)
             plan = label_set_plan(
-                label_set, judge=data["judge"], cost_human=data["cost_human"],
+                label_set, judge=data["judge"], cost_human=cost_human,
                 cost_judge=data["cost_judge"], target=data["target"], value=form.target_value(),
             )  # fmt: skip
         except PlanError as exc:
@@ -50,11 +53,13 @@ def label_set_plan_page(request: HttpRequest, pk: int) -> HttpResponse:
                 problem = f"{label_set.name}: {exc}."
             else:
                 form.add_error(field, str(exc))
+        except LookupError as exc:
+            form.add_error("study", str(exc).replace(": give --cost-human", ": type the cost"))
         except LabelSetError as exc:
             problem = f"{label_set.name}: {exc}."
         if plan is not None:
-            currency = data.get("currency", "")
-            sentences, rows = plan_sentences(plan, currency=currency), _rows(plan, currency)
+            sentences = plan_sentences(plan, currency=currency) + ([said] if said else [])
+            rows = _rows(plan, currency)
     failed = submitted and (form.errors or problem)
     return render(
         request,

@@ -112,3 +112,26 @@ def test_a_label_set_of_categories_says_why_there_is_no_plan(client, make_user):
     assert response.status_code == 400
     problem = _clean(response).split('id="plan-problem">', 1)[1].split("</p>", 1)[0]
     assert "cats: line 2, column 'label': PPI takes 0/1 labels" in problem
+
+
+def test_the_cost_of_a_human_label_from_a_study(client, label_set, settings):
+    from annotation.models import StudyPay
+    from tests.annotation.factories import make_study
+
+    settings.PROLIFIC_FEE_RATE = "0.25"
+    study = make_study(overlap=3, items_per_participant=20)
+    StudyPay.objects.create(study=study, reward="2.00", bonus_per_item="0.05", currency="USD")
+    query = {"judge": "my-judge", "cost_human": "", "study": str(study.pk),
+             "cost_judge": "0.01", "target": "budget", "value": "300", "currency": "GBP"}  # fmt: skip
+    page = _clean(client.get(_url(label_set), query))
+    typed = _clean(client.get(_url(label_set), {**query, "cost_human": "0.5625", "study": ""}))
+    sentence = typed.split('id="plan-sentence"><b>', 1)[1].split("</b>", 1)[0]
+    assert sentence.replace(" GBP", " USD") in page  # 3 × (2.00 / 20 + 0.05) × 1.25 = 0.5625
+    assert "A human label costs 0.5625 USD: 3 annotator(s) per item" in page
+
+    StudyPay.objects.filter(study=study).update(reward="0", bonus_per_item="0")
+    response = client.get(_url(label_set), query)
+    assert response.status_code == 400
+    assert "has no reward set: type the cost" in _clean(response).split('id="id_study-error">')[1]
+    response = client.get(_url(label_set), {**query, "study": ""})
+    assert "Give the cost of one human label, or choose a study" in _clean(response)
