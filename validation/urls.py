@@ -18,6 +18,7 @@ from validation.metric_validation import api as metric_validation_api
 from validation.metric_validation import views as metric_validation_views
 from validation.ppi import api as ppi_api
 from validation.ppi import views as ppi_views
+from validation.ppi_plan import views as ppi_plan_views
 from validation.probes import api as probes_api
 from validation.prompt_versions import api as prompt_versions_api
 from validation.prompt_versions import views as prompt_versions_views
@@ -48,6 +49,7 @@ pages = [
     path("metric-validation/", metric_validation_views.metric_validation, name="metric_validation"),
     path("label-sets/", label_sets_views.label_sets, name="label_sets"),
     path("label-sets/<int:pk>/", label_sets_views.label_set, name="label_set"),
+    path("label-sets/<int:pk>/plan/", ppi_plan_views.label_set_plan_page, name="label_set_plan"),
     path("label-sets/<int:pk>/delete/", label_sets_views.label_set_remove, name="label_set_delete"),
 ]
 

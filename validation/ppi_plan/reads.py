@@ -1,0 +1,47 @@
+"""A plan from a stored label set: its pilot (people's majority and the judge's verdict on the
+items both labelled, the count of judge-only items) through :func:`plan_from_pilot`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from validation.label_sets.adapters import ALL_GROUPS, judge_names, ppi_inputs
+from validation.label_sets.reads import parsed
+from validation.models import LabelSet
+from validation.ppi_plan.stats import plan_from_pilot
+
+
+def label_set_judges(label_set: LabelSet) -> list[str]:
+    return judge_names(parsed(label_set))
+
+
+def label_set_plan(
+    label_set: LabelSet, *, judge: str, cost_human: float, cost_judge: float, target: str,
+    value: float,
+) -> dict[str, Any]:  # fmt: skip
+    """The plan for ``judge`` on the whole label set; raises ``LabelSetError`` (labels that are
+    not 0/1, an unknown judge) or ``PlanError``."""
+    rows = ppi_inputs(parsed(label_set), judge=judge)[ALL_GROUPS]
+    return plan_from_pilot(
+        human=rows["human"], judge=rows["judge"], unlabelled=len(rows["unlabelled"]),
+        cost_human=cost_human, cost_judge=cost_judge, target=target, value=value,
+    )  # fmt: skip
+
+
+def study_human_cost(study_id: int) -> tuple[float, str, str]:
+    """``(cost of one human label, currency, the rule in words)`` from a study's pay terms and
+    ``PROLIFIC_FEE_RATE``; a ``LookupError`` naming what is missing."""
+    from annotation.conf import prolific_fee_rate
+    from annotation.models import Study, StudyPay
+    from validation.ppi_plan.costs import cost_words, human_label_cost
+
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise LookupError(f"no study with id {study_id}")
+    pay = StudyPay.objects.filter(study=study).first()
+    if pay is None or (pay.reward <= 0 and pay.bonus_per_item <= 0):
+        raise LookupError(f"study {study.name!r} has no reward set: give --cost-human")
+    terms = {"reward": pay.reward, "items_per_participant": study.items_per_participant,
+             "bonus_per_item": pay.bonus_per_item, "overlap": study.overlap,
+             "fee_rate": prolific_fee_rate()}  # fmt: skip
+    return human_label_cost(**terms), pay.currency, cost_words(**terms, currency=pay.currency)
