@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,8 +144,10 @@ def pg_cluster(database: str | None = None) -> Iterator[Cluster]:
         options = f"-p {cluster.port} -k {folder} -c listen_addresses=127.0.0.1"
         started = True
         _run(
-            [str(bins / "pg_ctl"), "start", "-w", "-D", str(cluster.data), "-l", str(log)]
-            + ["-o", options],
+            [
+                *(str(bins / "pg_ctl"), "start", "-w", "-D", str(cluster.data)),
+                *("-l", str(log), "-o", options),
+            ],
             "pg_ctl start",
         )
         if database:
@@ -156,13 +158,12 @@ def pg_cluster(database: str | None = None) -> Iterator[Cluster]:
         yield cluster
     finally:
         if started:
-            try:
+            # not running: it failed to start, or was stopped already
+            with suppress(RuntimeError):
                 _run(
                     [str(bins / "pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(cluster.data)],
                     "pg_ctl stop",
                 )
-            except RuntimeError:  # not running (it failed to start, or was stopped already)
-                pass
             deadline = time.monotonic() + 10
             while (cluster.data / "postmaster.pid").exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
