@@ -4,7 +4,7 @@
 callable: the benchmarks' own cluster, tests/perf/_pg_cluster.py, or every postgres process on
 the machine) and the items stored so far (the last value of a table's id sequence: reading it
 costs the same at 10 rows as at 10 million, so the sampling adds no slope of its own). After the
-run, :func:`fifths` splits the sampled window into five equal spans of time and gives the
+run, :func:`fifths` splits the window in which items were stored into five equal spans of time and gives the
 database CPU per item stored in each; :func:`slope_verdict` prints one line and returns 1 when
 the last fifth costs more than ``limit`` (15%) above the first: the database's cost grows with
 the tables (unanalyzed tables, a missing index, a plan that scans), and the run's figures do not
@@ -81,6 +81,15 @@ def fifths(samples: list[tuple[float, float, int]]) -> list[dict]:
     """Per fifth of the sampled window: items stored, database CPU ms per item."""
     if len(samples) < 2:
         return []
+    # the window in which items were stored: from the last sample before the first item to the
+    # first sample after the last one (the load generator's start-up and stop left out)
+    first, last = samples[0][2], samples[-1][2]
+    while len(samples) > 2 and samples[1][2] == first:
+        samples = samples[1:]
+    while len(samples) > 2 and samples[-2][2] == last:
+        samples = samples[:-1]
+    if len(samples) < 2:
+        return []
     start, end = samples[0][0], samples[-1][0]
     edges = [_at(samples, start + k * (end - start) / 5) for k in range(6)]
     out = []
@@ -96,20 +105,25 @@ def fifths(samples: list[tuple[float, float, int]]) -> list[dict]:
     return out
 
 
-def slope_verdict(spans: list[dict], what: str, limit: float = SLOPE_LIMIT) -> int:
-    """Print ``flat: OK …`` or ``flat: FAIL …``; 1 when the last fifth's CPU per item is more
-    than ``limit`` above the first's (or when a fifth stored nothing, so there is no figure)."""
+def slope_problem(spans: list[dict], limit: float = SLOPE_LIMIT) -> tuple[str, bool]:
+    """The line that describes the database's CPU per item through the run, and whether it
+    fails: the last fifth more than ``limit`` above the first (or a fifth with no item stored,
+    so there is no figure)."""
     per = [s["ms_per_item"] for s in spans]
     if len(per) < 5 or per[0] is None or per[-1] is None:
-        print(f"flat: FAIL ({what}): a fifth of the run stored no item, no figure", flush=True)
-        return 1
+        return "a fifth of the run stored no item, no figure", True
     rise = per[-1] / per[0] - 1
     line = (
-        f"{what}: {per[0]} ms/item in the first fifth, {per[-1]} in the last "
+        f"{per[0]} ms/item in the first fifth, {per[-1]} in the last "
         f"({rise:+.0%}; limit +{limit:.0%}); by fifth {' / '.join(str(p) for p in per)}"
     )
     if rise > limit:
-        print(f"flat: FAIL (the database's cost grows through the run) {line}", flush=True)
-        return 1
-    print(f"flat: OK {line}", flush=True)
-    return 0
+        return f"the database's cost grows through the run: {line}", True
+    return line, False
+
+
+def slope_verdict(spans: list[dict], what: str, limit: float = SLOPE_LIMIT) -> int:
+    """Print ``flat: OK …`` or ``flat: FAIL …``; 1 when :func:`slope_problem` fails."""
+    line, failed = slope_problem(spans, limit)
+    print(f"flat: {'FAIL' if failed else 'OK'} ({what}) {line}", flush=True)
+    return int(failed)
