@@ -81,18 +81,34 @@ class Cluster:
 
     def cpu(self) -> float:
         """User + system CPU seconds of the cluster so far: the postmaster, its live children
-        and the children it has reaped."""
+        and the children it has reaped. A backend caught between its exit and the postmaster
+        reaping it counts nowhere for that moment: the reading is taken again until no child
+        is exiting and the reaped total held still while the children were read."""
         import psutil
 
         root = psutil.Process(self.postmaster_pid())
-        t = root.cpu_times()
-        total = t.user + t.system + t.children_user + t.children_system
-        for child in root.children():
-            try:
-                c = child.cpu_times()
-            except psutil.NoSuchProcess:  # ended between the listing and the read
-                continue
-            total += c.user + c.system
+        total = 0.0
+        for _ in range(50):
+            t0 = root.cpu_times()
+            live, settled = 0.0, True
+            for child in root.children():
+                try:
+                    if child.status() == psutil.STATUS_ZOMBIE:
+                        settled = False
+                        continue
+                    c = child.cpu_times()
+                except psutil.NoSuchProcess:  # exited between the listing and the read
+                    settled = False
+                    continue
+                live += c.user + c.system
+            t1 = root.cpu_times()
+            total = t1.user + t1.system + t1.children_user + t1.children_system + live
+            if settled and (t0.children_user, t0.children_system) == (
+                t1.children_user,
+                t1.children_system,
+            ):
+                return total
+            time.sleep(0.01)
         return total
 
     def settings(self, *names: str) -> dict[str, str]:
