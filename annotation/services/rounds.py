@@ -10,6 +10,7 @@ from django.db import transaction
 from annotation.models import Study, StudyItem, StudyPay, StudyRound
 from annotation.selectors.rounds import round_split
 from annotation.services.study import STUDY_SETTINGS, study_create
+from core.bulk_load import analyze_tables
 from core.roles import is_researcher
 
 # settings a new round does not copy: it gets its own Prolific study, codes and status
@@ -44,6 +45,7 @@ def round_create(*, study: Study, user, name: str = "") -> Study:
         StudyItem(study=new, **{f: getattr(item, f) for f in ITEM_FIELDS})
         for item in study.items.order_by("kind", "position", "id")
     )
+    analyze_tables(StudyItem)  # bulk-filled: plan its queries on its real size
     terms = StudyPay.objects.filter(study=study).first()
     if terms:
         terms.pk, terms.study = None, new

@@ -17,6 +17,7 @@ from annotation.selectors.annotator import Refused
 from annotation.selectors.rounds import entry_exclusion
 from annotation.services.form_items import study_form_items_add
 from benchmarks.models import Generation
+from core.bulk_load import analyze_tables
 
 Kind = StudyItem.Kind
 Stage = Participant.Stage
@@ -105,6 +106,7 @@ def study_create(
     study_items_add(study=study, generation_ids=generation_ids, kind=Kind.REGULAR)
     if study.form_type != "critical_failure":
         _known_form_items_add(study, list(known_items))
+        analyze_tables(StudyItem)  # bulk-filled: plan its queries on its real size
         return study
     for position, spec in enumerate(known_items):
         kind = spec.get("kind")
@@ -131,6 +133,7 @@ def study_create(
             start=position,
             attempt=attempt,
         )
+    analyze_tables(StudyItem)  # bulk-filled: plan its queries on its real size
     return study
 
 

@@ -2,8 +2,11 @@
 (item page, then save) against gunicorn (3 sync workers by default, for 2 cores) on
 PostgreSQL, loopback only, with production settings (see bench_annotation_settings.py).
 
-Creates and drops a scratch database ``h2r_bench_annotation`` (``BENCH_ANNOTATION_DB`` names
-another) on ``PERF_PG_URL`` (default ``postgres://postgres@127.0.0.1:5432/postgres``), seeds a
+Runs on the benchmarks' own PostgreSQL cluster (tests/perf/_pg_cluster.py: initdb in a
+temporary folder, PostgreSQL's default settings, autovacuum on, as in production), removed at the
+end; ``--machine-db`` runs on ``PERF_PG_URL`` instead (default
+``postgres://postgres@127.0.0.1:5432/postgres``), for comparison. Creates a scratch database
+``h2r_bench_annotation`` (``BENCH_ANNOTATION_DB`` names another), seeds a
 study (``--items`` items with 4 KB of source text each, k = 3, no minimum time;
 tests/perf/_annotation_study.py), starts gunicorn on a free port (tests/perf/_annotation_server.py),
 runs Locust headless for ``--seconds`` and prints p50/p95/p99 of the item page and of save,
@@ -31,6 +34,12 @@ annotations added the saves the simulated users counted (plus at most the saves 
 off unanswered by the stop, which the server may have stored), and no request (setup included)
 may have failed; otherwise it prints ``honest: FAIL …`` and exits 1.
 
+The database's CPU per item is also measured over time (tests/perf/_db_cost.py): the run is cut
+into five equal spans and the CPU of the database's processes (the whole cluster; with
+``--machine-db`` every postgres process on the machine) per annotation stored in each is
+printed; when the last fifth costs more than 15% above the first, the database's cost grows
+with the study's tables and the script prints ``flat: FAIL …`` and exits 1.
+
 Targets (2-core machine): p95 < 150 ms for both, >= 100 items/s, < 10 ms server CPU per item,
 item page < 100 kB compressed in all. With no pause, a closed loop of N users obeys Little's law
 (N = throughput x cycle time), so p95 < 150 ms for both requests at 50 users needs > 167 items/s.
@@ -55,7 +64,6 @@ from tests.perf import _annotation_server as srv  # noqa: E402
 from tests.perf import _locust_saves  # noqa: E402
 from tests.perf._annotation_server import (  # noqa: E402
     OUT,
-    PG_URL,
     SERVER_OPTIONS,
     drop_db,
     page_weight,
@@ -70,7 +78,9 @@ from tests.perf._cpu import (  # noqa: E402
     postgres_cpu,
     process_cpu,
 )
+from tests.perf._db_cost import CostSampler, fifths, slope_verdict  # noqa: E402
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
+from tests.perf._pg_cluster import pg_cluster  # noqa: E402
 
 
 def run_locust(
@@ -192,7 +202,13 @@ def main() -> int:
     )
     ap.add_argument("--health-checks", action="store_true", help="CONN_HEALTH_CHECKS on")
     ap.add_argument("--server-binding", action="store_true", help="psycopg server-side binding")
-    ap.add_argument("--keep-db", action="store_true")
+    ap.add_argument("--keep-db", action="store_true", help="with --machine-db: keep its database")
+    ap.add_argument(
+        "--machine-db",
+        action="store_true",
+        help="run on the PostgreSQL at PERF_PG_URL (its settings as they are) instead of the "
+        "benchmarks' own cluster with default settings",
+    )
     ap.add_argument(
         "--per-address",
         type=int,
@@ -201,6 +217,16 @@ def main() -> int:
         "study: every simulated annotator and the page-weight session come from 127.0.0.1)",
     )
     args = ap.parse_args()
+    if args.machine_db:
+        return run(args, postgres_cpu, "the machine's PostgreSQL (PERF_PG_URL), every process")
+    with pg_cluster() as cluster:
+        srv.PG_URL = cluster.admin_url
+        auto = cluster.settings("autovacuum")["autovacuum"]
+        return run(args, cluster.cpu, f"own cluster (default settings, autovacuum {auto})")
+
+
+def run(args: argparse.Namespace, db_cpu, db_where: str) -> int:
+    """The benchmark on the database at ``srv.PG_URL``; ``db_cpu()``: its CPU seconds so far."""
     per_address = args.users + 1 if args.per_address is None else args.per_address
     OUT.mkdir(parents=True, exist_ok=True)
     SERVER_OPTIONS.update(health_checks=args.health_checks, server_binding=args.server_binding)
@@ -217,20 +243,21 @@ def main() -> int:
             proc, port = start_gunicorn(args.workers, OUT / "annotation-gunicorn.log", args.threads)
         weight = page_weight(port, slug)
         stored0 = stored_counts(slug)
-        cpu0, pg0, t0 = process_cpu(proc.pid), postgres_cpu(), time.monotonic()
-        own0 = backend_cpu(PG_URL, srv.DB_NAME)
-        stats, locust_cpu = run_locust(
-            port,
-            slug,
-            args.users,
-            args.seconds,
-            rate=args.rate,
-            think=args.think,
-            mode=mode,
-            plain=args.plain,
-        )
-        cpu1, pg1, elapsed = process_cpu(proc.pid), postgres_cpu(), time.monotonic() - t0
-        own = backend_cpu_spent(own0, backend_cpu(PG_URL, srv.DB_NAME))
+        cpu0, pg0, t0 = process_cpu(proc.pid), db_cpu(), time.monotonic()
+        own0 = backend_cpu(srv.PG_URL, srv.DB_NAME)
+        with CostSampler(db_cpu, srv.db_url(srv.DB_NAME), "annotation_annotation") as sampler:
+            stats, locust_cpu = run_locust(
+                port,
+                slug,
+                args.users,
+                args.seconds,
+                rate=args.rate,
+                think=args.think,
+                mode=mode,
+                plain=args.plain,
+            )
+        cpu1, pg1, elapsed = process_cpu(proc.pid), db_cpu(), time.monotonic() - t0
+        own = backend_cpu_spent(own0, backend_cpu(srv.PG_URL, srv.DB_NAME))
         stored1 = stored_counts(slug)
         # before the floor's run writes its own: the failed requests, and the saves answered 302
         # as the simulated users themselves counted them (tests/perf/_locust_saves.py)
@@ -325,7 +352,9 @@ def main() -> int:
         "save_failures": int(save["Failure Count"]),
         "items_per_s": round(items_per_s, 1),
         "gunicorn_cpu_ms_per_item": round(1000 * (cpu1 - cpu0) / max(saves_ok, 1), 2),
+        "database": db_where,
         "postgres_cpu_ms_per_item_all_processes": round(1000 * (pg1 - pg0) / max(saves_ok, 1), 2),
+        "postgres_cpu_ms_per_item_by_fifth": fifths(sampler.samples),
         "postgres_cpu_ms_per_item_own_backends": round(1000 * own / max(saves_ok, 1), 2),
         "locust_cpu_ms_per_item": round(1000 * locust_cpu / max(saves_ok, 1), 2),
         "wall_s": round(elapsed, 1),
@@ -360,8 +389,8 @@ def main() -> int:
         }
     (OUT / "annotation.json").write_text(json.dumps(result, indent=2))
     print(
-        f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL, "
-        f"{settings_note}"
+        f"annotation load: {args.users} users ({pace}), {args.seconds} s, {server}, PostgreSQL "
+        f"({db_where}), {settings_note}"
     )
     print(
         f"  item page  {percentiles(result['item_page_ms'])}  "
@@ -377,7 +406,7 @@ def main() -> int:
     print(
         f"  server CPU {result['gunicorn_cpu_ms_per_item']} ms/item (gunicorn); "
         f"PostgreSQL {result['postgres_cpu_ms_per_item_all_processes']} ms/item "
-        f"(all postgres processes on a shared machine), "
+        f"(all its processes), "
         f"{result['postgres_cpu_ms_per_item_own_backends']} ms/item "
         f"(the backends of this database); Locust {result['locust_cpu_ms_per_item']} ms/item"
     )
@@ -401,7 +430,14 @@ def main() -> int:
         f"(the simulated users counted {saves_ok} saves); "
         f"{failed} failed requests in all (setup included)"
     )
-    return ledger.verdict()
+    by_fifth = result["postgres_cpu_ms_per_item_by_fifth"]
+    print(
+        "  PostgreSQL CPU by fifth of the run: "
+        + " / ".join(f"{f['ms_per_item']} ms/item ({f['items']} items)" for f in by_fifth)
+    )
+    honest = ledger.verdict()
+    flat = slope_verdict(by_fifth, "PostgreSQL CPU per item")
+    return honest or flat
 
 
 if __name__ == "__main__":

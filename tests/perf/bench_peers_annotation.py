@@ -19,7 +19,10 @@
 
 Per run: items/s (saves per second), p50/p95 of the next item (how2review: the save that brings
 it; Potato: its ``next_instance`` page) and of save, server CPU ms per
-item (the server's process tree), the load average before and after. Figures go to
+item (the server's process tree), the load average before and after; for how2review also its
+database's CPU per item, in all and in the first and last fifth of the run
+(tests/perf/_db_cost.py): a last fifth more than 15% above the first fails the run, as the
+database's cost then grows with the study's tables. Figures go to
 tests/perf/out/peers_annotation.{json,md}. Each run counts what the server stored — how2review's
 annotations in its database, Potato's labelled items in its annotator state files — against the
 saves the simulated users saw answered (tests/perf/_locust_saves.py, + at most one cut off per
@@ -27,8 +30,10 @@ user at the stop); a mismatch fails the script (exit 1), and so does any refused
 request (setup included). Potato's own refused requests are its result: shown in the table.
 
 Run: ``.venv/bin/python tests/perf/bench_peers_annotation.py [--users 1,50] [--seconds 20]
-[--rounds 2] [--only potato|how2review]``; PostgreSQL at ``PERF_PG_URL`` (default
-postgres://postgres@127.0.0.1:5432/postgres).
+[--rounds 2] [--only potato|how2review] [--machine-db]``. how2review runs on the benchmarks' own
+PostgreSQL cluster (tests/perf/_pg_cluster.py: initdb in a temporary folder, default settings,
+autovacuum on, as in production; removed at the end); ``--machine-db``: on the PostgreSQL at
+``PERF_PG_URL`` instead (default postgres://postgres@127.0.0.1:5432/postgres), for comparison.
 """
 
 from __future__ import annotations
@@ -51,8 +56,10 @@ from tests.perf import _annotation_server as srv  # noqa: E402
 from tests.perf import _annotation_study as study  # noqa: E402
 from tests.perf import _locust_saves, peers  # noqa: E402
 from tests.perf._annotation_server import wait_listening  # noqa: E402
-from tests.perf._cpu import process_cpu  # noqa: E402
+from tests.perf._cpu import postgres_cpu, process_cpu  # noqa: E402
+from tests.perf._db_cost import CostSampler, fifths, slope_problem  # noqa: E402
 from tests.perf._honest import Ledger, locust_refusals  # noqa: E402
+from tests.perf._pg_cluster import pg_cluster  # noqa: E402
 
 srv.DB_NAME = "h2r_peers_annotation"
 srv.OUT = peers.OUT / "peers"  # its logs and Locust files; the static root
@@ -248,6 +255,7 @@ def potato_stored(home: Path) -> tuple[int, int]:
 
 
 _SEEDED: dict[str, str] = {}
+_DB: dict = {"cpu": postgres_cpu}  # the database's CPU seconds so far (main sets the cluster's)
 
 
 def h2r_run(users: int, args) -> dict:
@@ -264,13 +272,14 @@ def h2r_run(users: int, args) -> dict:
         before = study.stored_counts(slug)
         load0 = peers.load()
         cpu0 = process_cpu(proc.pid)
-        stats = locust(
-            HERE / "locustfile_annotation.py",
-            port,
-            users,
-            args.seconds,
-            {"BENCH_STUDY_SLUG": slug, "BENCH_N_STEPS": str(N_STEPS), "BENCH_MODE": "annotate"},
-        )
+        with CostSampler(_DB["cpu"], srv.db_url(srv.DB_NAME), "annotation_annotation") as db:
+            stats = locust(
+                HERE / "locustfile_annotation.py",
+                port,
+                users,
+                args.seconds,
+                {"BENCH_STUDY_SLUG": slug, "BENCH_N_STEPS": str(N_STEPS), "BENCH_MODE": "annotate"},
+            )
         cpu = process_cpu(proc.pid) - cpu0
     finally:
         if proc is not None:
@@ -281,7 +290,16 @@ def h2r_run(users: int, args) -> dict:
     )
     ledger.stored("saved items", after["annotations"])
     ledger.users(asked=users, served=after["participants"] - before["participants"])
-    return row_from("how2review", users, stats, cpu, load0, ledger, in_place=True)
+    row = row_from("how2review", users, stats, cpu, load0, ledger, in_place=True)
+    # the database's CPU per item through the run: flat, or the row fails
+    (_, c0, n0), (_, c1, n1) = db.samples[0], db.samples[-1]
+    row["db_cpu_ms_per_item"] = 1000 * (c1 - c0) / max(n1 - n0, 1)
+    row["db_cpu_by_fifth"] = fifths(db.samples)
+    line, grows = slope_problem(row["db_cpu_by_fifth"])
+    row["db_cost"] = line
+    if grows:
+        row["problems"].append(line)
+    return row
 
 
 def report(rows: list[dict], args, versions: dict) -> str:
@@ -294,6 +312,12 @@ def report(rows: list[dict], args, versions: dict) -> str:
             f"{r['next_item_ms'][0]:.0f} / {r['next_item_ms'][1]:.0f}",
             f"{r['save_ms'][0]:.0f} / {r['save_ms'][1]:.0f}",
             f"{r['server_cpu_ms_per_item']:.1f}",
+            (
+                f"{r['db_cpu_ms_per_item']:.1f} ({r['db_cpu_by_fifth'][0]['ms_per_item']} → "
+                f"{r['db_cpu_by_fifth'][-1]['ms_per_item']})"
+                if r.get("db_cpu_by_fifth")
+                else "–"
+            ),
             r.get("stored", "–"),
             r["failures"],
             f"{r['load'][0]:.2f} → {r['load'][1]:.2f}",
@@ -308,13 +332,14 @@ def report(rows: list[dict], args, versions: dict) -> str:
         "next item p50 / p95 ms",
         "save p50 / p95 ms",
         "server CPU ms/item",
+        "database CPU ms/item (first → last fifth)",
         "items stored (rows, labels)",
         "failed requests",
         "load 1-min",
     ]
     lines = [
         f"closed-loop annotators, no pause, {args.seconds} s a run, {args.items} items, "
-        f"Locust on the same {os.cpu_count()} CPUs",
+        f"Locust on the same {os.cpu_count()} CPUs; how2review's database: {args.database}",
         "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()),
         "",
         peers.table(head, body),
@@ -330,7 +355,28 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=4000)
     ap.add_argument("--only", choices=["potato", "how2review"], default="")
     ap.add_argument("--potato-version", default=os.environ.get("POTATO_VERSION", "2.12.1"))
+    ap.add_argument(
+        "--machine-db",
+        action="store_true",
+        help="how2review on the PostgreSQL at PERF_PG_URL (its settings as they are) instead of "
+        "the benchmarks' own cluster with default settings",
+    )
     args = ap.parse_args()
+    if args.only == "potato":
+        args.database = "none (Potato alone)"
+        return measure(args)
+    if args.machine_db:
+        args.database = "the machine's PostgreSQL (PERF_PG_URL), every process"
+        return measure(args)
+    with pg_cluster() as cluster:
+        srv.PG_URL, _DB["cpu"] = cluster.admin_url, cluster.cpu
+        auto = cluster.settings("autovacuum")["autovacuum"]
+        args.database = f"own cluster (default settings, autovacuum {auto})"
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    """Every run of ``args`` on the database at ``srv.PG_URL``; the table, the verdict."""
     srv.OUT.mkdir(parents=True, exist_ok=True)
     versions = {"how2review": peers.git_head(), "Python": sys.version.split()[0]}
     python = None
