@@ -46,8 +46,13 @@ def _leaves():
 
 
 def _before():
-    """Every app at its latest migration, judging at the one before ours."""
-    return [n for n in _leaves() if n[0] != "judging"] + [BEFORE]
+    """Judging at the migration before ours, every other app at its latest migration that does
+    not need judging's later ones (an app whose migrations all do is left out: Django unapplies
+    it with them)."""
+    graph = MigrationExecutor(connection).loader.graph
+    later = {n for n in graph.nodes if n[0] == "judging"} - set(graph.forwards_plan(BEFORE))
+    others = [n for n in _leaves() if n[0] != "judging" and not later & set(graph.forwards_plan(n))]
+    return [*others, BEFORE]
 
 
 def _old_rows(apps, now):
