@@ -8,7 +8,7 @@ Every problem in a file is a :class:`LabelFileError` naming the line and the fie
 from __future__ import annotations
 
 import csv
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -79,18 +79,7 @@ def parse_label_csv(stream: IO[str], *, group_columns: Sequence[str] = ()) -> La
     rows: list[LabelRow] = []
     seen_pairs: dict[tuple[str, str], int] = {}
     item_groups: dict[tuple[str, str], tuple[str, int]] = {}
-    line = 1
-    while True:
-        start = reader.line_num + 1
-        try:
-            record = next(reader, None)
-        except csv.Error as exc:
-            raise LabelFileError(f"not valid CSV ({exc})", line=start) from None
-        if record is None:
-            break
-        line = start
-        if not any(cell.strip() for cell in record):
-            continue  # blank line
+    for line, record in numbered_rows(reader, LabelFileError):
         if len(record) != len(columns):
             raise LabelFileError(
                 f"expected {len(columns)} fields like the header, found {len(record)}", line=line
@@ -120,6 +109,22 @@ def parse_label_csv(stream: IO[str], *, group_columns: Sequence[str] = ()) -> La
             groups[column] = value
         rows.append(LabelRow(item, annotator, values["label"], step, groups, line))
     return LabelFile(rows=rows, has_location=has_location, columns=columns)
+
+
+def numbered_rows(reader, error: type[Exception]) -> Iterator[tuple[int, list[str]]]:
+    """The rows of a CSV reader past its header, blank lines left out, each with the number of
+    the line it starts on; a row the CSV module cannot read raises ``error(message, line=…)``
+    naming that line."""
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            raise error(f"not valid CSV ({exc})", line=start) from None
+        if row is None:
+            return
+        if any(cell.strip() for cell in row):
+            yield start, row
 
 
 def _parse_step(raw: str, line: int) -> int | None:

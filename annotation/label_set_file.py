@@ -27,7 +27,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from annotation.label_file import LabelRow
+from annotation.label_file import LabelRow, numbered_rows
 from core.text import text_error
 
 REQUIRED = ("item_id", "source", "kind", "label")
@@ -203,16 +203,7 @@ def _csv_records(text: str) -> Iterable[tuple[int, dict[str, str]]]:
     columns = [h.strip().lower() for h in header]
     _check_columns(columns)
     records = []
-    while True:
-        start = reader.line_num + 1
-        try:
-            row = next(reader, None)
-        except csv.Error as exc:
-            raise LabelSetError(f"not valid CSV ({exc})", line=start) from None
-        if row is None:
-            break
-        if not any(cell.strip() for cell in row):
-            continue
+    for start, row in numbered_rows(reader, LabelSetError):
         if len(row) != len(columns):
             raise LabelSetError(
                 f"expected {len(columns)} fields like the header ({', '.join(columns)}), "
