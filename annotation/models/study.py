@@ -126,6 +126,32 @@ class Study(models.Model):
         help_text="Silent gold items per regular item (0.2 = one after every 5): known answers "
         "shown like any other item, scored on the quality page, never blocking.",
     )
+    # spending the human budget (validation.active, validation.ppi_plan): where the items came
+    # from and when to stop
+    design = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How the study's items were chosen (validation.active): the plan it was made "
+        "from, the judge and its verdicts' population, the sampling (uniform or by the judge's "
+        "uncertainty) and an escalation threshold. Empty: chosen by hand.",
+    )
+    target_half_width = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Stop handing out new items once the corrected How2Score's 95% interval is "
+        "at most this wide on each side (0.05 = ±5 points). The rule looks at the width only. "
+        "Empty: no target.",
+    )
+    target_reached_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the interval first reached the target."
+    )
+    target_resumed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a researcher resumed the study after the target was reached (it is "
+        "not stopped by the target again).",
+    )
     new_participants_per_address = models.PositiveIntegerField(
         default=conf.new_participants_per_ip,
         validators=[MaxValueValidator(MAX_NEW_PARTICIPANTS_PER_ADDRESS)],
@@ -226,6 +252,14 @@ class StudyItem(models.Model):
     )
     sample_rank = models.PositiveIntegerField(
         default=0, help_text="Place in the study's fixed seeded order (annotation.rules)."
+    )
+    inclusion_probability = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="The probability with which this item was drawn for people (sampling by the "
+        "judge's uncertainty, validation.active); the corrected score weighs its label by its "
+        "inverse. Empty: drawn uniformly, or chosen by hand.",
     )
 
     class Meta:
