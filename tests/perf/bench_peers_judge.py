@@ -19,16 +19,30 @@ its start-up, measured apart with ``--import-only``; how2review: the Celery work
 from the launch to the end, its start-up not counted); peak RSS (sum of the tree's high-water
 marks); the load average before and after. Figures go to tests/perf/out/peers_judge.{json,md}.
 
-Run: ``.venv/bin/python tests/perf/bench_peers_judge.py [--n 3000] [--concurrency 64]
-[--latency 0.2] [--rounds 2] [--only h2e|how2review]``. Environment: ``DATABASE_URL`` (default
+Every round is counted (tests/perf/_honest.py): the judgments stored, the requests the server
+received for the round's model (one per judgment: a retried or refused request shows as a
+mismatch) and how2review's failed items; a mismatch or a refusal fails the benchmark.
+
+``--scale``: a judge run ten times longer, with its conditions (the exit code is 1 when one does
+not hold): ``--n`` 30,000 judgments at 64 then at 512 in flight, and a how2review run of
+``--memory-baseline`` 3,000 judgments at 64 beforehand. At 64: how2review's judgments/s over
+the server's request window ≥ 93% of ideal, and its worker's peak memory ≤ 1.1× the 3,000-run's
+and ≤ h2e's peak in the same round; at 512: ≥ 1.5× h2e's judgments/s over the server's window.
+
+Run: ``.venv/bin/python tests/perf/bench_peers_judge.py [--n 3000] [--concurrency 64 [512 ...]]
+[--latency 0.2] [--rounds 2] [--only h2e|how2review] [--memory-baseline N] [--scale]``.
+The database is the benchmarks' own PostgreSQL cluster (tests/perf/_pg_cluster.py: initdb,
+default settings, autovacuum on), its CPU per judgment reported with each how2review round;
+``--machine-db`` uses ``DATABASE_URL`` instead (default
 postgres://postgres@127.0.0.1:5432/h2r_peers; the scratch database ``h2r_peers_judge`` is
-created and dropped), ``CELERY_BROKER_URL`` (default redis://127.0.0.1:6379/6), ``H2E_SOURCE``.
-The worker runs with ``DEBUG=0`` unless ``DEBUG`` is set.
+created and dropped). Environment: ``CELERY_BROKER_URL`` (default redis://127.0.0.1:6379/6),
+``H2E_SOURCE``. The worker runs with ``DEBUG=0`` unless ``DEBUG`` is set.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -44,9 +58,19 @@ os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/6")
 os.environ.setdefault("DEBUG", "0")
 
 from tests.perf import peers  # noqa: E402
-from tests.perf.bench_judge_run import connection, make_data  # noqa: E402 - sets up Django
+from tests.perf._honest import Ledger  # noqa: E402
+from tests.perf._pg_cluster import pg_cluster  # noqa: E402
 
 DB_NAME = "h2r_peers_judge"
+GENERATOR = "bench-gen"
+BASELINE_GENERATOR = "bench-gen-baseline"
+# --scale: a judge run ten times longer than the side-by-side default, and its conditions
+SCALE_N = 30_000
+SCALE_BASELINE_N = 3_000
+SCALE_CONCURRENCY = (64, 512)
+SCALE_OF_IDEAL = 0.93  # at the first concurrency, over the server's request window
+SCALE_MEMORY_GROWTH = 1.1  # peak vs the --memory-baseline run, at the first concurrency
+SCALE_VS_H2E = 1.5  # at the last concurrency, over the server's request window
 
 
 def h2e_env(src: Path, deluge_version: str) -> Path:
@@ -65,7 +89,8 @@ def write_generations(path: Path) -> int:
 
     n = 0
     with path.open("w") as fh:
-        for g in Generation.objects.select_related("procedure__topic").order_by("id"):
+        gens = Generation.objects.filter(generator__name=GENERATOR)
+        for g in gens.select_related("procedure__topic").order_by("id"):
             p = g.procedure
             record = {
                 "source_example_id": p.source_example_id,
@@ -80,14 +105,59 @@ def write_generations(path: Path) -> int:
     return n
 
 
+def baseline_generations(n: int) -> None:
+    """A second generator with copies of the first ``n`` generations: the smaller run that the
+    memory of the long one is compared with, on the same database."""
+    from benchmarks.models import Generation, Generator
+
+    gen = Generator.objects.create(name=BASELINE_GENERATOR, model="m")
+    first = Generation.objects.filter(generator__name=GENERATOR).order_by("id")[:n]
+    Generation.objects.bulk_create(
+        [
+            Generation(
+                procedure_id=g.procedure_id,
+                generator=gen,
+                token_count=g.token_count,
+                predicted_steps=g.predicted_steps,
+            )
+            for g in first
+        ],
+        batch_size=2000,
+    )
+
+
+def served(args) -> tuple[str, ...]:
+    """The models the test server lists: how2review's launch check asks for its judge's."""
+    from tests.support.llm_server import SERVED_MODELS
+
+    rounds = [*range(1, args.rounds + 1), "baseline"]
+    mine = [f"h2r-judge-{c}-{r}" for c in args.concurrency for r in rounds]
+    return (*SERVED_MODELS, *mine)
+
+
+def server_requests(server, model: str) -> list:
+    return [r for r in server.requests if r.body.get("model") == model]
+
+
 def server_window(server, model: str, latency: float) -> float:
-    times = [r.received_at for r in server.requests if r.body.get("model") == model]
+    times = [r.received_at for r in server_requests(server, model)]
     return max(times) - min(times) + latency
 
 
-def h2e_round(python, src, server, gens, tmp: Path, r: int, args) -> dict:
-    model = f"h2e-judge-{r}"
-    out = tmp / f"h2e-{r}"
+def count(ledger: Ledger, server, model: str, stored: int, n: int) -> None:
+    """The round's accounting: ``n`` judgments expected, ``stored`` found, and one request
+    received per judgment (a refused or retried request shows as a mismatch)."""
+    received = server_requests(server, model)
+    faulted = [r for r in received if r.fault]
+    ledger.expect(f"{model} judgments", n, after=stored)
+    ledger.expect(f"{model} requests", n, after=len(received))
+    if faulted:
+        ledger.refused(len(faulted), f"{model}: the server faulted the request")
+
+
+def h2e_round(python, src, server, gens, tmp: Path, r: int, args, concurrency, ledger) -> dict:
+    model = f"h2e-judge-{concurrency}-{r}"
+    out = tmp / f"h2e-{concurrency}-{r}"
     out.mkdir()
     prompts = {k: str(src / "prompts" / f"{k}.txt") for k in ("inference_base", "inference_inst")}
     prompts["judge"] = str(src / "prompts" / "judge.txt")
@@ -115,7 +185,7 @@ def h2e_round(python, src, server, gens, tmp: Path, r: int, args) -> dict:
         "--model",
         model,
         "--concurrency",
-        str(args.concurrency),
+        str(concurrency),
         "--config",
         str(cfg),
     ]
@@ -132,9 +202,12 @@ def h2e_round(python, src, server, gens, tmp: Path, r: int, args) -> dict:
         raise SystemExit(f"h2e exited {code}:\n{(out / 'h2e.log').read_text()[-3000:]}")
     lines = (out / "judgments.jsonl").read_text().splitlines()
     failed = sum(1 for line in lines if json.loads(line).get("parse_failed"))
-    assert len(lines) == args.n and failed == 0, (len(lines), failed)
+    count(ledger, server, model, len(lines), args.n)
+    if failed:
+        ledger.refused(failed, f"{model}: judgments that failed to parse")
     return {
         "tool": "h2e",
+        "concurrency": concurrency,
         "judgments": len(lines),
         "wall_s": wall,
         "window_s": server_window(server, model, args.latency),
@@ -145,19 +218,30 @@ def h2e_round(python, src, server, gens, tmp: Path, r: int, args) -> dict:
     }
 
 
-def h2r_round(server, tmp: Path, r: int, args) -> dict:
+def h2r_round(
+    server,
+    tmp: Path,
+    r,
+    args,
+    concurrency: int,
+    ledger: Ledger,
+    *,
+    n: int,
+    generator: str = GENERATOR,
+    db_cpu=None,
+) -> dict:
     from judging.models import JudgeRun, Judgment
     from judging.services import judges as judge_services
     from judging.services import runs as services
     from tests.support.worker import start_worker
 
-    model = f"h2r-judge-{r}"
+    model = f"h2r-judge-{concurrency}-{r}"
     judge = judge_services.judge_create(
-        name=f"peers-judge-{r}",
+        name=f"peers-judge-{concurrency}-{r}",
         backend="openai",
         base_url=server.base_url,
         model=model,
-        concurrency=args.concurrency,
+        concurrency=concurrency,
         timeout_s=30,
     )
     worker = start_worker(tmp, concurrency=1)
@@ -165,8 +249,9 @@ def h2r_round(server, tmp: Path, r: int, args) -> dict:
         load0 = peers.load()
         meter = peers.TreeMeter(worker.proc.pid).mark()
         server_cpu = peers.own_cpu()
+        db0 = db_cpu() if db_cpu else 0.0
         t0 = time.perf_counter()
-        run = services.judge_run_create(judge=judge, selection={"generators": ["bench-gen"]})
+        run = services.judge_run_create(judge=judge, selection={"generators": [generator]})
         while True:
             run.refresh_from_db()
             if not run.is_active:
@@ -174,19 +259,26 @@ def h2r_round(server, tmp: Path, r: int, args) -> dict:
             time.sleep(0.05)
         wall = time.perf_counter() - t0
         server_cpu = peers.own_cpu() - server_cpu
+        db_used = db_cpu() - db0 if db_cpu else None
         used = meter.stop()
     finally:
         worker.stop()
-    assert run.status == JudgeRun.Status.DONE, (run.status, run.error)
-    n = Judgment.objects.filter(judge=judge).count()
-    assert n == args.n and not Judgment.objects.filter(judge=judge, parse_failed=True).exists()
+    if run.status != JudgeRun.Status.DONE:
+        ledger.refused(1, f"{model}: the run ended {run.status}: {run.error}")
+    stored = Judgment.objects.filter(judge=judge).count()
+    count(ledger, server, model, stored, n)
+    failed = Judgment.objects.filter(judge=judge, parse_failed=True).count() + run.n_failed
+    if failed:
+        ledger.refused(failed, f"{model}: judgments failed or not parsed")
     return {
         "tool": "how2review",
-        "judgments": n,
+        "concurrency": concurrency,
+        "judgments": stored,
         "wall_s": wall,
         "window_s": server_window(server, model, args.latency),
         "cpu_s": used["cpu_s"],
         "server_cpu_s": server_cpu,
+        "db_cpu_s": db_used,
         "peak_rss_mb": used["peak_rss_mb"],
         "load": [load0, peers.load()],
     }
@@ -194,7 +286,7 @@ def h2r_round(server, tmp: Path, r: int, args) -> dict:
 
 def h2e_startup(python, src, server, args) -> dict:
     cmd = [str(python), str(HERE / "peers_h2e_launcher.py"), "--base-url", server.base_url]
-    cmd += ["--model", "startup", "--concurrency", str(args.concurrency), "--import-only"]
+    cmd += ["--model", "startup", "--concurrency", str(args.concurrency[0]), "--import-only"]
     proc = subprocess.Popen(cmd, cwd=src)
     code, cpu, rss = peers.wait_rusage(proc)
     if code != 0:
@@ -229,25 +321,29 @@ def h2r_startup() -> dict:
 
 
 def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
-    ideal = args.concurrency / args.latency
     out = []
     for i, row in enumerate(rows, 1):
+        ideal = row["concurrency"] / args.latency
         per = 1000 * row["cpu_s"] / row["judgments"]
         net = ""
         paid = (startup or {}).get(row["tool"]) if row["tool"] == "h2e" else None
         if paid is not None:
             net = f"{1000 * (row['cpu_s'] - paid['cpu_s']) / row['judgments']:.2f}"
         rate = row["judgments"] / row["wall_s"]
+        in_window = row["judgments"] / row["window_s"]
+        db = row.get("db_cpu_s")
         out.append(
             [
                 i,
                 row["tool"],
+                row["concurrency"],
                 row["judgments"],
                 f"{row['wall_s']:.2f}",
                 f"{rate:.1f} ({100 * rate / ideal:.0f}%)",
-                f"{row['judgments'] / row['window_s']:.1f}",
+                f"{in_window:.1f} ({100 * in_window / ideal:.1f}%)",
                 f"{per:.2f}",
                 net or "–",
+                f"{1000 * db / row['judgments']:.2f}" if db is not None else "–",
                 f"{1000 * row['server_cpu_s'] / row['judgments']:.2f}",
                 f"{row['peak_rss_mb']:.0f}",
                 f"{row['load'][0]:.2f} → {row['load'][1]:.2f}",
@@ -256,27 +352,31 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
     head = [
         "#",
         "tool",
+        "in flight",
         "judgments",
         "wall s",
         "judgments/s (of ideal)",
-        "judgments/s in the server's window",
+        "judgments/s in the server's window (of ideal)",
         "CPU ms/judgment",
         "net of start-up",
+        "database CPU ms/judgment",
         "test server CPU ms/request",
         "peak RSS MB",
         "load 1-min",
     ]
     text = peers.table(head, out)
     means = []
-    for tool in ("h2e", "how2review"):
-        mine = [r for r in rows if r["tool"] == tool]
-        if mine:
-            rate = sum(r["judgments"] / r["wall_s"] for r in mine) / len(mine)
-            cpu = sum(1000 * r["cpu_s"] / r["judgments"] for r in mine) / len(mine)
-            means.append(f"{tool}: {rate:.1f} judgments/s, {cpu:.2f} ms CPU/judgment")
+    for c in sorted({r["concurrency"] for r in rows}):
+        for tool in ("h2e", "how2review"):
+            mine = [r for r in rows if r["tool"] == tool and r["concurrency"] == c]
+            mine = [r for r in mine if r["judgments"] == args.n]  # the baseline run apart
+            if mine:
+                rate = sum(r["judgments"] / r["wall_s"] for r in mine) / len(mine)
+                cpu = sum(1000 * r["cpu_s"] / r["judgments"] for r in mine) / len(mine)
+                means.append(f"{tool} at {c}: {rate:.1f} judgments/s, {cpu:.2f} ms CPU/judgment")
     lines = [
-        f"{args.n} judgments a round, {args.concurrency} in flight, replies after "
-        f"{1000 * args.latency:.0f} ms (ideal {ideal:.0f}/s); {os.cpu_count()} CPUs",
+        f"{args.n} judgments a round, {', '.join(map(str, args.concurrency))} in flight, replies "
+        f"after {1000 * args.latency:.0f} ms (ideal: in flight / latency); {os.cpu_count()} CPUs",
         "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()),
     ]
     if startup and "h2e" in startup:
@@ -294,18 +394,126 @@ def report(rows: list[dict], args, versions: dict, startup: dict | None) -> str:
     return "\n".join(lines)
 
 
+def _in_window(row: dict) -> float:
+    return row["judgments"] / row["window_s"]
+
+
+def scale_checks(rows: list[dict], baseline: dict | None, args) -> list[tuple[str, bool]]:
+    """``--scale``'s conditions (see the module's docstring): (line, holds) each."""
+    first, last = args.concurrency[0], args.concurrency[-1]
+    h2r = {
+        c: [
+            r
+            for r in rows
+            if r["tool"] == "how2review" and r["concurrency"] == c and r is not baseline
+        ]
+        for c in (first, last)
+    }
+    h2e = {
+        c: [r for r in rows if r["tool"] == "h2e" and r["concurrency"] == c] for c in (first, last)
+    }
+    checks = []
+    ideal = first / args.latency
+    for r in h2r[first]:
+        share = _in_window(r) / ideal
+        checks.append(
+            (
+                f"at {first} in flight: {_in_window(r):.1f} judgments/s over the server's window "
+                f"= {share:.1%} of ideal {ideal:.0f}/s (≥ {SCALE_OF_IDEAL:.0%})",
+                share >= SCALE_OF_IDEAL,
+            )
+        )
+        if baseline is not None:
+            growth = r["peak_rss_mb"] / baseline["peak_rss_mb"]
+            checks.append(
+                (
+                    f"at {first}: worker peak {r['peak_rss_mb']:.0f} MB over {r['judgments']:,} "
+                    f"judgments = {growth:.2f}× the {baseline['judgments']:,}-judgment run's "
+                    f"{baseline['peak_rss_mb']:.0f} MB (≤ {SCALE_MEMORY_GROWTH}×)",
+                    growth <= SCALE_MEMORY_GROWTH,
+                )
+            )
+    for r, e in zip(h2r[first], h2e[first], strict=False):
+        checks.append(
+            (
+                f"at {first}: worker peak {r['peak_rss_mb']:.0f} MB vs h2e's {e['peak_rss_mb']:.0f} "
+                "MB in the same round (≤ h2e's)",
+                r["peak_rss_mb"] <= e["peak_rss_mb"],
+            )
+        )
+    if h2r[last] and h2e[last]:
+        mine = sum(map(_in_window, h2r[last])) / len(h2r[last])
+        theirs = sum(map(_in_window, h2e[last])) / len(h2e[last])
+        checks.append(
+            (
+                f"at {last} in flight: {mine:.1f} vs h2e's {theirs:.1f} judgments/s over the "
+                f"server's window = {mine / theirs:.2f}× (≥ {SCALE_VS_H2E}×)",
+                mine / theirs >= SCALE_VS_H2E,
+            )
+        )
+    return checks
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=3000)
+    ap.add_argument("--n", type=int, default=None, help="judgments a round (3,000; --scale 30,000)")
     ap.add_argument("--latency", type=float, default=0.2)
-    ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--concurrency",
+        type=int,
+        nargs="+",
+        default=None,
+        help="requests in flight, one set of rounds each (64; --scale 64 512)",
+    )
+    ap.add_argument(
+        "--rounds", type=int, default=None, help="rounds per concurrency (2; --scale 1)"
+    )
     ap.add_argument("--only", choices=["h2e", "how2review"], default="")
     ap.add_argument("--deluge-version", default=os.environ.get("H2E_LM_DELUGE", "0.0.168"))
+    ap.add_argument(
+        "--memory-baseline",
+        type=int,
+        default=None,
+        metavar="N",
+        help="first, a how2review run of N judgments at the first concurrency (--scale 3,000)",
+    )
+    ap.add_argument(
+        "--scale", action="store_true", help="the judge run at scale, its conditions checked"
+    )
+    ap.add_argument(
+        "--machine-db",
+        action="store_true",
+        help="run on the PostgreSQL at DATABASE_URL instead of the benchmarks' own cluster",
+    )
     args = ap.parse_args()
+    scale = {"n": SCALE_N, "concurrency": list(SCALE_CONCURRENCY), "rounds": 1}
+    scale["memory_baseline"] = SCALE_BASELINE_N
+    plain = {"n": 3000, "concurrency": [64], "rounds": 2, "memory_baseline": 0}
+    for key, value in (scale if args.scale else plain).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.scale and args.only:
+        ap.error("--scale compares both tools: leave out --only")
+    if args.memory_baseline and args.only == "h2e":
+        ap.error("--memory-baseline is a how2review run: leave out --only h2e")
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if not args.machine_db:
+            cluster = stack.enter_context(pg_cluster(database="h2r_peers"))
+            os.environ["DATABASE_URL"] = cluster.url("h2r_peers")
+        return run(args, cluster)
+
+
+def run(args, cluster) -> int:
+    # Django is set up here (bench_judge_run), once DATABASE_URL names the database
+    from tests.perf.bench_judge_run import connection, make_data  # noqa: I001
     from tests.judging.support import judge_responder
     from tests.support.llm_server import LLMTestServer
 
+    db_cpu = cluster.cpu if cluster is not None else None
+    where = "the machine's PostgreSQL (DATABASE_URL)"
+    if cluster is not None:
+        where = f"own cluster (default settings, autovacuum {cluster.settings('autovacuum')['autovacuum']})"
     versions = {"how2review": peers.git_head(), "Python": sys.version.split()[0]}
     python = src = None
     if args.only != "how2review":
@@ -323,11 +531,19 @@ def main() -> int:
     connection.settings_dict.setdefault("TEST", {})["NAME"] = DB_NAME
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     rows: list[dict] = []
+    baseline = None
+    ledger = Ledger("judge rounds")
     startup = None
     try:
         make_data(args.n)
+        if args.memory_baseline:
+            baseline_generations(args.memory_baseline)
+        with connection.cursor() as cursor:  # analyzed after the bulk load, as one does
+            cursor.execute("VACUUM (ANALYZE)")
         with (
-            LLMTestServer(responder=judge_responder, latency_s=args.latency) as server,
+            LLMTestServer(
+                responder=judge_responder, latency_s=args.latency, models=served(args)
+            ) as server,
             tempfile.TemporaryDirectory() as tmp_name,
         ):
             tmp = Path(tmp_name)
@@ -338,23 +554,48 @@ def main() -> int:
                 startup["h2e"] = h2e_startup(python, src, server, args)
             if args.only != "h2e":
                 startup["how2review"] = h2r_startup()
-            for r in range(1, args.rounds + 1):
-                if args.only != "how2review":
-                    rows.append(h2e_round(python, src, server, gens, tmp, r, args))
-                    print(f"round {r} h2e: {rows[-1]}", flush=True)
-                if args.only != "h2e":
-                    rows.append(h2r_round(server, tmp, r, args))
-                    print(f"round {r} how2review: {rows[-1]}", flush=True)
+            if args.memory_baseline:
+                baseline = h2r_round(
+                    server,
+                    tmp,
+                    "baseline",
+                    args,
+                    args.concurrency[0],
+                    ledger,
+                    n=args.memory_baseline,
+                    generator=BASELINE_GENERATOR,
+                    db_cpu=db_cpu,
+                )
+                rows.append(baseline)
+                print(f"baseline how2review: {baseline}", flush=True)
+            for c in args.concurrency:
+                for r in range(1, args.rounds + 1):
+                    if args.only != "how2review":
+                        rows.append(h2e_round(python, src, server, gens, tmp, r, args, c, ledger))
+                        print(f"{c} in flight, round {r} h2e: {rows[-1]}", flush=True)
+                    if args.only != "h2e":
+                        rows.append(
+                            h2r_round(server, tmp, r, args, c, ledger, n=args.n, db_cpu=db_cpu)
+                        )
+                        print(f"{c} in flight, round {r} how2review: {rows[-1]}", flush=True)
+                    server.requests.clear()  # what the rounds received is counted: let it go
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
-    text = report(rows, args, versions, startup)
+    text = report(rows, args, versions, startup) + f"\ndatabase: {where}"
+    failed = ledger.verdict()
+    checks = scale_checks(rows, baseline, args) if args.scale else []
+    for line, holds in checks:
+        print(f"scale: {'OK' if holds else 'FAIL'} {line}", flush=True)
+        text += f"\n- {'OK' if holds else 'FAIL'}: {line}"
     print(text)
     peers.OUT.mkdir(parents=True, exist_ok=True)
     (peers.OUT / "peers_judge.md").write_text(text + "\n")
     (peers.OUT / "peers_judge.json").write_text(
-        json.dumps({"args": vars(args), "versions": versions, "rows": rows}, indent=2)
+        json.dumps(
+            {"args": vars(args), "versions": versions, "rows": rows, "checks": checks}, indent=2
+        )
     )
-    return 0
+    return 1 if failed or not all(h for _, h in checks) else 0
 
 
 if __name__ == "__main__":
