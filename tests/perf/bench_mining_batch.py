@@ -10,6 +10,21 @@ heuristics, 24% after the LLM filter), so the stage mix is realistic (~24k reque
 Run: ``.venv/bin/python tests/perf/bench_mining_batch.py [--n 10000] [--concurrency 16]``
 Environment: ``DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/how2review; a scratch
 database ``bench_h2r_mining`` is created and dropped).
+
+``--batch-api``: the batch at the paper's scale in Batch API mode (every LLM stage one
+batch-mode config), worked by a real Celery worker (``-c 1``) on the benchmarks' own PostgreSQL
+cluster (tests/perf/_pg_cluster.py), against the local batch server
+(tests/support/batch_server.py) in its own process, which works each open batch as a provider
+does, on its own (``--server-every`` s), and the same Table 6 replies. What beat does, the
+benchmark does every ``--poll`` s (``batch_runs.poll``: a run whose batch ended is enqueued).
+``--n`` documents (default 104,000: about 252,000 requests at ~2.43 a document). It fails unless
+every request the server answered was answered once and stored once (the documents' traces,
+the usage rows and the provider-batch rows each count them), at least ``--min-requests``
+(252,000) were made, the worker's memory is flat (its peak at the end ≤ ``--max-growth``× its
+peak once 10% of the requests were stored) and the app's CPU (worker and database) is at most
+``--max-app-share`` of the wall time. Figures: requests/s, the worker's peak RSS, the database's
+size (``pg_database_size``), CPU by process (worker, database, batch server), load average.
+``DEBUG=0`` unless ``DEBUG`` is set; ``CELERY_BROKER_URL`` (default redis://127.0.0.1:6379/6).
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ os.environ["TEST_DATABASE_NAME"] = "bench_h2r_mining"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from benchmarks.llm.base import LLMBackend  # noqa: E402 - needs ROOT on sys.path; no Django
+from tests.perf import _batch_api_mining  # noqa: E402
 
 _TEXT = (
     "preheat the oven to degrees mix flour water salt yeast in a large bowl knead dough for "
@@ -172,9 +188,16 @@ class TimedBackend(LLMBackend):
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument(
+        "--n", type=int, default=None, help="documents (10,000; --batch-api 104,000)"
+    )
     parser.add_argument("--concurrency", type=int, default=16)
+    _batch_api_mining.add_options(parser)
     args = parser.parse_args()
+    if args.n is None:
+        args.n = _batch_api_mining.N if args.batch_api else 10_000
+    if args.batch_api:
+        return _batch_api_mining.main(args, sys.modules[__name__])
 
     parent, child = mp.get_context("fork").Pipe()
     server = mp.get_context("fork").Process(target=_serve, args=(child,), daemon=True)

@@ -280,6 +280,7 @@ def h2r_round(
         "server_cpu_s": server_cpu,
         "db_cpu_s": db_used,
         "peak_rss_mb": used["peak_rss_mb"],
+        "peaks_mb": used["peaks_mb"],
         "load": [load0, peers.load()],
     }
 

@@ -173,7 +173,12 @@ class TreeMeter:
         self._stop.set()
         self._thread.join()
         cpu = sum(v - self.cpu0.get(pid, 0.0) for pid, v in self.cpu.items())
-        return {"cpu_s": cpu, "peak_rss_mb": sum(self.hwm.values()) / 1024}
+        return {
+            "cpu_s": cpu,
+            "peak_rss_mb": sum(self.hwm.values()) / 1024,
+            # each process's high-water mark, the root's first
+            "peaks_mb": [round(self.hwm[pid] / 1024, 1) for pid in sorted(self.hwm)],
+        }
 
 
 def wait_rusage(proc: subprocess.Popen) -> tuple[int, float, float]:
