@@ -78,17 +78,23 @@ class MiningBatches(BatchAdapter):
             raise ValueError("a mining batch's replies are stored under its lease")
         pipeline = self._pipeline(run)
         by_id = dict(results)
-        docs = MiningDocument.objects.filter(
-            batch=run, outcome=MiningDocument.Outcome.PENDING, pk__in=list(by_id)
-        )
-        snapshots = []
-        for doc in docs:
-            state = doc_state(doc)
-            stage = pipeline.advance(state)
-            if stage is None:
-                continue
-            usage = pipeline.reply(stage, state, by_id[doc.pk])
-            pipeline.advance(state)  # on to its next LLM stage, or its end
-            snapshots.append(progress.snapshot(state, stage, usage))
-        if snapshots and not progress.store(run, lease, snapshots):
-            raise RuntimeError("the mining batch's lease was lost while storing a batch")
+        keys = sorted(by_id)
+        # a page at a time (a provider's file holds up to 50,000 replies): the documents read
+        # and the write's statement stay small; the caller's transaction makes the pages one
+        for start in range(0, len(keys), PAGE):
+            docs = MiningDocument.objects.filter(
+                batch=run,
+                outcome=MiningDocument.Outcome.PENDING,
+                pk__in=keys[start : start + PAGE],
+            )
+            snapshots = []
+            for doc in docs:
+                state = doc_state(doc)
+                stage = pipeline.advance(state)
+                if stage is None:
+                    continue
+                usage = pipeline.reply(stage, state, by_id[doc.pk])
+                pipeline.advance(state)  # on to its next LLM stage, or its end
+                snapshots.append(progress.snapshot(state, stage, usage))
+            if snapshots and not progress.store(run, lease, snapshots):
+                raise RuntimeError("the mining batch's lease was lost while storing a batch")

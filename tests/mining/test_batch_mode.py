@@ -44,6 +44,8 @@ def test_a_mining_batch_in_batch_mode_ends_as_online_at_the_batch_rate(
     media_root, monkeypatch, mining_backends, script
 ):
     monkeypatch.setattr("core.runs.engine.enqueue", lambda *a, **k: None)
+    # pages of 2: a batch file's replies are read and stored a page at a time, in one transaction
+    monkeypatch.setattr("mining.services.batch_mode.PAGE", 2)
     online = engine.execute_inline(create("online", mining_backends))
     assert online.status == "done"
     provider = MiningScript()
