@@ -22,6 +22,7 @@ wait, yield) for callers that have nothing to resume.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -171,12 +172,17 @@ class OpenAIBatchBackend(OpenAICompatBackend):
             raise LLMError(f"batch API, {what}: {exc}", retryable=retryable, status=status) from exc
 
     def submit(self, lines: list[str], *, metadata: dict[str, str] | None = None) -> BatchState:
-        """Upload one file of lines and create its batch."""
-        data = "".join(lines).encode()
-        uploaded = self._api(
-            "upload",
-            lambda: self.client.files.create(file=("requests.jsonl", data), purpose="batch"),
-        )
+        """Upload one file of lines and create its batch. The file is written to a temporary
+        file and streamed from there (a provider's file may be 200 MB: no second copy of it is
+        held in memory)."""
+        with tempfile.TemporaryFile() as fh:
+            for line in lines:
+                fh.write(line.encode())
+            fh.seek(0)
+            uploaded = self._api(
+                "upload",
+                lambda: self.client.files.create(file=("requests.jsonl", fh), purpose="batch"),
+            )
         batch = self._api(
             "create",
             lambda: self.client.batches.create(
