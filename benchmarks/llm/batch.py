@@ -158,7 +158,10 @@ class OpenAIBatchBackend(OpenAICompatBackend):
                 m.get("content", "") for m in request.messages or []
             )
         entry = {"custom_id": custom_id, "method": "POST", "url": self.url(), "body": body}
-        return json.dumps(entry, ensure_ascii=False) + "\n"
+        # ASCII (non-ASCII characters as JSON escapes): a file's lines are held until it is sent,
+        # and one curly quote in a prompt would make Python hold its whole line at 2-4 bytes a
+        # character
+        return json.dumps(entry) + "\n"
 
     def files(self, lines: Iterable[str]) -> Iterator[list[str]]:
         return split_lines(lines, max_requests=self.max_requests, max_bytes=self.max_bytes)

@@ -77,6 +77,15 @@ def test_files_respect_the_request_and_byte_limits(server):
         list(split_lines(lines, max_requests=100, max_bytes=size - 1))
 
 
+def test_a_line_is_ascii_and_the_server_reads_the_prompt_unchanged(server):
+    server.auto_finish = True
+    backend = build_backend(config(server))
+    prompt = "Étape « une » — 手順"
+    line = backend.line("7", LLMRequest(prompt=prompt))
+    assert line.isascii()
+    assert backend.complete_many([LLMRequest(prompt=prompt)])[0].text == f"echo: {prompt}"
+
+
 def test_output_and_error_files_parse_by_custom_id():
     text = "\n".join(
         json.dumps(x)
