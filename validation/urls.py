@@ -20,12 +20,19 @@ from validation.ppi import api as ppi_api
 from validation.ppi import views as ppi_views
 from validation.ppi_plan import views as ppi_plan_views
 from validation.probes import api as probes_api
+from validation.stopping import views as stopping_views
 from validation.prompt_versions import api as prompt_versions_api
 from validation.prompt_versions import views as prompt_versions_views
 
 pages = [
     path("", comparisons.index, name="index"),
     path("study/<int:pk>/", comparisons.study, name="study"),
+    path("study/<int:pk>/target/", stopping_views.study_target, name="study_target"),
+    path(
+        "study/<int:pk>/target/resume/",
+        stopping_views.study_target_resume,
+        name="study_target_resume",
+    ),
     path("judges/", comparisons.judges, name="judges"),
     path("rankings/", comparisons.rankings, name="rankings"),
     path("validation/", judge_validation_views.validation, name="validation"),

@@ -216,6 +216,14 @@ def study_items_add(
 def study_set_status(*, study: Study, status: str) -> Study:
     if status not in Study.Status.values:
         raise ValidationError(f"status must be one of {', '.join(Study.Status.values)}")
+    if status == Study.Status.OPEN and study.stopped_by_target:
+        raise ValidationError(
+            {
+                "status": "This study stopped when its interval reached the target; an admin "
+                "resumes it from the note on the study page (which also resumes recruitment "
+                "on Prolific)."
+            }
+        )
     study.status = status
     study.save(update_fields=["status"])
     return study
