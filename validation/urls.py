@@ -20,9 +20,9 @@ from validation.ppi import api as ppi_api
 from validation.ppi import views as ppi_views
 from validation.ppi_plan import views as ppi_plan_views
 from validation.probes import api as probes_api
-from validation.stopping import views as stopping_views
 from validation.prompt_versions import api as prompt_versions_api
 from validation.prompt_versions import views as prompt_versions_views
+from validation.stopping import views as stopping_views
 
 pages = [
     path("", comparisons.index, name="index"),
