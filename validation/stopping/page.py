@@ -10,7 +10,7 @@ from annotation.models import Study
 from core.polling import next_poll
 from core.roles import is_admin
 from validation.active.reads import study_interval
-from validation.active.stats import half_width
+from validation.active.stats import MIN_LABELLED_TO_STOP, half_width
 from validation.stopping.reads import prolific_paused_by_target, target_pause_call
 from validation.stopping.words import points, stopped_note
 
@@ -45,6 +45,7 @@ def target_context(*, study: Study, user, waited: str | None = None, seen: str |
     return {
         "study": study,
         "target": points(study.target_half_width),
+        "min_labels": MIN_LABELLED_TO_STOP,
         "interval": interval,
         "stopped": stopped_note(at=study.target_reached_at, interval=study.target_reached_interval)
         if study.target_reached_at

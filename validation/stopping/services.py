@@ -4,8 +4,9 @@ enough (run by the app after labels arrive) and the resume (admins).
 The rule has one home, :func:`study_check_target`: a study that watches its target
 (``Study.watching_target``: it has one and has not reached it; a study resumed after reaching
 it is never stopped by it again) is stopped when the half-width of its corrected How2Score's
-interval is at most the target (:func:`validation.active.stats.target_reached`, the width only,
-never the estimate)."""
+interval is at most the target, with at least ``MIN_LABELLED_TO_STOP`` items labelled
+(:func:`validation.active.stats.target_reached`: the width and the count, never the
+estimate)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from annotation.services.prolific_study import (
 )
 from core.roles import is_admin
 from validation.active.reads import study_interval
-from validation.active.stats import half_width, target_reached
+from validation.active.stats import MIN_LABELLED_TO_STOP, half_width, target_reached
 from validation.stopping.reads import prolific_paused_by_target
 from validation.stopping.words import points, reached_reason
 
@@ -70,9 +71,12 @@ def study_check_target(*, study: Study, client=None) -> str:
     interval = study_interval(study)
     if interval.get("undefined") or interval.get("ci") is None:
         return f"no interval yet: {interval.get('undefined') or 'nothing to estimate'}"
-    target = study.target_half_width
-    if not target_reached(interval["ci"], target):
-        return f"not reached: {points(half_width(interval['ci']))} > {points(target)}"
+    target, n = study.target_half_width, interval.get("n_labels") or 0
+    if not target_reached(interval["ci"], target, n_labelled=n):
+        return (
+            f"not reached: {points(half_width(interval['ci']))} with {n} labels (the target: "
+            f"{points(target)} with at least {MIN_LABELLED_TO_STOP})"
+        )
     if not _stop(study, interval):
         return "already reached"
     outcome = "reached: study paused"

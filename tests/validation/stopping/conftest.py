@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Participant, ProlificStudy, Study
+from annotation.models import Participant, ProlificStudy, Study, StudyItem
 from annotation.services.assignment import participant_current_assignment
 from annotation.services.study import EntryRefused
 from annotation.services.submission import annotation_submit
-from tests.annotation.factories import full_label, make_generations, make_study, working_participant
+from tests.annotation.factories import (
+    full_label,
+    make_annotation,
+    make_generations,
+    make_study,
+    working_participant,
+)
 from tests.judging.factories import judged_run, make_judge
 from tests.support.prolific_server import ProlificTestServer
 
@@ -29,19 +35,19 @@ def people_say_failure(position: int) -> bool:
 
 def make_target_study(
     *,
-    n_items: int = 40,
-    n_more: int = 80,
-    target: float | None = 0.2,
+    n_items: int = 150,
+    n_more: int = 250,
+    target: float | None = 0.08,
     design: bool = True,
     prolific_study_id: str = "",
-    items_per_participant: int = 40,
+    items_per_participant: int | None = None,
 ) -> Study:
     """A study of ``n_items`` items drawn from a population of ``n_items + n_more`` generations
     that a judge scored (its ``design``), each item labelled once (k = 1), with ``target``."""
     study = make_study(
         n_items=n_items,
         overlap=1,
-        items_per_participant=items_per_participant,
+        items_per_participant=items_per_participant or n_items,
         attention_rate=0,
         prolific_study_id=prolific_study_id,
     )
@@ -65,6 +71,18 @@ def make_target_study(
     study.target_half_width = target
     study.save(update_fields=["design", "target_half_width"])
     return study
+
+
+def label_many(study: Study, n: int) -> None:
+    """The first ``n`` unlabelled items labelled as people would, written straight as rows
+    (one participant each, the items taken): the labels before the ones a test watches."""
+    items = list(study.items.filter(kind="regular", n_assigned=0).order_by("position")[:n])
+    assert len(items) == n, f"only {len(items)} items left to label"
+    for item in items:
+        make_annotation(
+            item=item, annotator=f"row-{item.pk}", has_failure=study.people[item.generation_id]
+        )
+    StudyItem.objects.filter(pk__in=[i.pk for i in items]).update(n_assigned=1)
 
 
 def label_next(study: Study, pid: str) -> bool:

@@ -11,7 +11,8 @@ import pytest
 from annotation.models import Annotation, Study
 from annotation.signals import labels_arrived
 from config.celery import app
-from tests.validation.stopping.conftest import label_next, make_target_study
+from tests.validation.stopping.conftest import label_many, label_next, make_target_study
+from validation.active.stats import MIN_LABELLED_TO_STOP
 from validation.stopping import hooks, tasks
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,8 @@ def sent(monkeypatch):
 
 def test_one_check_per_window_however_many_save(settings, sent, django_capture_on_commit_callbacks):
     settings.STUDY_TARGET_CHECK_SECONDS = 30
-    study, other = make_target_study(target=0.01), make_target_study(target=0.01)
+    study = make_target_study(n_items=10, n_more=10, target=0.01)
+    other = make_target_study(n_items=10, n_more=10, target=0.01)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         for pid in ("A", "B", "C", "D", "E"):
             assert label_next(study, pid)
@@ -50,9 +52,10 @@ def test_one_check_per_window_however_many_save(settings, sent, django_capture_o
 
 def test_labels_stop_the_study_by_themselves(settings, sent, django_capture_on_commit_callbacks):
     settings.STUDY_TARGET_CHECK_SECONDS = 0  # a check after every label (eager here)
-    study = make_target_study(target=0.2)
+    study = make_target_study(target=0.08)
+    label_many(study, MIN_LABELLED_TO_STOP - 10)
     n = 0
-    for _ in range(40):
+    for _ in range(50):
         with django_capture_on_commit_callbacks(execute=True):
             assert label_next(study, "P1")
         n += 1
@@ -60,11 +63,12 @@ def test_labels_stop_the_study_by_themselves(settings, sent, django_capture_on_c
         if study.status != Study.Status.OPEN:
             break
     assert study.status == Study.Status.PAUSED and study.target_reached_at is not None
-    assert study.target_reached_interval["n_labels"] == n and len(sent) == n < 40
+    assert study.target_reached_interval["n_labels"] == MIN_LABELLED_TO_STOP - 10 + n
+    assert len(sent) == n < 50
 
 
 def test_no_target_no_check(sent, django_capture_on_commit_callbacks):
-    study = make_target_study(target=None)
+    study = make_target_study(n_items=10, n_more=10, target=None)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         for pid in ("A", "B", "C"):
             assert label_next(study, pid)
@@ -72,16 +76,18 @@ def test_no_target_no_check(sent, django_capture_on_commit_callbacks):
 
 
 def test_a_failing_receiver_leaves_the_label_saved(caplog, django_capture_on_commit_callbacks):
-    study = make_target_study(target=0.2)
+    study = make_target_study(n_items=10, n_more=10)
 
     def broken(sender, **kwargs):
         raise ConnectionError("broker down")
 
     labels_arrived.connect(broken, dispatch_uid="test-broken")
     try:
-        with caplog.at_level(logging.ERROR, logger="annotation.signals"):
-            with django_capture_on_commit_callbacks(execute=True):
-                assert label_next(study, "A")
+        with (
+            caplog.at_level(logging.ERROR, logger="annotation.signals"),
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            assert label_next(study, "A")
     finally:
         labels_arrived.disconnect(dispatch_uid="test-broken")
     assert Annotation.objects.filter(item__study=study).count() == 1

@@ -11,7 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Study
-from tests.validation.stopping.conftest import label_next, make_target_study
+from tests.validation.stopping.conftest import label_many, label_next, make_target_study
+from validation.active.stats import MIN_LABELLED_TO_STOP
 from validation.stopping.services import study_check_target
 
 pytestmark = pytest.mark.django_db
@@ -25,8 +26,9 @@ def login(user, **kwargs) -> Client:
 
 
 def stopped_study() -> Study:
-    study = make_target_study(target=0.2)
-    for _ in range(40):
+    study = make_target_study(target=0.08)
+    label_many(study, MIN_LABELLED_TO_STOP - 10)
+    for _ in range(50):
         assert label_next(study, "P1")
         if study_check_target(study=study).startswith("reached"):
             study.refresh_from_db()
@@ -39,7 +41,7 @@ def text(response) -> str:
 
 
 def test_the_panel_shows_the_interval_live_and_the_target(researcher):
-    study = make_target_study(target=0.05)
+    study = make_target_study(n_items=20, n_more=20, target=0.05)
     client = login(researcher)
     progress = client.get(study.get_absolute_url()).content.decode()
     target_url = reverse("validation:study_target", args=[study.pk])
@@ -63,7 +65,7 @@ def test_the_panel_shows_the_interval_live_and_the_target(researcher):
 
 
 def test_no_target_no_panel(researcher):
-    study = make_target_study(target=None)
+    study = make_target_study(n_items=5, n_more=5, target=None)
     client = login(researcher)
     assert 'id="study-target"' not in client.get(study.get_absolute_url()).content.decode()
     assert client.get(reverse("validation:study_target", args=[study.pk])).status_code == 404
@@ -76,7 +78,7 @@ def test_once_reached_the_note_and_the_resume_for_admins_only(researcher, admin)
     kept = study.target_reached_interval
     note = (
         f"Stopped on {study.target_reached_at:%Y-%m-%d %H:%M} UTC: the interval "
-        f"±{100 * kept['half_width']:.1f} points reached the target ±20.0 points with "
+        f"±{100 * kept['half_width']:.1f} points reached the target ±8.0 points with "
         f"{kept['n_labels']} labels."
     )
     as_researcher = login(researcher)
