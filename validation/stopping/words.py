@@ -7,10 +7,11 @@ from datetime import datetime
 
 
 def points(half_width: float | None) -> str:
-    """A half-width in points of How2Score: 0.0423 → "±4.2 points"."""
+    """A half-width in points of How2Score, to a hundredth (a width just under the target is
+    not shown as equal to it): 0.04234 → "±4.23 points"."""
     if half_width is None:
         return "—"
-    return f"±{100 * half_width:.1f} points"
+    return f"±{100 * half_width:.2f} points"
 
 
 def stopped_note(*, at: datetime, interval: dict) -> str:

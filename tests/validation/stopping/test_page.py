@@ -47,15 +47,15 @@ def test_the_panel_shows_the_interval_live_and_the_target(researcher):
     target_url = reverse("validation:study_target", args=[study.pk])
     assert 'id="study-target"' in progress and f'hx-get="{target_url}"' in progress
     empty = client.get(target_url, **PANEL)
-    assert "No interval yet:" in text(empty) and "±5.0 points" in text(empty)
+    assert "No interval yet:" in text(empty) and "±5.00 points" in text(empty)
     for _ in range(10):
         assert label_next(study, "P1")
     panel = client.get(target_url, **PANEL)
     body = panel.content.decode()
     assert panel.status_code == 200 and 'hx-trigger="every 1s"' in body  # asks again
     shown = text(panel)
-    assert "half-width of the 95% interval now" in shown and "±5.0 points" in shown
-    assert re.search(r"±\d+\.\d points half-width", shown)
+    assert "half-width of the 95% interval now" in shown and "±5.00 points" in shown
+    assert re.search(r"±\d+\.\d\d points half-width", shown)
     assert "Stopped on" not in shown and "target-resume" not in body
     for bad in ("None", "nan", "undefined"):
         assert bad not in shown
@@ -78,7 +78,7 @@ def test_once_reached_the_note_and_the_resume_for_admins_only(researcher, admin)
     kept = study.target_reached_interval
     note = (
         f"Stopped on {study.target_reached_at:%Y-%m-%d %H:%M} UTC: the interval "
-        f"±{100 * kept['half_width']:.1f} points reached the target ±8.0 points with "
+        f"±{100 * kept['half_width']:.2f} points reached the target ±8.00 points with "
         f"{kept['n_labels']} labels."
     )
     as_researcher = login(researcher)
