@@ -150,7 +150,7 @@ def true_agreement(threshold: float | None) -> float | None:
     """The population agreement on the items the judge decides at this threshold."""
     if threshold is None:
         return None
-    mine = LEVELS >= threshold
+    mine = threshold <= LEVELS
     return 1 - float((SHARE[mine] * ERROR[mine]).sum() / SHARE[mine].sum())
 
 
