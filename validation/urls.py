@@ -11,6 +11,7 @@ from validation.comparisons import api as comparisons_api
 from validation.comparisons import views as comparisons
 from validation.disagreements import api as disagreements_api
 from validation.disagreements import views as disagreements_views
+from validation.escalation import views as escalation_views
 from validation.judge_validation import api as judge_validation_api
 from validation.judge_validation import views as judge_validation_views
 from validation.label_sets import views as label_sets_views
@@ -40,6 +41,12 @@ pages = [
         "validation/alt-test/export.<str:fmt>",
         alt_test_views.validation_alt_test_export,
         name="validation_alt_test_export",
+    ),
+    path("validation/escalation/", escalation_views.escalation, name="escalation"),
+    path(
+        "validation/escalation/apply/",
+        escalation_views.escalation_apply,
+        name="escalation_apply",
     ),
     path("rankings/ppi/", ppi_views.rankings_ppi, name="rankings_ppi"),
     path(
