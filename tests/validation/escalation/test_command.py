@@ -9,8 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from judging.models import JudgmentSample
 from tests.annotation.factories import make_annotation, make_study
-from tests.judging.factories import make_judge
+from tests.judging.factories import judged_run, make_judge
 from tests.validation.escalation import scenario
 from validation.escalation.stats import fixed_sequence_threshold
 
@@ -67,9 +68,6 @@ def test_refusals_name_the_option(args, message):
     judge = make_judge(name="few", model="m")
     for item in study.items.all():
         make_annotation(item=item, annotator="P0", has_failure=True)
-    from judging.models import JudgmentSample
-    from tests.judging.factories import judged_run
-
     run = judged_run(judge, [i.generation for i in study.items.all()], [True, True, True])
     JudgmentSample.objects.bulk_create(
         JudgmentSample(judgment_id=ri.judgment_id, seed=0, has_failure=True)
