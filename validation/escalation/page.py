@@ -62,7 +62,9 @@ def escalated_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "item_id": e["item_id"],
             "source": sources.get(e["generation_id"], f"generation {e['generation_id']}"),
-            "confidence": fmt_number(e["confidence"], 2, undefined="none (no parsed sample)"),
+            "confidence": fmt_number(
+                e["confidence"], 2, undefined="none (not judged, or no parsed sample)"
+            ),
             "judge": _yes_no(e["judge_says_failure"], yes="has_failure", no="no_failure"),
             "human": _yes_no(e["human_majority_failure"], yes="has_failure", no="no_failure"),
         }
