@@ -84,3 +84,28 @@ def test_unknown_study_and_judge():
     study = make_study(n_items=1)
     with pytest.raises(CommandError, match=r"^--judge: no judge named 'nobody'"):
         _run("--study", str(study.pk), "--judge", "nobody")
+
+
+def test_the_api_gives_the_commands_report_and_names_bad_parameters(client, make_user):
+    data = scenario.build()
+    study, judge = str(data["study"].pk), data["judge"].name
+    url = "/api/validation/escalation/"
+    assert client.get(url, {"study": study, "judge": judge}).status_code in (401, 403)
+    client.force_login(make_user("ann", role="annotator"))
+    assert client.get(url, {"study": study, "judge": judge}).status_code == 403
+    client.force_login(make_user("res", role="researcher"))
+    got = client.get(url, {"study": study, "judge": judge, "seed": "2"})
+    assert got.status_code == 200
+    assert got.json() == json.loads(
+        _run("--study", study, "--judge", judge, "--seed", "2", "--format", "json")
+    )
+    for params, field in (
+        ({"alpha": "abc"}, "alpha"),
+        ({"alpha": "1"}, "alpha"),
+        ({"delta": "nan"}, "delta"),
+        ({"seed": "-1"}, "seed"),
+        ({"alpha": "0.01", "delta": "0.01"}, "study"),  # too few labelled items
+    ):
+        bad = client.get(url, {"study": study, "judge": judge, **params})
+        assert bad.status_code == 400 and field in bad.json(), params
+    assert client.get(url, {"study": "999999", "judge": judge}).status_code == 404

@@ -68,6 +68,7 @@ def test_researchers_read_the_report_in_words_as_the_command_says(client, make_u
     assert f"<td>{held['n']:,}</td>" in page
     assert page.count('<th scope="row">') >= len(report["escalated"])
     assert 'id="escalation-apply"' not in page  # no button for researchers
+    assert f'href="/api/validation/escalation/?study={sampled["study"].pk}&judge=' in page
     for word in ("undefined", "None", "NaN", "null"):
         assert word not in page
     nav = _clean(client.get("/judging/compare/validation/"))
