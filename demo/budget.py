@@ -60,10 +60,8 @@ def _simulate():
             unsure = rng.random() < UNSURE_SHARE
             wrong = rng.random() < (WRONG_WHEN_UNSURE if unsure else WRONG_WHEN_SURE)
             verdict = fails != wrong
-            if unsure:  # the samples split: 2 or 3 of 5 agree with the verdict
-                agreeing = rng.choice((2, 3))
-            else:
-                agreeing = N_SAMPLES
+            # unsure: the samples split, 2 or 3 of 5 agree with the verdict; sure: all 5 agree
+            agreeing = rng.choice((2, 3)) if unsure else N_SAMPLES
             votes = [verdict] * agreeing + [not verdict] * (N_SAMPLES - agreeing)
             rng.shuffle(votes)
             truth[generator, sid] = fails
