@@ -139,8 +139,9 @@ def _samples_add(judge: Judge, judged) -> None:
     )
     hashes = generation_content_hashes([pk for pk, _, _ in rows])
     judgment_of = dict(
-        Judgment.objects.filter(judge_key=judge.judge_id, content_hash__in=hashes.values())
-        .values_list("content_hash", "id")
+        Judgment.objects.filter(
+            judge_key=judge.judge_id, content_hash__in=hashes.values()
+        ).values_list("content_hash", "id")
     )
     samples = []
     for pk, generator, sid in rows:
