@@ -60,3 +60,73 @@ def plan_sentences(plan: dict[str, Any], *, currency: str = "") -> list[str]:
     if plan.get("note"):
         out.append(f"Note: {plan['note']}.")
     return out
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _interval(ci) -> str:
+    """A How2Score interval in percent, clipped to 0–100 (the normal interval may leave it)."""
+    return f"{100 * max(0.0, ci[0]):.1f}–{100 * min(1.0, ci[1]):.1f}%"
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and value == value and abs(value) != float("inf")
+
+
+def comparison_sentence(r: dict[str, Any], *, sampling: str) -> str:
+    """The interval obtained against the one a uniform sample of the same size would have
+    given, and what to do about it."""
+    n, uniform = r["n_labelled"], r.get("uniform_half_width")
+    if sampling != "uncertainty":
+        return (
+            f"The {n:,} items were drawn uniformly, so this is the interval a uniform sample of "
+            "this size gives; to narrow it, label more items."
+        )
+    if not _finite(uniform):
+        return (
+            f"What a uniform sample of {n:,} items would have given cannot be said yet: "
+            f"{r.get('uniform_undefined') or 'too few labelled items to measure it'}."
+        )
+    if r["half_width"] < uniform:
+        gain = 1 - r["half_width"] / uniform
+        return (
+            f"A uniform sample of the same {n:,} items would have given about {points(uniform)}: "
+            f"labelling where the judge is unsure made the interval {100 * gain:.0f}% narrower, "
+            "so keep sampling this way with this judge."
+        )
+    return (
+        f"A uniform sample of the same {n:,} items would have given about {points(uniform)}: "
+        "labelling where the judge is unsure did not narrow the interval here (the judge's doubt "
+        "did not point at the items it gets wrong), so sample uniformly in the next study."
+    )
+
+
+def target_sentence(r: dict[str, Any]) -> str:
+    target = r.get("target")
+    if target is None:
+        return ""
+    if r.get("reached"):
+        return f"The target of {points(target)} is reached: no more labels are needed."
+    return f"The target of {points(target)} is not reached yet: keep labelling."
+
+
+def interval_sentences(r: dict[str, Any], *, sampling: str) -> list[str]:
+    """A study's corrected How2Score (:func:`validation.active.reads.study_interval`'s dict) in
+    words: the score and its interval, the uniform comparison, the target; or why there is no
+    score yet."""
+    if r.get("how2score") is None or not r.get("ci"):
+        why = r.get("undefined") or "it cannot be computed yet"
+        labels = r.get("n_labels")
+        so_far = (
+            f" ({labels:,} label{'s' if labels != 1 else ''} so far)" if labels is not None else ""
+        )
+        return [f"No corrected How2Score yet{so_far}: {why}."]
+    out = [
+        f"Corrected How2Score: {_pct(r['how2score'])} (95% interval {_interval(r['ci'])}, "
+        f"{points(r['half_width'])}) from {r['n_labelled']:,} items labelled by people and the "
+        f"judge's verdicts on {r['n_population']:,}.",
+        comparison_sentence(r, sampling=sampling),
+    ]
+    return out + [s for s in (target_sentence(r),) if s]

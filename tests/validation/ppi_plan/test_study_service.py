@@ -102,7 +102,9 @@ def test_where_the_judge_is_unsure_items_keep_their_inclusion_probability(admin,
     expected = inclusion_probabilities(uncertainty, n_expected=20)
     drawn = draw(expected, seed=11)
     items = _regular(study)
-    assert [i.generation_id for i in items] == [g for g, hit in zip(population, drawn) if hit]
+    assert [i.generation_id for i in items] == [
+        g for g, hit in zip(population, drawn, strict=True) if hit
+    ]
     by_id = dict(zip(population, expected, strict=True))
     assert [i.inclusion_probability for i in items] == pytest.approx([by_id[i.generation_id]
                                                                       for i in items])  # fmt: skip
@@ -117,8 +119,11 @@ def test_where_the_judge_is_unsure_items_keep_their_inclusion_probability(admin,
 @pytest.mark.parametrize(
     ("over", "field", "words"),
     [
-        ({"sampling": "uncertainty"}, "sampling", "40 of the 40 generations scored by judge "
-         "'my-judge' have no seeded samples"),
+        (
+            {"sampling": "uncertainty"},
+            "sampling",
+            "40 of the 40 generations scored by judge 'my-judge' have no seeded samples",
+        ),
         ({"n": 41}, "n", "41 items asked, but judge 'my-judge' scored 40 generations"),
         ({"reward": Decimal("150")}, "reward", "150 has no decimals"),
         ({"reward": Decimal("0.00")}, "reward", "more than 0.00 GBP"),
