@@ -56,6 +56,8 @@ STUDY_SETTINGS = (
     "gold_rate",
     "codebook_version",
     "new_participants_per_address",
+    "design",
+    "target_half_width",
 )
 
 

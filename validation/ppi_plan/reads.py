@@ -82,3 +82,57 @@ def study_initial(
                                  items_per_participant=initial["items_per_participant"])  # fmt: skip
         initial["reward"] = f"{reward:.2f}" if reward is not None else ""
     return initial
+
+
+def study_pilot(*, study_id: int, judge_name: str) -> dict[str, Any]:
+    """The pilot of a running study: people's majority and the judge's verdict on the study's
+    items both labelled (paired), and the number of the judge's other scored generations (the
+    judge-only items). A ``LookupError`` naming what is missing."""
+    from annotation.models import Study
+    from judging.models import Judge
+    from judging.selectors.judgments import score_records
+    from judging.selectors.verdicts import study_majority
+
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        raise LookupError(f"no study with id {study_id}")
+    if study.form_type != "critical_failure":
+        raise LookupError(f"study {study.name!r} is a {study.form_type} study: no has_failure")
+    judge = Judge.objects.filter(name=judge_name).first()
+    if judge is None:
+        raise LookupError(f"no judge named {judge_name!r}")
+    majority, _, _ = study_majority(study)
+    human, verdicts, unlabelled = [], [], 0
+    for rec in score_records(judge=judge, generator=None, run=None, dataset=None):
+        if rec["parse_failed"]:
+            continue
+        says = majority.get(rec["generation_id"])
+        if says is None:
+            unlabelled += 1
+        else:
+            human.append(int(says))
+            verdicts.append(int(bool(rec["has_failure"])))
+    return {"human": human, "judge": verdicts, "unlabelled": unlabelled}
+
+
+def judge_cost_per_verdict(judge_name: str) -> tuple[float, str]:
+    """``(the judge's measured cost per judgment, the rule in words)``: the cost of its runs over
+    the judgments it holds (reused judgments cost nothing again, as in the leaderboard). A
+    ``LookupError`` when the judge is unknown or has no measured cost."""
+    from django.db.models import Sum
+
+    from judging.models import Judge, JudgeRun, Judgment
+
+    judge = Judge.objects.filter(name=judge_name).first()
+    if judge is None:
+        raise LookupError(f"no judge named {judge_name!r}")
+    cost = JudgeRun.objects.filter(judge=judge).aggregate(total=Sum("cost"))["total"] or 0
+    n = Judgment.objects.filter(judge_key=judge.judge_id).count()
+    if not n or cost <= 0:
+        raise LookupError(f"judge {judge_name!r} has no measured cost yet: give --cost-judge")
+    per = float(cost) / n
+    return (
+        per,
+        f"A judge verdict costs {per:,.6f}: {judge_name}'s runs cost {float(cost):,.2f} for "
+        f"{n:,} judgments.",
+    )
