@@ -22,6 +22,12 @@ from benchmarks.models import Dataset
 from core.lazy import lazy_module
 from core.roles import is_admin
 from judging.models import Judge
+from validation.active.stats import (
+    DEFAULT_MIX,
+    draw,
+    inclusion_probabilities,
+    uncertainty_from_share,
+)
 from validation.models import LabelSet
 from validation.ppi_plan.population import population_ids, vote_shares
 
@@ -58,8 +64,6 @@ def uncertain_items(
     """``{generation id: its inclusion probability}`` of the items drawn where the judge is
     unsure: each item's vote share of the judge's k samples → its uncertainty → inclusion
     probabilities with ``n`` expected → one seeded Bernoulli draw (validation.active)."""
-    from validation.active.stats import draw, inclusion_probabilities, uncertainty_from_share
-
     shares = vote_shares(judge=judge, generation_ids=population)
     missing = sum(1 for g in population if shares[g] is None)
     if missing:
@@ -70,7 +74,7 @@ def uncertain_items(
             "uniformly."
         )})  # fmt: skip
     uncertainty = [uncertainty_from_share(shares[g]) for g in population]
-    probabilities = inclusion_probabilities(uncertainty, n_expected=n)
+    probabilities = inclusion_probabilities(uncertainty, n_expected=n, mix=DEFAULT_MIX)
     chosen = draw(probabilities, seed=seed)
     return {g: float(p) for g, p, hit in zip(population, probabilities, chosen, strict=True) if hit}
 
@@ -127,23 +131,21 @@ def study_from_plan(
             )})  # fmt: skip
     places = places_needed(n_items=len(chosen), overlap=overlap,
                            items_per_participant=items_per_participant)  # fmt: skip
-    study = study_create(name=name, generation_ids=chosen, created_by=user, overlap=overlap,
-                         items_per_participant=items_per_participant)  # fmt: skip
-    study.design = {
+    design = {
         "judge": judge.pk,
         "dataset": dataset.pk if dataset else None,
         "population": population,
         "sampling": sampling,
-        "mix": _mix() if sampling == UNCERTAINTY else None,
+        "mix": DEFAULT_MIX if sampling == UNCERTAINTY else None,
         "seed": seed,
         "n_expected": n,
         "places": places,
         "plan": _finite({k: plan[k] for k in PLAN_KEYS if k in plan}),
         "label_set": label_set.pk if label_set else None,
     }
-    study.target_half_width = target_half_width
-    study.full_clean()
-    study.save(update_fields=["design", "target_half_width"])
+    study = study_create(name=name, generation_ids=chosen, created_by=user, overlap=overlap,
+                         items_per_participant=items_per_participant, design=design,
+                         target_half_width=target_half_width)  # fmt: skip
     if probabilities:
         items = list(StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR))
         for item in items:
@@ -151,12 +153,3 @@ def study_from_plan(
         StudyItem.objects.bulk_update(items, ["inclusion_probability"], batch_size=1000)
     pay_terms_update(study=study, user=user, currency=currency, reward=reward)
     return study
-
-
-def _mix() -> float:
-    """The share of uniform mixed into the inclusion probabilities (validation.active's)."""
-    import inspect
-
-    from validation.active.stats import inclusion_probabilities
-
-    return float(inspect.signature(inclusion_probabilities).parameters["mix"].default)

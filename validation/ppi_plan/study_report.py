@@ -6,6 +6,7 @@ size would have given, and the target, in words. Registered in
 from __future__ import annotations
 
 from annotation.models import Study
+from validation.active.reads import study_interval
 from validation.ppi_plan.words import interval_sentences
 
 TEMPLATE = "validation/ppi_plan/_study_interval.html"
@@ -15,8 +16,6 @@ def study_interval_panel(study: Study) -> dict | None:
     """``None`` for a study whose items were chosen by hand (an empty design)."""
     if not study.design:
         return None
-    from validation.active.reads import study_interval
-
     found = study_interval(study)
-    sentences = interval_sentences(found, sampling=study.design.get("sampling", ""))
+    sentences = interval_sentences(found, sampling=found.get("sampling", ""))
     return {"template": TEMPLATE, "sentences": sentences, "method": found.get("method") or ""}

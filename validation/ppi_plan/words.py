@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from validation.active.stats import MIN_LABELLED_TO_STOP
+
 
 def money(amount: float, currency: str) -> str:
     return f"{amount:,.2f} {currency}".strip()
@@ -103,30 +105,36 @@ def comparison_sentence(r: dict[str, Any], *, sampling: str) -> str:
     )
 
 
-def target_sentence(r: dict[str, Any]) -> str:
+def target_sentence(r: dict[str, Any], *, min_labelled: int = MIN_LABELLED_TO_STOP) -> str:
+    """Where the study stands against its target (the width rule of validation.active: the
+    half-width, and at least ``min_labelled`` items labelled by people)."""
     target = r.get("target")
     if target is None:
         return ""
     if r.get("reached"):
         return f"The target of {points(target)} is reached: no more labels are needed."
+    n = r.get("n_labelled") or 0
+    if _finite(r.get("half_width")) and r["half_width"] <= target and n < min_labelled:
+        return (
+            f"The interval is within the target of {points(target)}, but a study stops only once "
+            f"{min_labelled:,} items carry people's label ({n:,} so far): keep labelling."
+        )
     return f"The target of {points(target)} is not reached yet: keep labelling."
 
 
-def interval_sentences(r: dict[str, Any], *, sampling: str) -> list[str]:
+def interval_sentences(
+    r: dict[str, Any], *, sampling: str, min_labelled: int = MIN_LABELLED_TO_STOP
+) -> list[str]:
     """A study's corrected How2Score (:func:`validation.active.reads.study_interval`'s dict) in
     words: the score and its interval, the uniform comparison, the target; or why there is no
     score yet."""
     if r.get("how2score") is None or not r.get("ci"):
         why = r.get("undefined") or "it cannot be computed yet"
-        labels = r.get("n_labels")
-        so_far = (
-            f" ({labels:,} label{'s' if labels != 1 else ''} so far)" if labels is not None else ""
-        )
-        return [f"No corrected How2Score yet{so_far}: {why}."]
+        return [f"No corrected How2Score yet: {why}."]
     out = [
         f"Corrected How2Score: {_pct(r['how2score'])} (95% interval {_interval(r['ci'])}, "
         f"{points(r['half_width'])}) from {r['n_labelled']:,} items labelled by people and the "
         f"judge's verdicts on {r['n_population']:,}.",
         comparison_sentence(r, sampling=sampling),
     ]
-    return out + [s for s in (target_sentence(r),) if s]
+    return out + [s for s in (target_sentence(r, min_labelled=min_labelled),) if s]

@@ -4,6 +4,9 @@ no number and no placeholder while it is undefined, the reason said instead."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from validation.ppi_plan.words import interval_sentences
@@ -52,3 +55,59 @@ def test_an_undefined_uniform_comparison_says_why():
     r = {**RESULT, "uniform_half_width": None}
     compared = interval_sentences(r, sampling="uncertainty")[1]
     assert "cannot be said yet" in compared and "None" not in compared
+
+
+def test_within_the_target_too_early_says_how_many_labels_the_rule_waits_for():
+    r = {**RESULT, "n_labelled": 40, "reached": False}
+    target = interval_sentences(r, sampling="uncertainty")[2]
+    assert target == (
+        "The interval is within the target of ±5.0 points, but a study stops only once 100 items "
+        "carry people's label (40 so far): keep labelling."
+    )
+
+
+# --- on the report page ----------------------------------------------------------------------
+
+
+def _panel(client, study) -> str:
+    page = html.unescape(client.get(f"/study/report/{study.pk}/").content.decode())
+    if 'id="study-interval"' not in page:
+        return ""
+    return page.split('id="study-interval"', 1)[1].split("</section>", 1)[0]
+
+
+@pytest.mark.django_db
+def test_the_report_of_a_planned_study_shows_its_corrected_score(client, make_user):
+    from decimal import Decimal
+
+    from annotation.models import StudyItem
+    from tests.annotation.factories import make_annotation, make_study
+    from tests.validation.ppi_plan.scenario import scored
+    from validation.active.reads import study_interval
+    from validation.ppi_plan.services import study_from_plan
+
+    admin = make_user("boss", role="admin")
+    world = scored(n=60, samples=True)
+    study = study_from_plan(
+        user=admin, name="Planned", judge=world["judge"], dataset=None, n=20, overlap=1,
+        items_per_participant=10, reward=Decimal("1.00"), currency="GBP",
+        sampling="uncertainty", seed=11, target_half_width=0.05, plan={"n": 20},
+    )  # fmt: skip
+    client.force_login(make_user("res", role="researcher"))
+    empty = _panel(client, study)
+    assert "No corrected How2Score yet: 0 item(s) labelled by people: at least 2 needed." in empty
+
+    items = list(study.items.filter(kind=StudyItem.Kind.REGULAR).order_by("id"))
+    for i, item in enumerate(items):  # people disagree with the judge on every fourth item
+        make_annotation(item=item, annotator="P1", has_failure=(i % 4 == 0))
+    panel = _panel(client, study)
+    found = study_interval(study)
+    assert found["how2score"] is not None and found["uniform_half_width"] is not None
+    for sentence in interval_sentences(found, sampling="uncertainty"):
+        assert sentence in panel
+    assert f"A uniform sample of the same {len(items)} items would have given about" in panel
+    assert found["method"] in panel
+    assert not re.search(r"\b(None|NaN|nan|inf|undefined|null)\b", panel), panel
+
+    by_hand = make_study(n_items=3)
+    assert _panel(client, by_hand) == ""

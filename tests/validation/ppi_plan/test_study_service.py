@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from annotation.models import Study, StudyItem, StudyPay
 from annotation.selectors.prolific_study import draft_defaults
 from tests.validation.ppi_plan.scenario import K, scored, votes_of
+from validation.active.stats import draw, inclusion_probabilities, uncertainty_from_share
 from validation.ppi_plan.services import study_from_plan
 from validation.ppi_plan.stats import HALF_WIDTH, plan_from_pilot
 
@@ -93,8 +94,6 @@ def test_parse_failures_and_other_datasets_are_not_in_the_population(admin, plan
 
 
 def test_where_the_judge_is_unsure_items_keep_their_inclusion_probability(admin, plan):
-    from validation.active.stats import draw, inclusion_probabilities, uncertainty_from_share
-
     world = scored(n=60, samples=True)
     study = _create(admin, world, plan, n=20, sampling="uncertainty", seed=11)
     population = study.design["population"]
