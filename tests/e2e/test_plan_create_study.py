@@ -2,7 +2,8 @@
 study form prefilled from the plan (the judge named like the label set's, the plan's n and
 interval, the reward at which a human label costs what the plan assumed), is refused an
 ambiguous reward at its field, creates the study, and lands on its page; the stored study has
-the planned items, places and reward. The form passes the axe audit."""
+the planned items, places and reward, and its report says why there is no corrected How2Score
+yet. The form and the report pass the axe audit."""
 
 from __future__ import annotations
 
@@ -79,3 +80,10 @@ def test_plan_then_create_the_study(live_server, make_user, page, shots, tmp_pat
     assert (pay.reward, pay.currency) == (Decimal("4.50"), "GBP")
     assert study.target_half_width == pytest.approx(0.10)
     assert study.design["sampling"] == "uniform" and study.design["plan"]["n"] == n
+
+    # its report says why there is no corrected How2Score yet, without a placeholder
+    page.goto(f"{live_server.url}/study/report/{study.pk}/")
+    panel = page.locator("#study-interval")
+    expect(panel).to_contain_text("No corrected How2Score yet: fewer than 2 labelled items.")
+    assert not PLACEHOLDER.search(panel.inner_text())
+    assert serious_violations(page) == []
