@@ -154,3 +154,15 @@ def test_the_post_needs_its_csrf_token(label_set, world, make_user):
     token = page.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
     response = client.post(_url(label_set), {**_fields(world), "csrfmiddlewaretoken": token})
     assert response.status_code == 302 and Study.objects.count() == 1
+
+
+def test_where_the_judge_is_unsure_the_items_keep_their_probability(client, label_set):
+    world = scored(n=120, samples=True)
+    fields = _fields(world, **{"study-sampling": "uncertainty", "study-n": "40"})
+    response = client.post(_url(label_set), fields)
+    assert response.status_code == 302
+    study = Study.objects.get(name="From the plan")
+    items = list(study.items.filter(kind=StudyItem.Kind.REGULAR))
+    assert items and all(0 < item.inclusion_probability <= 1 for item in items)
+    assert study.design["sampling"] == "uncertainty" and study.design["n_expected"] == 40
+    assert study.design["places"] == math.ceil(len(items) * 3 / 4)
