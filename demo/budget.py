@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+from decimal import Decimal
 
 from django.db import transaction
 
@@ -60,10 +61,8 @@ def _simulate():
             unsure = rng.random() < UNSURE_SHARE
             wrong = rng.random() < (WRONG_WHEN_UNSURE if unsure else WRONG_WHEN_SURE)
             verdict = fails != wrong
-            if unsure:  # the samples split: 2 or 3 of 5 agree with the verdict
-                agreeing = rng.choice((2, 3))
-            else:
-                agreeing = N_SAMPLES
+            # unsure: the samples split, 2 or 3 of 5 agree with the verdict; sure: all 5 agree
+            agreeing = rng.choice((2, 3)) if unsure else N_SAMPLES
             votes = [verdict] * agreeing + [not verdict] * (N_SAMPLES - agreeing)
             rng.shuffle(votes)
             truth[generator, sid] = fails
@@ -141,8 +140,9 @@ def _samples_add(judge: Judge, judged) -> None:
     )
     hashes = generation_content_hashes([pk for pk, _, _ in rows])
     judgment_of = dict(
-        Judgment.objects.filter(judge_key=judge.judge_id, content_hash__in=hashes.values())
-        .values_list("content_hash", "id")
+        Judgment.objects.filter(
+            judge_key=judge.judge_id, content_hash__in=hashes.values()
+        ).values_list("content_hash", "id")
     )
     samples = []
     for pk, generator, sid in rows:
@@ -158,3 +158,65 @@ def _samples_add(judge: Judge, judged) -> None:
                 )
             )
     JudgmentSample.objects.bulk_create(samples, batch_size=1000)
+
+
+PLANNED_STUDY = "Demo study (simulated): labels where the judge is unsure"
+PLANNED_DESCRIPTION = (
+    "SIMULATED demo data: a study made from a plan, its items drawn where {judge}'s five samples "
+    "disagree (active inference), labelled by three simulated annotators around the simulated "
+    "truth; it stopped once its interval reached the target. No person labelled these items."
+)
+PLAN_TARGET = 0.05  # ± 5 points at 95%: what the demo plan asks for
+COST_HUMAN, COST_JUDGE = 0.90, 0.01
+PER_PARTICIPANT = 20
+
+
+def _plan(label_set) -> dict:
+    """The demo plan: the demo label set as the pilot, ± 5 points asked."""
+    from validation.label_sets.adapters import judge_names
+    from validation.label_sets.reads import parsed
+    from validation.ppi_plan.reads import label_set_plan
+    from validation.ppi_plan.stats import HALF_WIDTH
+
+    judge = judge_names(parsed(label_set))[0]
+    plan = label_set_plan(label_set, judge=judge, cost_human=COST_HUMAN, cost_judge=COST_JUDGE,
+                          target=HALF_WIDTH, value=PLAN_TARGET)  # fmt: skip
+    return plan
+
+
+def planned_study_ensure(*, label_set, admin):
+    """The study the demo plan asks for, drawn where the budget judge is unsure, labelled by
+    simulated annotators and checked against its target (stopped when reached); kept if it
+    exists. Its escalation page calibrates the judge's threshold on its labels."""
+    from annotation.models import Study, StudyItem
+    from demo.simulated import draw_labels
+    from demo.studies import simulated_labels_write
+    from validation.ppi_plan.services import UNCERTAINTY, study_from_plan
+    from validation.stopping.services import study_check_target
+
+    existing = Study.objects.filter(name=PLANNED_STUDY).first()
+    if existing is not None:
+        return existing
+    judge = budget_population_ensure()
+    plan = _plan(label_set)
+    study = study_from_plan(
+        user=admin, name=PLANNED_STUDY, judge=judge, dataset=None,
+        n=min(plan["n"], 2 * N_PROCEDURES * 2 // 5), overlap=3,
+        items_per_participant=PER_PARTICIPANT, reward=Decimal("3.00"), currency="GBP",
+        sampling=UNCERTAINTY, seed=SEED, target_half_width=PLAN_TARGET, plan=plan,
+        label_set=label_set,
+    )  # fmt: skip
+    truth = population_truth()
+    items = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR)
+    generations = [
+        i.generation for i in items.select_related("generation__procedure").order_by("id")
+    ]
+    drawn = draw_labels(
+        [truth[g.pk] for g in generations],
+        [(len(g.procedure.steps), len(g.predicted_steps)) for g in generations],
+    )
+    Study.objects.filter(pk=study.pk).update(description=PLANNED_DESCRIPTION.format(judge=JUDGE))
+    simulated_labels_write(study, generations, drawn, per_participant=PER_PARTICIPANT)
+    study.refresh_from_db()
+    study_check_target(study=study)
+    return study

@@ -11,6 +11,8 @@ from validation.comparisons import api as comparisons_api
 from validation.comparisons import views as comparisons
 from validation.disagreements import api as disagreements_api
 from validation.disagreements import views as disagreements_views
+from validation.escalation import api as escalation_api
+from validation.escalation import views as escalation_views
 from validation.judge_validation import api as judge_validation_api
 from validation.judge_validation import views as judge_validation_views
 from validation.label_sets import views as label_sets_views
@@ -40,6 +42,12 @@ pages = [
         "validation/alt-test/export.<str:fmt>",
         alt_test_views.validation_alt_test_export,
         name="validation_alt_test_export",
+    ),
+    path("validation/escalation/", escalation_views.escalation, name="escalation"),
+    path(
+        "validation/escalation/apply/",
+        escalation_views.escalation_apply,
+        name="escalation_apply",
     ),
     path("rankings/ppi/", ppi_views.rankings_ppi, name="rankings_ppi"),
     path(
@@ -71,6 +79,11 @@ api_patterns = [
     path("validation/alt-test/plan/", alt_test_api.AltTestPlanView.as_view(), name="alt_test_plan"),
     path("how2score/ppi/", ppi_api.How2ScorePPIView.as_view(), name="how2score_ppi"),
     path("validation/probes/", probes_api.JudgeProbesView.as_view(), name="validation_probes"),
+    path(
+        "validation/escalation/",
+        escalation_api.EscalationView.as_view(),
+        name="validation_escalation",
+    ),
     path("disagreements/", disagreements_api.DisagreementsView.as_view(), name="disagreements"),
     path(
         "metric-validation/",

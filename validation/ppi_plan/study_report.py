@@ -13,8 +13,9 @@ TEMPLATE = "validation/ppi_plan/_study_interval.html"
 
 
 def study_interval_panel(study: Study) -> dict | None:
-    """``None`` for a study whose items were chosen by hand (an empty design)."""
-    if not study.design:
+    """``None`` for a study whose items were not drawn from a judge's scored generations (no
+    population in its design: chosen by hand, even if later escalated)."""
+    if not (study.design or {}).get("population"):
         return None
     found = study_interval(study)
     sentences = interval_sentences(found, sampling=found.get("sampling", ""))

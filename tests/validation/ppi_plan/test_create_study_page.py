@@ -166,3 +166,16 @@ def test_where_the_judge_is_unsure_the_items_keep_their_probability(client, labe
     assert items and all(0 < item.inclusion_probability <= 1 for item in items)
     assert study.design["sampling"] == "uncertainty" and study.design["n_expected"] == 40
     assert study.design["places"] == math.ceil(len(items) * 3 / 4)
+
+
+def test_a_plan_costed_from_a_study_prefills_that_study_s_pay(client, label_set, world):
+    from tests.annotation.factories import make_study
+
+    paid = make_study(overlap=5, items_per_participant=8)
+    StudyPay.objects.create(study=paid, reward=Decimal("2.40"), currency="USD")
+    query = {**PLAN, "cost_human": "", "study": str(paid.pk)}
+    url = f"/judging/compare/label-sets/{label_set.pk}/plan/"
+    page = _page(client.get(url, query))
+    assert (_value(page, "overlap"), _value(page, "items_per_participant")) == ("5", "8")
+    assert _value(page, "reward") == "2.40"
+    assert '<option value="USD" selected>USD</option>' in page

@@ -111,3 +111,6 @@ def test_the_report_of_a_planned_study_shows_its_corrected_score(client, make_us
 
     by_hand = make_study(n_items=3)
     assert _panel(client, by_hand) == ""
+    by_hand.design = {"escalation": {"threshold": 0.9}}  # escalated, not drawn from a plan
+    by_hand.save(update_fields=["design"])
+    assert _panel(client, by_hand) == ""
