@@ -6,8 +6,13 @@ class ValidationConfig(AppConfig):
     name = "validation"
 
     def ready(self) -> None:
-        # a study with a target interval: its check is enqueued after labels arrive (and the
-        # worker registers the task)
+        """A study made from a plan shows its corrected How2Score on its report
+        (:mod:`annotation.report_panels`); a study with a target interval has it checked after
+        labels arrive (:mod:`validation.stopping.hooks`, which also registers the task with the
+        worker)."""
+        from annotation import report_panels
+        from validation.ppi_plan.study_report import study_interval_panel
         from validation.stopping import hooks
 
+        report_panels.register(study_interval_panel)
         hooks.connect()

@@ -47,6 +47,43 @@ def study_human_cost(study_id: int) -> tuple[float, str, str]:
     return human_label_cost(**terms), pay.currency, cost_words(**terms, currency=pay.currency)
 
 
+def study_initial(
+    label_set: LabelSet, plan: dict[str, Any], *, judge: str, currency: str, study=None
+) -> dict[str, Any]:
+    """The new-study form prefilled from ``plan``: its n, its interval as the target, the app
+    judge named like the label set's, and the pay of ``study`` (the study the plan took its
+    cost from) or else the reward at which a human label costs what the plan assumed."""
+    from annotation.conf import prolific_fee_rate
+    from annotation.models import StudyPay
+    from judging.models import Judge
+    from validation.ppi_plan.costs import reward_for_cost
+    from validation.ppi_plan.forms import CURRENCIES
+    from validation.ppi_plan.stats import HALF_WIDTH
+
+    target = plan["target"]
+    half = target["value"] if target["kind"] == HALF_WIDTH else plan["half_width"]
+    initial = {
+        "name": f"{label_set.name}: planned study"[:200],
+        "judge": Judge.objects.filter(name=judge).first(),
+        "n": plan["n"],
+        "overlap": 3,
+        "items_per_participant": 20,
+        "currency": currency if (currency, currency) in CURRENCIES else "GBP",
+        "target_points": round(100 * half, 2) if half and half < 0.5 else None,
+        "seed": 0,
+    }
+    pay = StudyPay.objects.filter(study=study).first() if study is not None else None
+    if pay is not None:
+        initial.update(overlap=study.overlap, items_per_participant=study.items_per_participant,
+                       currency=pay.currency, reward=f"{pay.reward:.2f}")  # fmt: skip
+    else:
+        reward = reward_for_cost(cost=plan["cost_human"], fee_rate=prolific_fee_rate(),
+                                 overlap=initial["overlap"],
+                                 items_per_participant=initial["items_per_participant"])  # fmt: skip
+        initial["reward"] = f"{reward:.2f}" if reward is not None else ""
+    return initial
+
+
 def study_pilot(*, study_id: int, judge_name: str) -> dict[str, Any]:
     """The pilot of a running study: people's majority and the judge's verdict on the study's
     items both labelled (paired), and the number of the judge's other scored generations (the
