@@ -56,9 +56,11 @@ STUDY_SETTINGS = (
     "gold_rate",
     "codebook_version",
     "new_participants_per_address",
-    "design",
-    "target_half_width",
 )
+# set by the service that makes a study from a plan (validation.ppi_plan.services), never typed
+# on the new-study form or the API, never copied to a new round (its items lose their
+# inclusion probabilities there)
+PLAN_SETTINGS = ("design", "target_half_width")
 
 
 @transaction.atomic
@@ -83,7 +85,7 @@ def study_create(
     is ``expected_label`` instead (checked by the form type), with ``generation_b_id`` for a
     pairwise pair and ``context`` where the form shows one.
     """
-    unknown = set(settings) - set(STUDY_SETTINGS)
+    unknown = set(settings) - set(STUDY_SETTINGS) - set(PLAN_SETTINGS)
     if unknown:
         raise ValidationError(f"unknown study setting(s): {', '.join(sorted(unknown))}")
     settings.setdefault("assignment_timeout_minutes", conf.default_assignment_timeout_minutes())
