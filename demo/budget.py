@@ -83,7 +83,7 @@ def budget_population_ensure() -> Judge:
         lines=_lines(
             {
                 "source_example_id": _sid(i),
-                "topic": "Home & Garden",
+                "topic": "Food & Dining",
                 "goal": f"Simulated procedure {i} (demo data: no real task).",
                 "resources": [],
                 "steps": [f"Simulated reference step {k} of procedure {i}." for k in (1, 2, 3)],
@@ -169,6 +169,26 @@ PLANNED_DESCRIPTION = (
 PLAN_TARGET = 0.05  # ± 5 points at 95%: what the demo plan asks for
 COST_HUMAN, COST_JUDGE = 0.90, 0.01
 PER_PARTICIPANT = 20
+
+
+def plan_path(label_set) -> str:
+    """The plan page of ``label_set`` with the demo plan's inputs filled in."""
+    from urllib.parse import urlencode
+
+    from django.urls import reverse
+
+    from validation.label_sets.adapters import judge_names
+    from validation.label_sets.reads import parsed
+
+    query = {
+        "judge": judge_names(parsed(label_set))[0],
+        "cost_human": f"{COST_HUMAN:.2f}",
+        "cost_judge": f"{COST_JUDGE:.2f}",
+        "target": "half_width",
+        "value": f"{100 * PLAN_TARGET:g}",
+        "currency": "GBP",
+    }
+    return f"{reverse('validation:label_set_plan', args=[label_set.pk])}?{urlencode(query)}"
 
 
 def _plan(label_set) -> dict:
