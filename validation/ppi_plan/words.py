@@ -6,6 +6,8 @@ from typing import Any
 
 from validation.active.stats import MIN_LABELLED_TO_STOP
 
+SAME_WIDTH = 0.05  # within 5% of the uniform width: "about the same"
+
 
 def money(amount: float, currency: str) -> str:
     return f"{amount:,.2f} {currency}".strip()
@@ -91,8 +93,14 @@ def comparison_sentence(r: dict[str, Any], *, sampling: str) -> str:
             f"What a uniform sample of {n:,} items would have given cannot be said yet: "
             f"{r.get('uniform_undefined') or 'too few labelled items to measure it'}."
         )
-    if r["half_width"] < uniform:
-        gain = 1 - r["half_width"] / uniform
+    gain = 1 - r["half_width"] / uniform
+    if abs(gain) < SAME_WIDTH:
+        return (
+            f"A uniform sample of the same {n:,} items would have given about {points(uniform)}, "
+            "about the same: here the judge's doubt hardly pointed at the items it gets wrong, so "
+            "either way of sampling will do."
+        )
+    if gain > 0:
         return (
             f"A uniform sample of the same {n:,} items would have given about {points(uniform)}: "
             f"labelling where the judge is unsure made the interval {100 * gain:.0f}% narrower, "

@@ -33,6 +33,8 @@ def test_a_wider_interval_says_to_sample_uniformly_and_an_unreached_target_to_go
     assert "60.0–100.0%" in first  # clipped to the score's range
     assert "did not narrow the interval here" in compared and "sample uniformly" in compared
     assert target == "The target of ±5.0 points is not reached yet: keep labelling."
+    same = interval_sentences({**r, "uniform_half_width": 0.0445}, sampling="uncertainty")[1]
+    assert "about the same" in same and "either way of sampling will do" in same
     uniform = interval_sentences({**r, "target": None}, sampling="uniform")
     assert len(uniform) == 2 and "drawn uniformly" in uniform[1]
 
