@@ -4,8 +4,8 @@ rule that stops a study. Pure: numpy and ``ppi-python``, no Django.
 **Which items go to people** (Zrnic & Candès 2024, "Active Statistical Inference", ICML,
 arXiv 2403.03208). Each item of the judged population gets an uncertainty ``u_i`` in [0, 1]:
 from k samples of the judge, ``1 − |2p − 1|`` with ``p`` the share of samples that found a
-failure (0 when they all agree, 1 when they split evenly); from a stated confidence ``c`` in its
-verdict, ``2 (1 − c)``. Its probability of being labelled by people is
+failure (0 when they all agree, 1 when they split evenly). (The judges' replies state no
+confidence: the paper's output format has none.) Its probability of being labelled by people is
 
     π_i = n · ((1 − mix) · u_i / Σ u + mix / N),
 
@@ -65,14 +65,6 @@ def uncertainty_from_share(p: float) -> float:
     if p is None or not 0 <= p <= 1:
         raise ValueError(f"a vote share between 0 and 1 is expected, got {p!r}")
     return 1.0 - abs(2.0 * float(p) - 1.0)
-
-
-def uncertainty_from_confidence(c: float) -> float:
-    """The judge's uncertainty from its stated confidence ``c`` (0.5 to 1) in its verdict:
-    ``2 (1 − c)``."""
-    if c is None or not 0.5 <= c <= 1:
-        raise ValueError(f"a confidence between 0.5 and 1 is expected, got {c!r}")
-    return 2.0 * (1.0 - float(c))
 
 
 def inclusion_probabilities(

@@ -17,17 +17,13 @@ from validation.ppi.stats import how2score_ppi
 REPS, ALPHA = 300, 0.1
 
 
-def test_uncertainty_from_votes_and_from_a_stated_confidence():
+def test_uncertainty_from_the_judges_votes():
     assert A.uncertainty_from_share(0.0) == A.uncertainty_from_share(1.0) == 0.0
     assert A.uncertainty_from_share(0.5) == 1.0
     assert A.uncertainty_from_share(0.75) == pytest.approx(0.5)
-    assert A.uncertainty_from_confidence(1.0) == 0.0
-    assert A.uncertainty_from_confidence(0.75) == pytest.approx(0.5)
     for bad in (-0.1, 1.2, None):
         with pytest.raises(ValueError, match="vote share"):
             A.uncertainty_from_share(bad)
-    with pytest.raises(ValueError, match=r"confidence between 0\.5 and 1"):
-        A.uncertainty_from_confidence(0.2)
 
 
 def test_inclusion_probabilities_sum_to_n_none_zero_none_above_one():
