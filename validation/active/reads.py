@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import Study, StudyItem
-from judging.models import Judge
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from annotation.models import Annotation, Study, StudyItem
+from judging.models import Judge, JudgeRunItem
 from judging.selectors.judgments import score_records
 from judging.selectors.verdicts import study_majority
 from validation.active.stats import active_how2score, half_width, target_reached
@@ -51,15 +54,50 @@ def _population_verdicts(judge: Judge, population: set[int]) -> dict[int, int]:
     }
 
 
+def _fingerprint(study: Study, judge: Judge) -> str:
+    """What the figure depends on, read cheaply: the study's labels (how many, the last change)
+    and the judge's verdicts (the newest run item), so a panel that asks every few seconds
+    computes only when something changed."""
+    labels = Annotation.objects.filter(item__study=study).aggregate(
+        n=Count("id"), last=Max("submitted_at")
+    )
+    verdicts = JudgeRunItem.objects.filter(judgment__judge_key=judge.judge_id).aggregate(
+        last=Max("id")
+    )
+    population = len(study.design.get("population") or ())
+    return (
+        f"study-interval:v1:{study.pk}:{judge.pk}:{population}:{labels['n']}:"
+        f"{labels['last'].isoformat() if labels['last'] else '-'}:{verdicts['last']}"
+    )
+
+
 def study_interval(study: Study) -> dict[str, Any]:
     """The study's corrected How2Score, its 95% interval and half-width, whether the target is
-    reached (module docstring); ``undefined`` with the reason when it cannot be computed."""
+    reached (module docstring); ``undefined`` with the reason when it cannot be computed. The
+    computation is cached until the study's labels or the judge's verdicts change."""
     design = study.design or {}
     judge = Judge.objects.filter(pk=design.get("judge")).first()
     if judge is None or not design.get("population"):
         return _undefined(
             study, "the study was not made from a plan: no judge and population to correct with"
         )
+    key = _fingerprint(study, judge)
+    result = cache.get(key)
+    if result is None:
+        result = _computed(study, judge)
+        cache.set(key, result, timeout=3600)
+    target = study.target_half_width
+    return {
+        **result,
+        "target": target,
+        "reached": target is not None
+        and result.get("ci") is not None
+        and target_reached(result["ci"], target, n_labelled=result["n_labels"]),
+    }
+
+
+def _computed(study: Study, judge: Judge) -> dict[str, Any]:
+    design = study.design
     verdicts = _population_verdicts(judge, set(design["population"]))
     majority, _, _ = study_majority(study)
     probability = dict(
@@ -85,7 +123,6 @@ def study_interval(study: Study) -> dict[str, Any]:
             unlabelled=[v for g, v in verdicts.items() if g not in chosen],
         )
         result["half_width"] = None if result["ci"] is None else half_width(result["ci"])
-    target = study.target_half_width
     return {
         **result,
         "method": ACTIVE if active else UNIFORM,
@@ -93,8 +130,4 @@ def study_interval(study: Study) -> dict[str, Any]:
         "judge": {"id": judge.pk, "name": judge.name},
         "n_labels": len(labelled),
         "n_population": len(verdicts),
-        "target": target,
-        "reached": target is not None
-        and result.get("ci") is not None
-        and target_reached(result["ci"], target, n_labelled=len(labelled)),
     }

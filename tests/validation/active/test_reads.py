@@ -84,3 +84,21 @@ def test_a_study_not_made_from_a_plan_says_why():
     got = study_interval(study)
     assert got["how2score"] is None and "not made from a plan" in got["undefined"]
     assert got["reached"] is False
+
+
+def test_the_figure_is_computed_again_only_when_labels_or_verdicts_change(monkeypatch):
+    from validation.active import reads
+
+    study, gens, _, _ = _scenario()
+    calls = []
+    computed = reads._computed
+    monkeypatch.setattr(reads, "_computed", lambda *a: calls.append(1) or computed(*a))
+    first = study_interval(study)
+    assert study_interval(study) == first and len(calls) == 1
+    make_annotation(item=regular_items(study)[11], annotator="P1", has_failure=True)
+    again = study_interval(study)
+    assert len(calls) == 2 and again["n_labels"] == first["n_labels"] + 1
+    other = make_judge(name="other-judge", model="another-model")
+    judged_run(other, gens[:2], [True, False])  # another judge's verdicts: no new computation
+    study_interval(study)
+    assert len(calls) == 2
