@@ -29,6 +29,7 @@ from validation.stopping import views as stopping_views
 pages = [
     path("", comparisons.index, name="index"),
     path("study/<int:pk>/", comparisons.study, name="study"),
+    path("study/<int:pk>/plan/", ppi_plan_views.study_plan_page, name="study_plan"),
     path("study/<int:pk>/target/", stopping_views.study_target, name="study_target"),
     path(
         "study/<int:pk>/target/resume/",

@@ -48,7 +48,7 @@ def study_human_cost(study_id: int) -> tuple[float, str, str]:
 
 
 def study_initial(
-    label_set: LabelSet, plan: dict[str, Any], *, judge: str, currency: str, study=None
+    pilot_name: str, plan: dict[str, Any], *, judge: str, currency: str, study=None
 ) -> dict[str, Any]:
     """The new-study form prefilled from ``plan``: its n, its interval as the target, the app
     judge named like the label set's, and the pay of ``study`` (the study the plan took its
@@ -63,7 +63,7 @@ def study_initial(
     target = plan["target"]
     half = target["value"] if target["kind"] == HALF_WIDTH else plan["half_width"]
     initial = {
-        "name": f"{label_set.name}: planned study"[:200],
+        "name": f"{pilot_name}: planned study"[:200],
         "judge": Judge.objects.filter(name=judge).first(),
         "n": plan["n"],
         "overlap": 3,
@@ -113,6 +113,14 @@ def study_pilot(*, study_id: int, judge_name: str) -> dict[str, Any]:
             human.append(int(says))
             verdicts.append(int(bool(rec["has_failure"])))
     return {"human": human, "judge": verdicts, "unlabelled": unlabelled}
+
+
+def study_pilot_judges(study) -> list[str]:
+    """The app judges with a verdict on one of ``study``'s items, by name."""
+    from judging.selectors.verdicts import judges_with_verdicts, study_item_generations
+
+    generation_ids = set(study_item_generations(study=study).values())
+    return sorted(j.name for j in judges_with_verdicts(generation_ids=generation_ids))
 
 
 def judge_cost_per_verdict(judge_name: str) -> tuple[float, str]:
