@@ -12,16 +12,14 @@ them. Seeded: the same numbers on every load.
 
 from __future__ import annotations
 
-import json
 import random
 from decimal import Decimal
 
 from django.db import transaction
 
 from benchmarks.models import Generation
-from benchmarks.services.imports import generations_import, procedures_import
+from demo.simulated_benchmark import benchmark_import, verdicts_import
 from judging.models import Judge, Judgment, JudgmentSample
-from judging.services.imports import judgments_import
 
 DATASET = "how2bench-demo-budget"
 JUDGE = "demo-budget-judge"
@@ -35,10 +33,6 @@ SEED = 41
 
 def _sid(i: int) -> str:
     return f"budget-{i:03d}"
-
-
-def _lines(records) -> list[str]:
-    return [json.dumps(r) for r in records]
 
 
 def population_truth() -> dict[int, bool]:
@@ -78,52 +72,12 @@ def budget_population_ensure() -> Judge:
     if existing is not None:
         return existing
     _, judged = _simulate()
-    procedures_import(
-        dataset=DATASET,
-        lines=_lines(
-            {
-                "source_example_id": _sid(i),
-                "topic": "Food & Dining",
-                "goal": f"Simulated procedure {i} (demo data: no real task).",
-                "resources": [],
-                "steps": [f"Simulated reference step {k} of procedure {i}." for k in (1, 2, 3)],
-            }
-            for i in range(N_PROCEDURES)
-        ),
-    )
+    sids = [_sid(i) for i in range(N_PROCEDURES)]
+    benchmark_import(dataset=DATASET, sids=sids, topic_of=lambda i: "Food & Dining",
+                     generators=GENERATORS)  # fmt: skip
     for generator in GENERATORS:
-        generations_import(
-            generator=generator,
-            dataset=DATASET,
-            lines=_lines(
-                {
-                    "source_example_id": _sid(i),
-                    "predicted_steps": [
-                        f"Simulated step {k} by {generator} for procedure {i}." for k in (1, 2, 3)
-                    ],
-                }
-                for i in range(N_PROCEDURES)
-            ),
-        )
-        records = []
-        for i in range(N_PROCEDURES):
-            verdict, _ = judged[generator, _sid(i)]
-            failures = (
-                [{"failure": "Simulated failure (demo data).", "L1_steps": [2], "L2_steps": [2]}]
-                if verdict
-                else []
-            )
-            records.append(
-                {
-                    "source_example_id": _sid(i),
-                    "reasoning": "Simulated verdict (demo data): no model was called.",
-                    "critical_failures": failures,
-                    "has_failure": verdict,
-                    "n_failures": len(failures),
-                    "parse_failed": False,
-                }
-            )
-        judgments_import(judge=JUDGE, generator=generator, dataset=DATASET, lines=_lines(records))
+        verdicts = [(sid, judged[generator, sid][0]) for sid in sids]
+        verdicts_import(judge=JUDGE, dataset=DATASET, generator=generator, verdicts=verdicts)
     judge = Judge.objects.get(name=JUDGE)
     _samples_add(judge, judged)
     return judge
