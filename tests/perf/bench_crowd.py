@@ -1,8 +1,9 @@
 """500 people at once: ``--users`` (500) simulated Prolific annotators at a person's pace — a
 random pause of ``--pace`` (5 to 15) seconds after each item, so they drift out of step —
-started ``--spawn-rate`` (25) a second, against bench_annotation.py's harness (gunicorn with 3
-sync workers, production settings, the benchmarks' own PostgreSQL cluster with default
-settings, a study of ``--items`` items, k = 3) for ``--seconds`` (180).
+started ``--spawn-rate`` (5) a second (all 500 in 100 s), against bench_annotation.py's harness
+(gunicorn with 3 sync workers, production settings, the benchmarks' own PostgreSQL cluster with
+default settings, a study of ``--items`` items, k = 3) for ``--seconds`` (300, the arrivals
+included).
 
 It is bench_annotation.py run with these options (its figures in tests/perf/out/annotation.json,
 its checks: every simulated user got in, no request refused, the rows stored equal the saves the
@@ -10,7 +11,7 @@ users counted, the database's CPU per item flat through the run); this script ad
 person-pace target: the next item's p95 (the save that brings it) at most ``--p95-max`` (100)
 ms. Any of them missed prints ``FAIL`` and exits 1.
 
-Run: ``.venv/bin/python tests/perf/bench_crowd.py [--users 500 --seconds 180]``.
+Run: ``.venv/bin/python tests/perf/bench_crowd.py [--users 500 --seconds 300]``.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, default=500)
     ap.add_argument("--pace", default="5,15", metavar="MIN,MAX")
-    ap.add_argument("--spawn-rate", type=float, default=25)
-    ap.add_argument("--seconds", type=int, default=180)
+    ap.add_argument("--spawn-rate", type=float, default=5)
+    ap.add_argument("--seconds", type=int, default=300)
     ap.add_argument("--items", type=int, default=8000)
     ap.add_argument("--p95-max", type=float, default=100.0, metavar="MS")
     args = ap.parse_args()
