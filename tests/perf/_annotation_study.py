@@ -98,9 +98,9 @@ LABELS_PER_PARTICIPANT = 100  # each seeded annotator labelled this many items o
 
 
 def seed_labels(slug: str, n_labels: int, *, seed: int = 0) -> dict[str, int]:
-    """Add ``n_labels`` stored annotations to the study ``slug`` (made by :func:`seed`), as a
-    study that ran for a while holds them: ``ceil(n_labels / k)`` more regular items, each fully
-    labelled by k annotators (its procedure and generation shorter than :func:`seed`'s, 8
+    """Add ``n_labels`` stored annotations (rounded up to a multiple of k) to the study ``slug``
+    (made by :func:`seed`), as a study that ran for a while holds them: ``ceil(n_labels / k)``
+    more regular items, each fully labelled by k annotators (its procedure and generation shorter than :func:`seed`'s, 8
     generators, 20 topics), annotators who did :data:`LABELS_PER_PARTICIPANT` items each, and
     their submitted assignments and annotations (a hidden failure rate of 30% per item, each
     annotator agreeing with it 85% of the time). Written with PostgreSQL's ``COPY`` (text
@@ -148,9 +148,10 @@ def seed_labels(slug: str, n_labels: int, *, seed: int = 0) -> dict[str, int]:
     def copy(model, columns: str, lines) -> int:
         """COPY the text-format ``lines`` (tab-separated, in ``columns`` order) into ``model``."""
         n = 0
-        with connection.cursor() as cur, cur.cursor.copy(
-            f"COPY {model._meta.db_table} ({columns}) FROM STDIN"
-        ) as out:
+        with (
+            connection.cursor() as cur,
+            cur.cursor.copy(f"COPY {model._meta.db_table} ({columns}) FROM STDIN") as out,
+        ):
             buffer = []
             for line in lines:
                 buffer.append(line)
@@ -218,8 +219,6 @@ def seed_labels(slug: str, n_labels: int, *, seed: int = 0) -> dict[str, int]:
             for i in range(n_items):
                 truth = rng.random() < 0.3
                 for seat in range(k):
-                    if n == n_items * k:
-                        return
                     participant = pt0 + seat * per_group + i // LABELS_PER_PARTICIPANT
                     says = truth if rng.random() < 0.85 else not truth
                     yield a0 + n, n0 + n, participant, i0 + i, says, rng.randrange(86_400 * 30)

@@ -331,7 +331,7 @@ def compute_report(db: str, slug: str) -> int:
     return 0
 
 
-def report_and_export(study: dict, args) -> dict:
+def report_and_export(study: dict, cluster, args) -> dict:
     """The large study's agreement report computed in a run and shown, and its export."""
     use_db(study["db"])
     from annotation.models import Annotation, Study
@@ -365,12 +365,15 @@ def report_and_export(study: dict, args) -> dict:
             lines[0] += chunk.count(b"\n")
 
         meter = RssPeak(proc.pid)
+        cpu0, db0 = process_cpu(proc.pid), cluster.cpu()
         status, seconds, size = fetch(
             port, f"/study/manage/{s.pk}/export.jsonl", cookie, consume=count
         )
         out.update(
             export_status=status,
             export_s=round(seconds, 1),
+            export_web_cpu_s=round(process_cpu(proc.pid) - cpu0, 1),
+            export_database_cpu_s=round(cluster.cpu() - db0, 1),
             export_rows=lines[0],
             export_mib=round(size / MIB, 1),
             **meter.stop(),
@@ -420,7 +423,7 @@ def run(args, cluster) -> int:
     for r in range(args.rounds):
         for tag in ("small", "large"):
             rows.append(item_path(studies[tag], cluster, args, f"{tag}, round {r + 1}"))
-    big = report_and_export(studies["large"], args)
+    big = report_and_export(studies["large"], cluster, args)
     load1 = os.getloadavg()[0]
 
     def mean(tag: str, key: str, sub: str | None = None) -> float:
@@ -452,7 +455,8 @@ def run(args, cluster) -> int:
         (
             big["export_rows"] == big["labels"] and big["export_s"] <= args.export_max_s,
             f"export: {big['export_rows']:,} rows of {big['labels']:,} stored labels in "
-            f"{big['export_s']} s ({big['export_mib']} MiB; at most {args.export_max_s} s)",
+            f"{big['export_s']} s ({big['export_mib']} MiB; at most {args.export_max_s} s); CPU: "
+            f"web worker {big['export_web_cpu_s']} s, database {big['export_database_cpu_s']} s",
         ),
         (
             big["worker_rss_growth_mib"] <= args.export_max_mib,
