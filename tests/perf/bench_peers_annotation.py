@@ -308,42 +308,6 @@ def h2r_run(users: int, args) -> dict:
     return row
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
-def ratio_problems(rows: list[dict], min_ratio: float, max_cpu_ratio: float) -> list[str]:
-    """Per user count, how2review's items/s over Potato's (means over the rounds) and its CPU
-    per item (web workers + database) over Potato's; a line per user count, ``FAIL`` where
-    the items/s ratio is under ``min_ratio`` or the CPU ratio over ``max_cpu_ratio``."""
-    lines = []
-    for users in sorted({r["users"] for r in rows}):
-        of = {
-            tool: [r for r in rows if r["users"] == users and r["tool"] == tool]
-            for tool in ("how2review", "Potato")
-        }
-        if not of["how2review"] or not of["Potato"]:
-            continue
-        potato = _mean([r["items_per_s"] for r in of["Potato"]])
-        if not all(r["saves"] for r in of["Potato"]):
-            lines.append(
-                f"ratio: FAIL ({users} users) no figure: a Potato round saved no item in its "
-                "time (its users still entering), so there is nothing to compare"
-            )
-            continue
-        speed = _mean([r["items_per_s"] for r in of["how2review"]]) / potato
-        cpu = _mean([r["total_cpu_ms_per_item"] for r in of["how2review"]]) / _mean(
-            [r["server_cpu_ms_per_item"] for r in of["Potato"]]
-        )
-        ok = speed >= min_ratio and cpu <= max_cpu_ratio
-        lines.append(
-            f"ratio: {'OK' if ok else 'FAIL'} ({users} users) how2review {speed:.2f}x Potato's "
-            f"items/s (at least {min_ratio:g}x) at {cpu:.3f}x its CPU per item, web workers + "
-            f"database (at most {max_cpu_ratio:g}x)"
-        )
-    return lines
-
-
 def report(rows: list[dict], args, versions: dict) -> str:
     body = [
         [
@@ -468,7 +432,7 @@ def measure(args: argparse.Namespace) -> int:
     ]
     for line in bad:
         print(f"honest: FAIL {line}", flush=True)
-    ratios = ratio_problems(rows, args.min_ratio, args.max_cpu_ratio)
+    ratios = peers.ratio_lines(rows, args.min_ratio, args.max_cpu_ratio)
     for line in ratios:
         print(line, flush=True)
     text += "\n\n" + "\n".join(ratios)
