@@ -1,6 +1,8 @@
 """The study of bench_annotation.py (and of the benchmarks that use its harness: bench_memory.py,
-bench_peers_annotation.py): migrated, seeded with procedures shaped like imported ones and a
-study over their generations; and what the server stored for it, counted after a run."""
+bench_peers_annotation.py, bench_crowd.py, bench_million.py): migrated, seeded with procedures
+shaped like imported ones and a study over their generations; the labels of a study that ran for
+a while, written in bulk (bench_million.py); and what the server stored for it, counted after a
+run."""
 
 from __future__ import annotations
 
