@@ -110,7 +110,14 @@ class StudyAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "entry", "sampling"]
     search_fields = ["name", "slug", "prolific_study_id"]
-    readonly_fields = ["created_at", "created_by"]
+    # the target's moments are written by the check and the resume (validation.stopping)
+    readonly_fields = [
+        "created_at",
+        "created_by",
+        "target_reached_at",
+        "target_reached_interval",
+        "target_resumed_at",
+    ]
     inlines = [StudyItemInline]
 
     def save_model(self, request, obj, form, change):

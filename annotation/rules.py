@@ -32,7 +32,8 @@ Silent gold
 
 Item sampling
     :data:`SAMPLING` names the strategies; :func:`seeded_rank` is an item's place in the fixed
-    seeded order; :func:`stratum_next` picks the stratum (topic, generator, or both at once)
+    seeded order, :func:`seeded_ranks` the places of a study's items when some go first (the
+    items a judge cannot decide); :func:`stratum_next` picks the stratum (topic, generator, or both at once)
     that keeps a participant's mix balanced.
 
 Active time
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -234,6 +235,18 @@ def seeded_rank(*, seed: int, key: int) -> int:
     seed gives the same order on any machine, whatever order items were added in."""
     digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") % SEEDED_RANK_MAX
+
+
+def seeded_ranks(*, seed: int, keys: Iterable[int], first: Collection[int] = ()) -> dict[int, int]:
+    """The place of every key in the fixed seeded order. Without ``first``: each key's
+    :func:`seeded_rank`. With it: the keys in ``first`` come before all the others, each group
+    in its seeded order (ties by key), and the place is the position 0, 1, … in that order."""
+    keys = list(keys)
+    if not first:
+        return {k: seeded_rank(seed=seed, key=k) for k in keys}
+    first = set(first)
+    ordered = sorted(keys, key=lambda k: (k not in first, seeded_rank(seed=seed, key=k), k))
+    return {k: place for place, k in enumerate(ordered)}
 
 
 def stratum_next(*, open_strata: Iterable[tuple], seen: dict[tuple, int]) -> tuple | None:

@@ -12,7 +12,6 @@ Seeded: the same numbers on every load.
 
 from __future__ import annotations
 
-import json
 import random
 from datetime import timedelta
 
@@ -21,9 +20,8 @@ from django.db.models import F
 
 from annotation.models import Annotation, Assignment, Participant, Study
 from benchmarks.models import Generation
-from benchmarks.services.imports import generations_import, procedures_import
+from demo.simulated_benchmark import benchmark_import, verdicts_import
 from demo.studies import simulated_study_ensure
-from judging.services.imports import judgments_import
 
 DATASET = "how2bench-demo-simulated"
 JUDGE = "demo-simulated-judge"
@@ -46,10 +44,6 @@ def _sid(i: int) -> str:
     return f"simulated-{i:03d}"
 
 
-def _lines(records) -> list[str]:
-    return [json.dumps(r) for r in records]
-
-
 @transaction.atomic
 def replaceability_demo_ensure() -> Study:
     """Load the simulated benchmark, judge and study (kept if the study exists)."""
@@ -57,54 +51,17 @@ def replaceability_demo_ensure() -> Study:
     if study is not None:
         return study
     rng = random.Random(SEED)
-    procedures_import(
-        dataset=DATASET,
-        lines=_lines(
-            {
-                "source_example_id": _sid(i),
-                "topic": TOPICS[i % len(TOPICS)],
-                "goal": f"Simulated procedure {i} (demo data: no real task).",
-                "resources": [],
-                "steps": [f"Simulated reference step {k} of procedure {i}." for k in (1, 2, 3)],
-            }
-            for i in range(N_PROCEDURES)
-        ),
-    )
+    sids = [_sid(i) for i in range(N_PROCEDURES)]
+    benchmark_import(dataset=DATASET, sids=sids, topic_of=lambda i: TOPICS[i % len(TOPICS)],
+                     generators=FAILURE_RATES)  # fmt: skip
     truth: dict[tuple[str, int], bool] = {}
     for generator, rate in FAILURE_RATES.items():
-        generations_import(
-            generator=generator,
-            dataset=DATASET,
-            lines=_lines(
-                {
-                    "source_example_id": _sid(i),
-                    "predicted_steps": [
-                        f"Simulated step {k} by {generator} for procedure {i}." for k in (1, 2, 3)
-                    ],
-                }
-                for i in range(N_PROCEDURES)
-            ),
-        )
-        records = []
+        verdicts = []
         for i in range(N_PROCEDURES):
             truth[generator, i] = fails = rng.random() < rate
             says = (rng.random() >= JUDGE_MISSES) if fails else (rng.random() < JUDGE_FALSE_ALARMS)
-            failures = (
-                [{"failure": "Simulated failure (demo data).", "L1_steps": [2], "L2_steps": [2]}]
-                if says
-                else []
-            )
-            records.append(
-                {
-                    "source_example_id": _sid(i),
-                    "reasoning": "Simulated verdict (demo data): no model was called.",
-                    "critical_failures": failures,
-                    "has_failure": says,
-                    "n_failures": len(failures),
-                    "parse_failed": False,
-                }
-            )
-        judgments_import(judge=JUDGE, generator=generator, dataset=DATASET, lines=_lines(records))
+            verdicts.append((sids[i], says))
+        verdicts_import(judge=JUDGE, dataset=DATASET, generator=generator, verdicts=verdicts)
     labelled = {}
     rows = Generation.objects.filter(procedure__dataset__name=DATASET).values_list(
         "pk", "generator__name", "procedure__source_example_id"

@@ -98,52 +98,73 @@ def simulated_study_ensure(
         min_seconds_per_item=90,
         attention_rate=0.0,
     )
+    simulated_labels_write(study, generations, drawn)
+    return study
+
+
+def simulated_labels_write(
+    study: Study, generations: list[Generation], drawn, *, per_participant: int | None = None
+) -> None:
+    """Write ``drawn`` (:func:`demo.simulated.draw_labels` over ``generations``, in order) as a
+    finished study's rows: each simulated annotator's labels split among done participants of
+    ``per_participant`` items (all of them by default), each item submitted
+    ``SECONDS_PER_ITEM`` apart a day ago."""
     items = {i.generation_id: i for i in StudyItem.objects.filter(study=study)}
     start = timezone.now() - timedelta(days=1)
+    size = per_participant or len(generations)
+    chunks = [
+        list(range(i, min(i + size, len(generations)))) for i in range(0, len(generations), size)
+    ]
     for a in range(N_ANNOTATORS):
-        participant = simulated_participant(
-            study, a, n_items=len(generations), start=start, seconds_per_item=SECONDS_PER_ITEM
-        )
-        for k, generation in enumerate(generations):
-            served = start + timedelta(seconds=SECONDS_PER_ITEM * k + 7 * a)
-            submitted = served + timedelta(seconds=SECONDS_PER_ITEM)
-            assignment = Assignment.objects.create(
-                participant=participant,
-                item=items[generation.pk],
-                state=Assignment.State.SUBMITTED,
-                served_at=served,
-                last_seen_at=submitted,
-                active_ms=SECONDS_PER_ITEM * 1000,
-                submitted_at=submitted,
+        for c, chunk in enumerate(chunks):
+            begun = start + timedelta(seconds=SECONDS_PER_ITEM * chunk[0])
+            participant = simulated_participant(
+                study,
+                a * len(chunks) + c,
+                n_items=len(chunk),
+                start=begun,
+                seconds_per_item=SECONDS_PER_ITEM,
             )
-            has_failure = drawn.labels[k][a]
-            l1, l2 = drawn.steps[k][a]
-            Annotation.objects.create(
-                assignment=assignment,
-                participant=participant,
-                item=items[generation.pk],
-                has_failure=has_failure,
-                failures=(
-                    [
-                        {
-                            "description": "Simulated failure label.",
-                            "l1_steps": [l1],
-                            "l2_steps": [l2],
-                        }
-                    ]
-                    if has_failure
-                    else []
-                ),
-                comments="Simulated label (demo).",
-                wall_ms=SECONDS_PER_ITEM * 1000,
-                active_ms=SECONDS_PER_ITEM * 1000,
-                interface_checks={
-                    "goal_ack": True,
-                    "steps_read": len(generation.predicted_steps),
-                    "n_steps": len(generation.predicted_steps),
-                    "simulated": True,
-                },
-                submitted_at=submitted,
-            )
+            for k in chunk:
+                generation = generations[k]
+                served = begun + timedelta(seconds=SECONDS_PER_ITEM * (k - chunk[0]) + 7 * a)
+                submitted = served + timedelta(seconds=SECONDS_PER_ITEM)
+                assignment = Assignment.objects.create(
+                    participant=participant,
+                    item=items[generation.pk],
+                    state=Assignment.State.SUBMITTED,
+                    served_at=served,
+                    last_seen_at=submitted,
+                    active_ms=SECONDS_PER_ITEM * 1000,
+                    submitted_at=submitted,
+                )
+                has_failure = drawn.labels[k][a]
+                l1, l2 = drawn.steps[k][a]
+                Annotation.objects.create(
+                    assignment=assignment,
+                    participant=participant,
+                    item=items[generation.pk],
+                    has_failure=has_failure,
+                    failures=(
+                        [
+                            {
+                                "description": "Simulated failure label.",
+                                "l1_steps": [l1],
+                                "l2_steps": [l2],
+                            }
+                        ]
+                        if has_failure
+                        else []
+                    ),
+                    comments="Simulated label (demo).",
+                    wall_ms=SECONDS_PER_ITEM * 1000,
+                    active_ms=SECONDS_PER_ITEM * 1000,
+                    interface_checks={
+                        "goal_ack": True,
+                        "steps_read": len(generation.predicted_steps),
+                        "n_steps": len(generation.predicted_steps),
+                        "simulated": True,
+                    },
+                    submitted_at=submitted,
+                )
     StudyItem.objects.filter(study=study).update(n_assigned=N_ANNOTATORS)
-    return study

@@ -11,6 +11,8 @@ from validation.comparisons import api as comparisons_api
 from validation.comparisons import views as comparisons
 from validation.disagreements import api as disagreements_api
 from validation.disagreements import views as disagreements_views
+from validation.escalation import api as escalation_api
+from validation.escalation import views as escalation_views
 from validation.judge_validation import api as judge_validation_api
 from validation.judge_validation import views as judge_validation_views
 from validation.label_sets import views as label_sets_views
@@ -22,10 +24,18 @@ from validation.ppi_plan import views as ppi_plan_views
 from validation.probes import api as probes_api
 from validation.prompt_versions import api as prompt_versions_api
 from validation.prompt_versions import views as prompt_versions_views
+from validation.stopping import views as stopping_views
 
 pages = [
     path("", comparisons.index, name="index"),
     path("study/<int:pk>/", comparisons.study, name="study"),
+    path("study/<int:pk>/plan/", ppi_plan_views.study_plan_page, name="study_plan"),
+    path("study/<int:pk>/target/", stopping_views.study_target, name="study_target"),
+    path(
+        "study/<int:pk>/target/resume/",
+        stopping_views.study_target_resume,
+        name="study_target_resume",
+    ),
     path("judges/", comparisons.judges, name="judges"),
     path("rankings/", comparisons.rankings, name="rankings"),
     path("validation/", judge_validation_views.validation, name="validation"),
@@ -40,6 +50,12 @@ pages = [
         "validation/alt-test/export.<str:fmt>",
         alt_test_views.validation_alt_test_export,
         name="validation_alt_test_export",
+    ),
+    path("validation/escalation/", escalation_views.escalation, name="escalation"),
+    path(
+        "validation/escalation/apply/",
+        escalation_views.escalation_apply,
+        name="escalation_apply",
     ),
     path("rankings/ppi/", ppi_views.rankings_ppi, name="rankings_ppi"),
     path(
@@ -71,6 +87,11 @@ api_patterns = [
     path("validation/alt-test/plan/", alt_test_api.AltTestPlanView.as_view(), name="alt_test_plan"),
     path("how2score/ppi/", ppi_api.How2ScorePPIView.as_view(), name="how2score_ppi"),
     path("validation/probes/", probes_api.JudgeProbesView.as_view(), name="validation_probes"),
+    path(
+        "validation/escalation/",
+        escalation_api.EscalationView.as_view(),
+        name="validation_escalation",
+    ),
     path("disagreements/", disagreements_api.DisagreementsView.as_view(), name="disagreements"),
     path(
         "metric-validation/",

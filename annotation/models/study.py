@@ -152,6 +152,12 @@ class Study(models.Model):
         help_text="When a researcher resumed the study after the target was reached (it is "
         "not stopped by the target again).",
     )
+    target_reached_interval = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The interval that reached the target, as it was then (validation.stopping): "
+        "the corrected How2Score, its interval, half-width and number of labels.",
+    )
     new_participants_per_address = models.PositiveIntegerField(
         default=conf.new_participants_per_ip,
         validators=[MaxValueValidator(MAX_NEW_PARTICIPANTS_PER_ADDRESS)],
@@ -201,6 +207,18 @@ class Study(models.Model):
     @property
     def accepts_accounts(self) -> bool:
         return self.entry in (self.Entry.ACCOUNT, self.Entry.BOTH)
+
+    @property
+    def watching_target(self) -> bool:
+        """The study has a target half-width it has not reached yet: its interval is checked as
+        labels arrive (validation.stopping). Once reached, it is never checked again, resumed
+        or not."""
+        return self.target_half_width is not None and self.target_reached_at is None
+
+    @property
+    def stopped_by_target(self) -> bool:
+        """Its interval reached the target and nobody has resumed it since."""
+        return self.target_reached_at is not None and self.target_resumed_at is None
 
 
 class StudyItem(models.Model):

@@ -13,6 +13,7 @@ from django.core.paginator import Paginator
 
 from annotation.models import Adjudication, Study, StudyItem
 from annotation.plots import report_plots
+from annotation.report_panels import report_panels
 from annotation.selectors import adjudication as adjudication_reads
 from annotation.selectors import report as rs
 from annotation.selectors.exports import majority_of
@@ -150,6 +151,7 @@ def report_page_context(*, study: Study) -> dict:
         "distribution": list(report["label_distribution"]["overall"].items()),
         "majority": report["majority"],
         "form_report": form_report_display(study=study),
+        "panels": report_panels(study),
         "poll_seconds": getattr(settings, "ANNOTATION_REPORT_POLL_SECONDS", 10),
     }
 

@@ -114,6 +114,13 @@ class PilotProposal:
     hourly: Decimal
 
 
+def places_needed(*, n_items: int, overlap: int, items_per_participant: int) -> int:
+    """The places that give every one of ``n_items`` regular items its ``overlap`` annotators,
+    each participant labelling ``items_per_participant`` of them: ⌈n × overlap / per⌉, at
+    least 1."""
+    return max(1, math.ceil(n_items * overlap / max(1, items_per_participant)))
+
+
 def pilot_proposal(
     *, median_seconds: float, floor: Decimal | None, reward: Decimal
 ) -> PilotProposal:

@@ -255,45 +255,85 @@ EXPORT_FIELDS = (
 
 def study_export_rows(*, study: Study) -> Iterator[dict]:
     """Every annotation of the study with participant ids, timings, attention results and
-    failures with their step links (failures as ``[{description, l1_steps, l2_steps}]``)."""
+    failures with their step links (failures as ``[{description, l1_steps, l2_steps}]``).
+
+    One query read through a server-side cursor, a chunk at a time, and only the columns the
+    export writes (no model objects, none of a procedure's or generation's texts), so a
+    study of a million labels streams in flat memory."""
+    regular = StudyItem.Kind.REGULAR
     qs = (
         Annotation.objects.filter(item__study=study)
-        .select_related(
-            "participant__user",
-            "item__generation__procedure",
-            "item__generation__generator",
-            "assignment",
-        )
         .order_by("item__kind", "item_id", "participant_id")
+        .values_list(
+            "item_id",
+            "item__kind",
+            "item__generation__procedure__source_example_id",
+            "item__generation_id",
+            "item__generation__generator__name",
+            "participant_id",
+            "participant__prolific_pid",
+            "participant__user__username",
+            "has_failure",
+            "failures",
+            "comments",
+            "label",
+            "item__generation_b_id",
+            "wall_ms",
+            "active_ms",
+            "assignment__served_at",
+            "submitted_at",
+            "item__expected_has_failure",
+            "participant__attention_failures",
+            "participant__stage",
+        )
     )
-    for a in qs.iterator(chunk_size=500):
-        item = a.item
-        expected = item.expected_has_failure
+    for (
+        item_id,
+        kind,
+        source_example_id,
+        generation_id,
+        generator,
+        participant_id,
+        prolific_pid,
+        username,
+        has_failure,
+        failures,
+        comments,
+        label,
+        generation_b_id,
+        wall_ms,
+        active_ms,
+        served_at,
+        submitted_at,
+        expected,
+        attention_failures,
+        stage,
+    ) in qs.iterator(chunk_size=2000):
         yield {
             "study_id": study.pk,
-            "item_id": item.pk,
-            "item_kind": item.kind,
-            "source_example_id": item.generation.procedure.source_example_id,
-            "generation_id": item.generation_id,
-            "generator": item.generation.generator.name,
-            "participant_id": a.participant_id,
-            "prolific_pid": a.participant.prolific_pid,
-            "username": a.participant.user.get_username() if a.participant.user_id else "",
-            "has_failure": a.has_failure,
-            "n_failures": len(a.failures),
-            "failures": a.failures,
-            "first_failure_l2_step": first_failure_step(a.failures),
-            "comments": a.comments,
-            "label": a.label,  # a form type's answer (annotation.form_types); {} for failures
-            "generation_b_id": item.generation_b_id,
-            "wall_ms": a.wall_ms,
-            "active_ms": a.active_ms,
-            "served_at": a.assignment.served_at.isoformat(),
-            "submitted_at": a.submitted_at.isoformat(),
+            "item_id": item_id,
+            "item_kind": kind,
+            "source_example_id": source_example_id,
+            "generation_id": generation_id,
+            "generator": generator,
+            "participant_id": participant_id,
+            "prolific_pid": prolific_pid,
+            "username": username or "",
+            "has_failure": has_failure,
+            "n_failures": len(failures),
+            "failures": failures,
+            "first_failure_l2_step": first_failure_step(failures),
+            "comments": comments,
+            "label": label,  # a form type's answer (annotation.form_types); {} for failures
+            "generation_b_id": generation_b_id,
+            "wall_ms": wall_ms,
+            "active_ms": active_ms,
+            "served_at": served_at.isoformat(),
+            "submitted_at": submitted_at.isoformat(),
             "expected_has_failure": expected,
-            "attention_passed": (a.has_failure == expected)
-            if item.kind != StudyItem.Kind.REGULAR and expected is not None
+            "attention_passed": (has_failure == expected)
+            if kind != regular and expected is not None
             else None,
-            "participant_attention_failures": a.participant.attention_failures,
-            "participant_stage": a.participant.stage,
+            "participant_attention_failures": attention_failures,
+            "participant_stage": stage,
         }

@@ -61,7 +61,9 @@ def draft_defaults(*, study: Study) -> Draft:
     its k annotators."""
     terms = study_pay(study)
     n_items = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).count()
-    places = max(1, math.ceil(n_items * study.overlap / max(1, study.items_per_participant)))
+    places = rules.places_needed(
+        n_items=n_items, overlap=study.overlap, items_per_participant=study.items_per_participant
+    )
     minutes = terms.estimated_minutes or max(
         1, math.ceil(study.items_per_participant * study.min_seconds_per_item / 60)
     )

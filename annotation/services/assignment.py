@@ -90,14 +90,28 @@ def participant_assignments_release(*, participant: Participant) -> int:
 # --- the fixed seeded order ----------------------------------------------------------------
 
 
+def study_items_first(study: Study) -> set[int]:
+    """The generations whose items go first in the study's fixed seeded order: those its
+    escalation put first (``design["escalation"]["first_generation_ids"]``, written by
+    :mod:`validation.escalation.services`); empty when none."""
+    escalation = (study.design or {}).get("escalation") or {}
+    return set(escalation.get("first_generation_ids") or ())
+
+
 @transaction.atomic
 def study_sample_ranks_refresh(*, study: Study) -> int:
-    """Give every item its place in the study's fixed seeded order (after the seed changed or
-    items were added in the console); returns how many changed."""
+    """Give every item its place in the study's fixed seeded order (after the seed changed, items
+    were added in the console or an escalation put some first: :func:`study_items_first`);
+    returns how many changed."""
     items = list(StudyItem.objects.filter(study=study).only("pk", "generation_id", "sample_rank"))
+    ranks = rules.seeded_ranks(
+        seed=study.sampling_seed,
+        keys={item.generation_id for item in items},
+        first=study_items_first(study),
+    )
     changed = []
     for item in items:
-        rank = rules.seeded_rank(seed=study.sampling_seed, key=item.generation_id)
+        rank = ranks[item.generation_id]
         if item.sample_rank != rank:
             item.sample_rank = rank
             changed.append(item)

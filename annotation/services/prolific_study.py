@@ -206,9 +206,23 @@ def _status_from(state: ProlificStudy, answer, fallback: str) -> None:
     )
 
 
-def prolific_study_transition(*, study: Study, user, action: str, client=None):
-    """Pause, resume (``START``) or stop the study on Prolific."""
+def prolific_study_transition(*, study: Study, user, action: str, note: str = "", client=None):
+    """Pause, resume (``START``) or stop the study on Prolific (admins). ``note``: why, added
+    to the logged call's summary."""
     _admin(user)
+    return _transition(study, user, action, f"{action}: {note}" if note else action, client)
+
+
+def prolific_study_transition_by_app(*, study: Study, action: str, why: str, client=None):
+    """The same operation done by the app itself, not by a person (no user on the logged call,
+    ``why`` in its summary): pausing recruitment once a study's interval reached its target
+    (validation.stopping). People go through :func:`prolific_study_transition`."""
+    if not why.strip():
+        raise ValidationError({"why": "Say why the app changes the study on Prolific."})
+    return _transition(study, None, action, f"{action}: {why}", client)
+
+
+def _transition(study: Study, user, action: str, summary: str, client):
     state = _state(study)
     if action not in TRANSITION_ACTIONS:
         raise ValidationError({"action": f"Choose one of {', '.join(TRANSITION_ACTIONS)}."})
@@ -219,7 +233,7 @@ def prolific_study_transition(*, study: Study, user, action: str, client=None):
         user=user,
         action=TRANSITION_ACTIONS[action],
         target=state.prolific_id,
-        summary=action,
+        summary=summary,
         call=lambda c: c.transition_study(state.prolific_id, action),
         client=client,
     )

@@ -57,6 +57,10 @@ STUDY_SETTINGS = (
     "codebook_version",
     "new_participants_per_address",
 )
+# set by the service that makes a study from a plan (validation.ppi_plan.services), never typed
+# on the new-study form or the API, never copied to a new round (its items lose their
+# inclusion probabilities there)
+PLAN_SETTINGS = ("design", "target_half_width")
 
 
 @transaction.atomic
@@ -81,7 +85,7 @@ def study_create(
     is ``expected_label`` instead (checked by the form type), with ``generation_b_id`` for a
     pairwise pair and ``context`` where the form shows one.
     """
-    unknown = set(settings) - set(STUDY_SETTINGS)
+    unknown = set(settings) - set(STUDY_SETTINGS) - set(PLAN_SETTINGS)
     if unknown:
         raise ValidationError(f"unknown study setting(s): {', '.join(sorted(unknown))}")
     settings.setdefault("assignment_timeout_minutes", conf.default_assignment_timeout_minutes())
@@ -216,6 +220,14 @@ def study_items_add(
 def study_set_status(*, study: Study, status: str) -> Study:
     if status not in Study.Status.values:
         raise ValidationError(f"status must be one of {', '.join(Study.Status.values)}")
+    if status == Study.Status.OPEN and study.stopped_by_target:
+        raise ValidationError(
+            {
+                "status": "This study stopped when its interval reached the target; an admin "
+                "resumes it from the note on the study page (which also resumes recruitment "
+                "on Prolific)."
+            }
+        )
     study.status = status
     study.save(update_fields=["status"])
     return study

@@ -39,6 +39,7 @@ from annotation.selectors.annotator import Visitor, annotator_for
 from annotation.selectors.forms import item_view, known_answer_result, study_form
 from annotation.services.assignment import item_take_slot
 from annotation.services.flow import participant_finish
+from annotation.signals import labels_arrived_on_commit
 from core.text import typed_text_error
 
 Kind = StudyItem.Kind
@@ -362,4 +363,6 @@ def _submit(
     notices, stage = [], participant.stage
     if item.kind in (Kind.ATTENTION, Kind.QUALIFICATION):
         notices, stage = _record_known_answer(locked, item, study, annotation, form)
+    elif item.kind == Kind.REGULAR:  # a study with a target checks its interval after it
+        labels_arrived_on_commit(study=study)
     return SubmitResult(annotation, True, notices, label=label, stage=stage)

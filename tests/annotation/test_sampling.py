@@ -67,6 +67,19 @@ def test_seeded_rank_is_stable_and_depends_on_the_seed():
     assert all(0 <= rules.seeded_rank(seed=3, key=k) < rules.SEEDED_RANK_MAX for k in range(100))
 
 
+def test_seeded_ranks_put_the_first_keys_ahead_each_group_in_seeded_order():
+    keys = list(range(100, 130))
+    plain = rules.seeded_ranks(seed=4, keys=keys)
+    assert plain == {k: rules.seeded_rank(seed=4, key=k) for k in keys}
+    first = {101, 107, 120, 129}
+    ranks = rules.seeded_ranks(seed=4, keys=keys, first=first)
+    order = sorted(keys, key=ranks.__getitem__)
+    assert sorted(ranks.values()) == list(range(len(keys)))
+    assert set(order[:4]) == first
+    assert order[:4] == sorted(first, key=plain.__getitem__)
+    assert order[4:] == sorted(set(keys) - first, key=plain.__getitem__)
+
+
 def test_stratum_next_picks_the_least_seen_open_stratum():
     seen = {(1,): 2, (2,): 1, (3,): 1}
     assert rules.stratum_next(open_strata={(1,), (2,), (3,)}, seen=seen) == (2,)

@@ -14,7 +14,12 @@ from annotation.models import (
     Participant,
     StudyItem,
 )
-from annotation.selectors.flow import study_export_rows, study_label_rows, study_progress
+from annotation.selectors.flow import (
+    EXPORT_FIELDS,
+    study_export_rows,
+    study_label_rows,
+    study_progress,
+)
 from annotation.services import study as study_services
 from annotation.services.assignment import assignments_release_stale, participant_current_assignment
 from annotation.services.flow import participant_consent, participant_finish_training
@@ -370,6 +375,31 @@ def test_progress_label_rows_and_export():
         and reg["first_failure_l2_step"] == 2
         and reg["wall_ms"] >= 0
     )
+
+
+def test_export_rows_carry_each_stored_annotation_as_read_from_its_models():
+    study = make_study(n_items=2, overlap=2, n_attention=1, attention_rate=0.5)
+    for pid in ("A", "B"):
+        p = working_participant(study, pid)
+        while (a := next_item(p)) is not None:
+            submit(a, has_failure=(pid == "B"))
+    rows = list(study_export_rows(study=study))
+    stored = Annotation.objects.filter(item__study=study).select_related(
+        "participant", "assignment", "item__generation__procedure", "item__generation__generator"
+    )
+    assert len(rows) == stored.count() == 6
+    assert all(tuple(r) == EXPORT_FIELDS for r in rows)
+    by_key = {(r["item_id"], r["participant_id"]): r for r in rows}
+    for a in stored:
+        row = by_key[(a.item_id, a.participant_id)]
+        assert row["source_example_id"] == a.item.generation.procedure.source_example_id
+        assert row["generator"] == a.item.generation.generator.name
+        assert row["prolific_pid"] == a.participant.prolific_pid and row["username"] == ""
+        assert row["served_at"] == a.assignment.served_at.isoformat()
+        assert row["submitted_at"] == a.submitted_at.isoformat()
+        assert row["n_failures"] == len(a.failures) and row["has_failure"] == a.has_failure
+        assert row["participant_stage"] == a.participant.stage
+        assert row["expected_has_failure"] == a.item.expected_has_failure
 
 
 def test_database_allows_one_active_assignment_per_participant():

@@ -60,3 +60,31 @@ def test_the_load_generators_start_and_stop_are_left_out():
     spans = fifths(idle + busy + tail)
     assert [f["items"] for f in spans] == [200] * 5
     assert [f["ms_per_item"] for f in spans] == [2.0] * 5
+
+
+def _row(tool: str, users: int, items_per_s: float, cpu_ms: float, saves: int = 100) -> dict:
+    row = {"tool": tool, "users": users, "items_per_s": items_per_s, "saves": saves}
+    key = "total_cpu_ms_per_item" if tool == "how2review" else "server_cpu_ms_per_item"
+    return row | {key: cpu_ms}
+
+
+def test_peer_ratios_pass_only_at_six_times_the_items_at_a_quarter_of_the_cpu():
+    from tests.perf.peers import ratio_lines
+
+    rows = [
+        _row("Potato", 10, 20.0, 40.0),
+        _row("how2review", 10, 130.0, 9.0),  # 6.5x, 0.225x
+        _row("Potato", 50, 20.0, 40.0),
+        _row("how2review", 50, 110.0, 9.0),  # 5.5x: too slow
+    ]
+    ok, slow = ratio_lines(rows, 6, 0.25)
+    assert ok.startswith("ratio: OK (10 users) how2review 6.50x") and "0.225x" in ok
+    assert slow.startswith("ratio: FAIL (50 users) how2review 5.50x")
+    costly = ratio_lines(
+        [_row("Potato", 10, 20.0, 40.0), _row("how2review", 10, 200.0, 11.0)], 6, 0.25
+    )
+    assert costly[0].startswith("ratio: FAIL") and "0.275x" in costly[0]
+    idle = ratio_lines(
+        [_row("Potato", 50, 0.0, 1e4, saves=0), _row("how2review", 50, 60.0, 9.0)], 6, 0.25
+    )
+    assert idle[0].startswith("ratio: FAIL (50 users) no figure")

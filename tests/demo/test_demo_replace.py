@@ -7,6 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Study
+from demo.budget import JUDGE as BUDGET_JUDGE
+from demo.budget import PLANNED_STUDY
 from demo.replace import DATASET, JUDGE, STUDY
 from judging.models import Judge
 from validation.alt_test.reads import study_alt_test
@@ -48,9 +50,10 @@ def test_demo_alt_test_and_ppi_ranking(settings, tmp_path, client, make_user):
         "/judging/compare/rankings/ppi/", {"study": study.pk, "judge": JUDGE}
     ).content.decode()
     assert f"corrected with the labels of study {STUDY}" in ranking and "sim-gen-a" in ranking
-    # the rankings page's PPI section opens on it: the judge that scored most, its study
+    # the rankings page's PPI section opens on the judge that scored most and its study: the
+    # budget demo's judge (500 verdicts against 120) and the study made from its plan
     default = client.get("/judging/compare/rankings/ppi/").content.decode()
-    assert f"{JUDGE}, corrected with the labels of study {STUDY}" in default
+    assert f"{BUDGET_JUDGE}, corrected with the labels of study {PLANNED_STUDY}" in default
     assert DATASET == "how2bench-demo-simulated"
     # loading again keeps everything
     call_command("load_demo", stdout=io.StringIO())

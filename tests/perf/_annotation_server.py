@@ -76,7 +76,11 @@ def spawn_server(cmd: list[str], log: Path) -> subprocess.Popen:
     )
 
 
-def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subprocess.Popen, int]:
+def start_gunicorn(
+    workers: int, log: Path, threads: int = 1, timeout: float = 30
+) -> tuple[subprocess.Popen, int]:
+    """gunicorn on a free port; ``timeout``: gunicorn's ``--timeout`` (a sync worker busy with
+    one request longer than this is killed, a long download included)."""
     worker_class = ["--worker-class", "sync"]
     if threads > 1:  # gthread keeps client connections alive; sync closes each one
         worker_class = ["--worker-class", "gthread", "--threads", str(threads)]
@@ -91,6 +95,8 @@ def start_gunicorn(workers: int, log: Path, threads: int = 1) -> tuple[subproces
             *worker_class,
             "--backlog",
             "256",
+            "--timeout",
+            str(int(timeout)),
             "--log-level",
             "info",
         ],

@@ -17,6 +17,8 @@ Run: ``.venv/bin/python tests/perf/bench_annotation.py [--users 50 --seconds 30 
 
 - ``--rate R`` paces each annotator at R items/s (still a closed loop; users started together
   stay in step);
+- ``--pace MIN,MAX`` pauses each annotator a random MIN to MAX seconds after each item (a
+  person's pace; bench_crowd.py runs 500 of them), ``--spawn-rate R`` starts R users a second;
 - ``--think S`` pauses each annotator a random 0-2S seconds after each item (mean S: users out
   of step, as people are);
 - ``--floor`` measures a bare view under the same harness instead;
@@ -93,6 +95,8 @@ def run_locust(
     think: float = 0.0,
     mode: str = "annotate",
     plain: bool = False,
+    pace: str = "",
+    spawn_rate: float = 0,
 ) -> tuple[dict, float]:
     """Locust's stats by request name, and the CPU seconds Locust itself used."""
     import resource
@@ -104,6 +108,7 @@ def run_locust(
         BENCH_N_STEPS=str(N_STEPS),
         BENCH_RATE_PER_USER=str(rate),
         BENCH_THINK_S=str(think),
+        BENCH_PACE=pace,
         BENCH_MODE=mode,
         BENCH_PLAIN="1" if plain else "0",
         BENCH_SAVES_FILE=str(OUT / "annotation-saves.json"),
@@ -111,7 +116,7 @@ def run_locust(
     cmd = [
         str(Path(sys.executable).with_name("locust")),
         *("-f", str(ROOT / "tests/perf/locustfile_annotation.py"), "--headless"),
-        *("-u", str(users), "-r", str(users), "-t", f"{seconds}s"),
+        *("-u", str(users), "-r", f"{spawn_rate or users:g}", "-t", f"{seconds}s"),
         *("--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary"),
         # every started item finishes and is counted (the server stores it)
         *("--loglevel", "WARNING", "--stop-timeout", "60"),
@@ -155,7 +160,7 @@ def percentiles(ms: dict) -> str:
     return f"p50 {ms['50%']:.0f} ms  p95 {ms['95%']:.0f} ms  p99 {ms['99%']:.0f} ms"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, default=50)
     ap.add_argument("--seconds", type=int, default=30)
@@ -180,6 +185,19 @@ def main() -> int:
         default=0.0,
         metavar="S",
         help="a random pause of 0-2S seconds after each item (mean S), users out of step",
+    )
+    ap.add_argument(
+        "--pace",
+        default="",
+        metavar="MIN,MAX",
+        help="a random pause of MIN to MAX seconds after each item (a person's pace, users out "
+        "of step; e.g. 5,15)",
+    )
+    ap.add_argument(
+        "--spawn-rate",
+        type=float,
+        default=0,
+        help="users started per second (default: all at once)",
     )
     ap.add_argument(
         "--floor",
@@ -216,7 +234,9 @@ def main() -> int:
         help="the study's new participants per network address (default: users + 1, a lab "
         "study: every simulated annotator and the page-weight session come from 127.0.0.1)",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    if args.pace and len([x for x in args.pace.split(",") if x]) != 2:
+        ap.error(f"--pace {args.pace}: give MIN,MAX seconds, e.g. 5,15")
     if args.machine_db:
         return run(args, postgres_cpu, "the machine's PostgreSQL (PERF_PG_URL), every process")
     with pg_cluster() as cluster:
@@ -255,6 +275,8 @@ def run(args: argparse.Namespace, db_cpu, db_where: str) -> int:
                 think=args.think,
                 mode=mode,
                 plain=args.plain,
+                pace=args.pace,
+                spawn_rate=args.spawn_rate,
             )
         cpu1, pg1, elapsed = process_cpu(proc.pid), db_cpu(), time.monotonic() - t0
         own = backend_cpu_spent(own0, backend_cpu(srv.PG_URL, srv.DB_NAME))
@@ -288,7 +310,9 @@ def run(args: argparse.Namespace, db_cpu, db_where: str) -> int:
         f"server-side binding {'on' if args.server_binding else 'off'}"
     )
     pace = (
-        f"a random pause of 0-{2 * args.think:g} s after each item"
+        f"a random pause of {args.pace.replace(',', '-')} s after each item"
+        if args.pace
+        else f"a random pause of 0-{2 * args.think:g} s after each item"
         if args.think
         else f"{args.rate} items/s per user"
         if args.rate

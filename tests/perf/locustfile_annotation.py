@@ -22,6 +22,8 @@ RATE = float(os.environ.get("BENCH_RATE_PER_USER", "0") or 0)
 # a pause between a user's items drawn at random, 0 to 2x this many seconds (mean: this): users out
 # of step, as people are (a fixed pace keeps 50 users started together sending together)
 THINK = float(os.environ.get("BENCH_THINK_S", "0") or 0)
+# "MIN,MAX": a pause drawn between MIN and MAX seconds after each item (a person's pace)
+PACE = [float(x) for x in os.environ.get("BENCH_PACE", "").split(",") if x]
 MODE = os.environ.get("BENCH_MODE", "annotate")
 PLAIN = os.environ.get("BENCH_PLAIN") == "1"  # no script: post, redirect, get
 # the headers htmx sends for the item form (hx-boost): the server answers with the next item
@@ -35,7 +37,9 @@ _locust_saves.install(events)
 
 class Annotator(FastHttpUser):
     wait_time = (
-        between(0, 2 * THINK)
+        between(*PACE)
+        if PACE
+        else between(0, 2 * THINK)
         if THINK > 0
         else constant_throughput(RATE)
         if RATE > 0

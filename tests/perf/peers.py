@@ -189,6 +189,47 @@ def wait_rusage(proc: subprocess.Popen) -> tuple[int, float, float]:
     return proc.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def ratio_lines(
+    rows: list[dict], min_ratio: float, max_cpu_ratio: float, peer: str = "Potato"
+) -> list[str]:
+    """Per user count, how2review's items/s over the peer's (means over the rounds) and its
+    CPU per item (``total_cpu_ms_per_item``: web workers + database) over the peer's server CPU
+    per item; a line per user count, ``ratio: FAIL`` where the items/s ratio is under
+    ``min_ratio``, the CPU ratio over ``max_cpu_ratio``, or a peer round saved nothing (no
+    figure to compare)."""
+    lines = []
+    for users in sorted({r["users"] for r in rows}):
+        of = {
+            tool: [r for r in rows if r["users"] == users and r["tool"] == tool]
+            for tool in ("how2review", peer)
+        }
+        if not of["how2review"] or not of[peer]:
+            continue
+        if not all(r["saves"] for r in of[peer]):
+            lines.append(
+                f"ratio: FAIL ({users} users) no figure: a {peer} round saved no item in its "
+                "time (its users still entering), so there is nothing to compare"
+            )
+            continue
+        speed = _mean([r["items_per_s"] for r in of["how2review"]]) / _mean(
+            [r["items_per_s"] for r in of[peer]]
+        )
+        cpu = _mean([r["total_cpu_ms_per_item"] for r in of["how2review"]]) / _mean(
+            [r["server_cpu_ms_per_item"] for r in of[peer]]
+        )
+        ok = speed >= min_ratio and cpu <= max_cpu_ratio
+        lines.append(
+            f"ratio: {'OK' if ok else 'FAIL'} ({users} users) how2review {speed:.2f}x {peer}'s "
+            f"items/s (at least {min_ratio:g}x) at {cpu:.3f}x its CPU per item, web workers + "
+            f"database (at most {max_cpu_ratio:g}x)"
+        )
+    return lines
+
+
 def table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]

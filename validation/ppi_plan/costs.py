@@ -10,7 +10,7 @@ and bonuses (:func:`annotation.money.cost_preview`'s rule):
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 
 def human_label_cost(
@@ -36,3 +36,14 @@ def cost_words(
         f"({reward} reward / {items_per_participant} items + {bonus_per_item} bonus per item) × "
         f"(1 + fee {fee_rate})."
     )
+
+
+def reward_for_cost(
+    *, cost: float, items_per_participant: int, overlap: int, fee_rate: Decimal
+) -> Decimal | None:
+    """The reward per submission (no bonus) at which one human label costs ``cost`` under
+    :func:`human_label_cost`'s rule, to the hundredth (half up); ``None`` below 0.01."""
+    per = max(1, items_per_participant)
+    reward = Decimal(str(cost)) * per / (max(1, overlap) * (1 + Decimal(fee_rate)))
+    reward = reward.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return reward if reward > 0 else None

@@ -217,6 +217,10 @@ def plan_from_pilot(
     if np.ptp(yhat) == 0:  # ρ is 0/0: a judge with one verdict carries no information
         raw = _ppi().ppi_power(0.0, cost_X=0, **kwargs)
         note = "the judge gave one verdict on every pilot item: it carries no information (ρ = 0)"
+    elif abs(float(np.corrcoef(y, yhat)[0, 1])) < 1e-9:
+        # ppi_mean_power divides by ρ's rounding error here (N = NaN): the plan is ρ = 0's
+        raw = _ppi().ppi_power(0.0, cost_X=0, **kwargs)
+        note = "the judge's verdicts are uncorrelated with people's on the pilot (ρ = 0)"
     else:
         raw = _ppi().ppi_mean_power(y, yhat, **kwargs)
         note = ""

@@ -35,8 +35,10 @@ def generation_tokens(generation_ids: list[int]) -> dict[int, int]:
     return out
 
 
-def _verdicts(judge: Judge, hashes: dict[int, str]):
-    """``{content hash: (judgment id, has_failure | None)}`` and ``{judgment id: [votes]}``."""
+def judge_votes(judge: Judge, hashes: dict[int, str]):
+    """``{content hash: (judgment id, has_failure | None)}`` of ``judge``'s judgments of these
+    generations (``hashes``: generation id → content hash) and ``{judgment id: [votes]}`` of
+    their seeded samples (``None``: the sample did not parse)."""
     judgments = {
         h: (jid, None if parse_failed else has_failure)
         for jid, h, has_failure, parse_failed in Judgment.objects.filter(
@@ -66,7 +68,7 @@ def judge_probes(
     majority, _, item_generation = sel.study_majority(study)
     generation_ids = sorted(set(item_generation.values()))
     hashes = sel.generation_content_hashes(generation_ids)
-    judgments, votes = _verdicts(judge, hashes)
+    judgments, votes = judge_votes(judge, hashes)
     tokens = generation_tokens(generation_ids)
     p, y, n_votes = [], [], []
     judge_y, lengths, human = [], [], []

@@ -31,6 +31,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.urls import reverse
 
 from core.roles import ADMIN, ANNOTATOR, RESEARCHER, role_assign
 
@@ -199,6 +200,18 @@ class Command(BaseCommand):
         self.stdout.write(
             f"  uploaded label set '{uploaded.name}': its verdicts at "
             f"/judging/compare/label-sets/{uploaded.pk}/ (SIMULATED labels)"
+        )
+        from demo.budget import JUDGE as BUDGET_JUDGE
+        from demo.budget import plan_path, planned_study_ensure
+
+        admin, _ = demo_user_ensure(username="admin", superuser=True)
+        planned = planned_study_ensure(label_set=uploaded, admin=admin)
+        escalation = reverse("validation:escalation")
+        self.stdout.write(
+            f"  a plan from that label set at {plan_path(uploaded)}; SIMULATED study "
+            f"'{planned.name}' made from it, drawn where '{BUDGET_JUDGE}' is unsure and stopped "
+            f"at its target: its report at {reverse('annotation:report', args=[planned.pk])}, "
+            f"its escalation threshold at {escalation}?study={planned.pk}&judge={BUDGET_JUDGE}"
         )
         from demo.replay_judge import REPLAY_JUDGE, replay_judge_ensure
 

@@ -139,3 +139,68 @@ def test_a_study_without_a_reward_is_refused_by_name():
         _run("--study", "999999", *args)
     with pytest.raises(CommandError, match="--cost-human: required"):
         _run(*args)
+
+
+@pytest.mark.django_db
+def test_a_running_study_is_a_pilot_and_the_judge_cost_is_measured():
+    from annotation.services.study import study_create
+    from tests.annotation.factories import make_annotation, make_generations, regular_items
+    from tests.judging.factories import judged_run, make_judge
+
+    gens = make_generations(30)
+    judge = make_judge(name="pilot-judge")
+    verdicts = [i % 3 == 0 for i in range(30)]
+    judged_run(judge, gens, verdicts, cost="0.60")  # 30 judgments: 0.02 each
+    study = study_create(name="pilot", generation_ids=[g.pk for g in gens[:12]])
+    human = []
+    for i, item in enumerate(regular_items(study)):
+        says = verdicts[i] != (i in (4, 7))  # the judge wrong on two items
+        make_annotation(item=item, annotator="P1", has_failure=says)
+        human.append(says)
+    args = ("--pilot-study", str(study.pk), "--judge", "pilot-judge", "--cost-human", "0.9")
+    got = json.loads(_run(*args, "--budget", "300", "--format", "json"))
+    want = ppi_mean_power(
+        np.array(human, dtype=float), np.array(verdicts[:12], dtype=float),
+        cost_Y=0.9, cost_Yhat=0.02, budget=300.0,
+    )  # fmt: skip
+    assert (got["n"], got["N"]) == (int(want["n"]), int(want["N"]))
+    assert got["pilot"] == {"n_labelled": 12, "n_unlabelled": 18}
+    text = _run(*args, "--budget", "300")
+    assert "pilot-judge's runs cost 0.60 for 30 judgments" in text
+    with pytest.raises(CommandError, match="--judge: required with --pilot-study"):
+        _run(
+            "--pilot-study",
+            str(study.pk),
+            "--cost-human",
+            "1",
+            "--cost-judge",
+            "1",
+            "--budget",
+            "9",
+        )
+    with pytest.raises(CommandError, match="--pilot-study: no study with id 999999"):
+        _run(
+            "--pilot-study",
+            "999999",
+            "--judge",
+            "pilot-judge",
+            "--cost-human",
+            "1",
+            "--budget",
+            "9",
+        )
+    with pytest.raises(CommandError, match="--judge: no judge named 'nobody'"):
+        _run(
+            "--ppi-corr",
+            "0.5",
+            "--sigma",
+            "0.4",
+            "--judge",
+            "nobody",
+            "--cost-human",
+            "1",
+            "--budget",
+            "9",
+        )
+    with pytest.raises(CommandError, match="--cost-judge: required"):
+        _run("--ppi-corr", "0.5", "--sigma", "0.4", "--cost-human", "1", "--budget", "9")

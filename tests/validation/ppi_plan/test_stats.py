@@ -128,6 +128,15 @@ def test_a_judge_with_one_verdict_carries_no_information():
     assert got["ppi_corr"] == 0 and got["N"] == 0 and "one verdict" in got["note"]
 
 
+def test_a_judge_uncorrelated_with_people_leaves_them_alone():
+    # ρ computes to ~1e-17 here, where ppi_mean_power would divide by its rounding error
+    human = [i % 4 == 0 for i in range(12)]
+    judge = [i % 3 == 0 for i in range(12)]
+    got = plan_from_pilot(human=human, judge=judge, cost_human=0.9, cost_judge=0.02,
+                          target=BUDGET, value=300)  # fmt: skip
+    assert got["N"] == 0 and got["n"] == 333 and "uncorrelated" in got["note"]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "field", "words"),
     [

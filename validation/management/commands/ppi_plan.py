@@ -1,6 +1,8 @@
 """python manage.py ppi_plan --labelled FILE --cost-human C --cost-judge c
 (--budget B | --effective-n N | --half-width H) [--judge NAME] [--currency GBP] [--format json];
---study ID instead of --cost-human takes the study's pay terms (:mod:`validation.ppi_plan.costs`)
+--study ID instead of --cost-human takes the study's pay terms (:mod:`validation.ppi_plan.costs`);
+--pilot-study ID --judge NAME instead of --labelled takes a running study's labels and an app
+judge's verdicts as the pilot; without --cost-judge an app judge's measured cost per judgment
 
 or, without pilot labels, --ppi-corr R --sigma S instead of --labelled. FILE is a label-set file
 (:mod:`annotation.label_set_file`): an item's human label is the majority of its annotators (a
@@ -15,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.label_set_file import LabelSetError, read_label_set
 from validation.label_sets.adapters import ALL_GROUPS, judge_names, ppi_inputs
-from validation.ppi_plan.reads import study_human_cost
+from validation.ppi_plan.reads import judge_cost_per_verdict, study_human_cost, study_pilot
 from validation.ppi_plan.stats import (
     BUDGET,
     EFFECTIVE_N,
@@ -49,7 +51,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--labelled", help="pilot label-set file (item_id,source,kind,label)")
-        parser.add_argument("--judge", help="with --labelled: the judge (default: the first)")
+        parser.add_argument(
+            "--pilot-study", type=int, help="a running study's labels as the pilot (with --judge)"
+        )
+        parser.add_argument(
+            "--judge",
+            help="with --labelled: the file's judge (default: the first); with --pilot-study: "
+            "an app judge's name",
+        )
         parser.add_argument("--ppi-corr", type=float, help="without pilot: judge–human correlation")
         parser.add_argument("--sigma", type=float, help="without pilot: σ of a human 0/1 label")
         parser.add_argument(
@@ -58,7 +67,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--study", type=int, help="a study id: its reward per item plus PROLIFIC_FEE_RATE"
         )
-        parser.add_argument("--cost-judge", type=float, required=True, help="cost of one verdict")
+        parser.add_argument(
+            "--cost-judge",
+            type=float,
+            help="cost of one verdict (default: the app judge's measured cost per judgment)",
+        )
         target = parser.add_mutually_exclusive_group(required=True)
         target.add_argument("--budget", type=float, help="total budget to spend")
         target.add_argument("--effective-n", type=int, help="effective sample size to reach")
@@ -81,13 +94,34 @@ class Command(BaseCommand):
             opts["currency"] = opts["currency"] or currency
         elif opts["cost_human"] is None:
             raise CommandError("--cost-human: required (or give --study ID to use its pay terms)")
+        measured = opts["cost_judge"] is None
+        if measured:
+            if not opts["judge"]:
+                raise CommandError("--cost-judge: required (or name an app judge with --judge)")
+            try:
+                opts["cost_judge"], judge_said = judge_cost_per_verdict(opts["judge"])
+            except LookupError as exc:
+                raise CommandError(f"--judge: {exc}") from None
+            said = f"{said} {judge_said}".strip()
         costs = {"cost_human": opts["cost_human"], "cost_judge": opts["cost_judge"]}
+        if opts["pilot_study"] is not None and opts["labelled"]:
+            raise CommandError("--pilot-study: give it or --labelled, not both")
+        pilot_given = opts["labelled"] or opts["pilot_study"] is not None
+        if pilot_given and (opts["ppi_corr"] is not None or opts["sigma"] is not None):
+            raise CommandError(
+                "--ppi-corr/--sigma: give them without --labelled or --pilot-study (a pilot "
+                "measures both)"
+            )
         try:
-            if opts["labelled"]:
-                if opts["ppi_corr"] is not None or opts["sigma"] is not None:
-                    raise CommandError(
-                        "--ppi-corr/--sigma: give them without --labelled (a pilot measures both)"
-                    )
+            if opts["pilot_study"] is not None:
+                if not opts["judge"]:
+                    raise CommandError("--judge: required with --pilot-study (an app judge)")
+                try:
+                    pilot = study_pilot(study_id=opts["pilot_study"], judge_name=opts["judge"])
+                except LookupError as exc:
+                    raise CommandError(f"--pilot-study: {exc}") from None
+                plan = plan_from_pilot(**pilot, **costs, target=kind, value=value)
+            elif opts["labelled"]:
                 plan = plan_from_pilot(
                     **self._pilot(opts["labelled"], opts["judge"]), **costs, target=kind,
                     value=value,
@@ -101,8 +135,11 @@ class Command(BaseCommand):
                         f"{' and '.join(missing)}: required without --labelled (the plan rests "
                         "on the judge–human correlation and the spread of a human label)"
                     )
-                if opts["judge"]:
-                    raise CommandError("--judge goes with --labelled")
+                if opts["judge"] and not measured:
+                    raise CommandError(
+                        "--judge: without a pilot it only takes the judge's measured cost; "
+                        "give --cost-judge or --judge, not both"
+                    )
                 plan = plan_stated(
                     ppi_corr=opts["ppi_corr"], sigma=opts["sigma"], **costs, target=kind,
                     value=value,
