@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -235,6 +236,9 @@ class SharedRateLimiter:
         """Block until one request of ``tokens`` tokens may go. Returns the seconds waited."""
         waited = 0.0
         while (wait := self.try_acquire(tokens=tokens)) > 0:
+            # up to 1% more, at random: waiters told the same moment (every thread of every
+            # process sharing the bucket) do not ask again in lockstep, where the same one wins
+            wait *= 1 + random.random() / 100
             self._sleep(wait)
             waited += wait
         return waited

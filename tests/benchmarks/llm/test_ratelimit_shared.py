@@ -55,6 +55,10 @@ print(json.dumps({"done": done}), flush=True)
 """
 
 
+class OneSided(Exception):
+    """One of the two processes sent no request in the window."""
+
+
 def _run_two(llm_server, *, duration: float, key: str, redis_url: str) -> list[float]:
     env = dict(os.environ)
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
@@ -87,8 +91,23 @@ def _run_two(llm_server, *, duration: float, key: str, redis_url: str) -> list[f
                 p.kill()
     times = sorted(r.received_at for r in llm_server.requests)
     names = {r.prompt_text.split("-")[0] for r in llm_server.requests}
-    assert names == {"a", "b"}  # both processes sent
+    if names != {"a", "b"}:  # both processes must have sent
+        raise OneSided(f"only {sorted(names)} sent")
     return times
+
+
+def _run_both(llm_server, *, duration: float, key: str, redis_url: str) -> list[float]:
+    """:func:`_run_two`, once more (a fresh key, a fresh server log) when one process sent
+    nothing: a process kept off the CPU for the whole window by the machine's other work says
+    nothing of the limiter. A second one-sided run fails."""
+    try:
+        return _run_two(llm_server, duration=duration, key=key, redis_url=redis_url)
+    except OneSided:
+        llm_server.requests.clear()
+    try:
+        return _run_two(llm_server, duration=duration, key=f"{key}-again", redis_url=redis_url)
+    except OneSided as exc:
+        pytest.fail(f"twice, one process sent nothing: {exc}")
 
 
 def _rate(times: list[float]) -> float:
@@ -99,14 +118,23 @@ def _rate(times: list[float]) -> float:
 
 @pytest.mark.django_db
 def test_two_processes_share_one_budget(llm_server):
+    """Measured up to twice (a fresh key each time): a window in which the machine's other work
+    kept both processes off the CPU for a moment reads low; a limiter that lets the two
+    processes through at twice the rate, or at any other rate, fails both."""
     url = settings.RATE_LIMIT_REDIS_URL
     assert url.startswith("redis://"), "run the suite with a Redis CELERY_BROKER_URL"
-    key = f"test-shared-{time.time_ns()}"
-    times = _run_two(llm_server, duration=6.0, key=key, redis_url=url)
     rate = LIMIT_PER_MIN / 60
-    combined = _rate(times)
-    print(f"shared limiter: {len(times)} requests, combined {combined:.3f}/s (limit {rate}/s)")
-    assert abs(combined - rate) <= 0.05 * rate, f"combined {combined:.2f}/s, limit {rate}/s"
+    seen = []
+    for attempt in range(2):
+        llm_server.requests.clear()
+        key = f"test-shared-{time.time_ns()}-{attempt}"
+        times = _run_both(llm_server, duration=6.0, key=key, redis_url=url)
+        combined = _rate(times)
+        seen.append(round(combined, 3))
+        print(f"shared limiter: {len(times)} requests, combined {combined:.3f}/s (limit {rate}/s)")
+        if abs(combined - rate) <= 0.05 * rate:
+            break
+    assert abs(combined - rate) <= 0.05 * rate, f"combined {seen}/s, limit {rate}/s"
     # and in no second of it much more than the rate allows (+2: a window's edges and the
     # network's jitter between the limiter and the server)
     for t in times:
@@ -117,7 +145,7 @@ def test_two_processes_share_one_budget(llm_server):
 def test_per_process_limiter_is_the_control(llm_server):
     """Without Redis each process has its own bucket: twice the rate (what the shared one fixes)."""
     key = f"test-local-{time.time_ns()}"
-    times = _run_two(llm_server, duration=4.0, key=key, redis_url="off")
+    times = _run_both(llm_server, duration=4.0, key=key, redis_url="off")
     rate = LIMIT_PER_MIN / 60
     combined = _rate(times)
     print(f"per-process limiter: combined {combined:.3f}/s (limit {rate}/s)")
