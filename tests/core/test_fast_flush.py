@@ -66,3 +66,34 @@ def test_a_flush_of_an_empty_database_still_makes_the_reference_data_again():
     assert not Topic.objects.exists()
     call_command("flush", interactive=False, reset_sequences=False, verbosity=0)  # a teardown's
     assert Topic.objects.count() == 14
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_committed_by_another_connection_during_the_flush_is_flushed_too(make_user):
+    """A live server answering a last request commits a child row after the flush looked: the
+    commit fails on the foreign key, and the flush runs again instead of failing the test."""
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+    from django.db import IntegrityError, transaction
+
+    from tests.support import fast_flush
+
+    def race():
+        user = make_user("raced", role="researcher")
+        tables = connection.introspection.django_table_names(only_existing=True)
+        sql = connection.ops.sql_flush(no_style(), tables)  # the admin log is empty: not in it
+        assert not any('"django_admin_log"' in s for s in sql)
+        LogEntry.objects.create(  # committed after the flush looked, as a server's request
+            user=user, content_type=ContentType.objects.get_for_model(type(user)), action_flag=1
+        )
+        return user, sql
+
+    # Django's own execution of those statements fails at commit on the admin log's key
+    user, sql = race()
+    with pytest.raises(IntegrityError):
+        fast_flush.original_execute(connection.ops, sql)
+    assert transaction.get_autocommit() and LogEntry.objects.exists()
+    # the suite's runs them again over every table
+    connection.ops.execute_sql_flush(sql)
+    assert not LogEntry.objects.exists()
+    assert not type(user).objects.exists()

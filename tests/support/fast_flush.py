@@ -16,18 +16,31 @@ every table empty but the content types and permissions (:data:`KEPT`), which th
 make again, identical. Sequences are
 not reset, as Django's flush does not reset them unless asked (``reset_sequences=True`` keeps
 Django's own ``TRUNCATE … RESTART IDENTITY``).
+
+A ``DELETE`` does not stop other connections from writing, as a ``TRUNCATE``'s lock does: a live
+server still answering a request the browser sent just before the page closed (a draft's
+autosave) may commit a row that points at a row this flush deletes, in a table the flush found
+empty or had already emptied. The commit then fails on that foreign key; the flush waits a
+moment and runs again over every table, as many times as :data:`ATTEMPTS` allows.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 _installed = False
+original_execute: Any = None  # Django's, kept by install()
+
+#: how many times a flush runs before a concurrent writer's foreign-key failure is raised
+ATTEMPTS = 5
 
 # Rows every migrate makes again, identical (post_migrate): kept, so the flush's post_migrate
 # finds them instead of making ~50 content types and ~250 permissions again after every test.
 # A test that deletes one gets it back from that post_migrate; groups are emptied and remade.
 KEPT = frozenset({"django_content_type", "auth_permission"})
+
+DEFER = "SET CONSTRAINTS ALL DEFERRED;"
 
 
 def nonempty_tables(connection: Any, tables: list[str]) -> list[str]:
@@ -47,7 +60,7 @@ def flush_sql(connection: Any, style: Any, tables: list[str]) -> list[str]:
     full = nonempty_tables(connection, [t for t in tables if t not in KEPT])
     # never empty: Django's flush sends post_migrate (topics, role groups) only after some SQL
     quote = connection.ops.quote_name
-    return ["SET CONSTRAINTS ALL DEFERRED;"] + [
+    return [DEFER] + [
         f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(quote(t))};" for t in full
     ]
 
@@ -68,5 +81,24 @@ def install() -> None:
             )
         return flush_sql(self.connection, style, list(tables))
 
+    def execute_sql_flush(self, sql_list):
+        from django.core.management.color import no_style
+        from django.db import IntegrityError
+
+        for attempt in range(ATTEMPTS):
+            try:
+                return original_execute(self, sql_list)
+            except IntegrityError:
+                if not sql_list or sql_list[0] != DEFER or attempt == ATTEMPTS - 1:
+                    raise
+                time.sleep(0.2 * (attempt + 1))  # let the other connection's request end
+                tables = self.connection.introspection.django_table_names(
+                    only_existing=True, include_views=False
+                )
+                sql_list = flush_sql(self.connection, no_style(), tables)
+
+    global original_execute
+    original_execute = DatabaseOperations.execute_sql_flush
     DatabaseOperations.sql_flush = sql_flush
+    DatabaseOperations.execute_sql_flush = execute_sql_flush
     _installed = True
