@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from django.db import router
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from annotation import prepared
 from annotation.labels import first_failure_step
@@ -253,6 +253,15 @@ EXPORT_FIELDS = (
 )
 
 
+def study_export_queryset(*, study: Study) -> QuerySet[Annotation]:
+    """The annotations a study's export writes, in its order (item kind, item, participant);
+    :func:`study_export_rows` reads them in Python, :mod:`annotation.selectors.export_sql` has
+    PostgreSQL write the same lines."""
+    return Annotation.objects.filter(item__study=study).order_by(
+        "item__kind", "item_id", "participant_id"
+    )
+
+
 def study_export_rows(*, study: Study) -> Iterator[dict]:
     """Every annotation of the study with participant ids, timings, attention results and
     failures with their step links (failures as ``[{description, l1_steps, l2_steps}]``).
@@ -261,31 +270,27 @@ def study_export_rows(*, study: Study) -> Iterator[dict]:
     export writes (no model objects, none of a procedure's or generation's texts), so a
     study of a million labels streams in flat memory."""
     regular = StudyItem.Kind.REGULAR
-    qs = (
-        Annotation.objects.filter(item__study=study)
-        .order_by("item__kind", "item_id", "participant_id")
-        .values_list(
-            "item_id",
-            "item__kind",
-            "item__generation__procedure__source_example_id",
-            "item__generation_id",
-            "item__generation__generator__name",
-            "participant_id",
-            "participant__prolific_pid",
-            "participant__user__username",
-            "has_failure",
-            "failures",
-            "comments",
-            "label",
-            "item__generation_b_id",
-            "wall_ms",
-            "active_ms",
-            "assignment__served_at",
-            "submitted_at",
-            "item__expected_has_failure",
-            "participant__attention_failures",
-            "participant__stage",
-        )
+    qs = study_export_queryset(study=study).values_list(
+        "item_id",
+        "item__kind",
+        "item__generation__procedure__source_example_id",
+        "item__generation_id",
+        "item__generation__generator__name",
+        "participant_id",
+        "participant__prolific_pid",
+        "participant__user__username",
+        "has_failure",
+        "failures",
+        "comments",
+        "label",
+        "item__generation_b_id",
+        "wall_ms",
+        "active_ms",
+        "assignment__served_at",
+        "submitted_at",
+        "item__expected_has_failure",
+        "participant__attention_failures",
+        "participant__stage",
     )
     for (
         item_id,

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from annotation.forms import FIELDS_MAX_BYTES, KNOWN_ITEMS_MAX_BYTES, StudyCreateForm
 from annotation.models import Study, StudyItem
 from annotation.pages.research import progress_page_context, study_list_context
+from annotation.selectors.export_sql import study_export_jsonl
 from annotation.selectors.flow import EXPORT_FIELDS, study_export_rows
 from annotation.services import study as study_services
 from core.access import researcher_required
@@ -107,5 +108,8 @@ def export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt not in EXPORT_FORMATS:
         raise Http404("Exports are .jsonl or .csv")
     study = get_object_or_404(Study, pk=pk)
-    lines = export_lines(study_export_rows(study=study), fields=EXPORT_FIELDS, fmt=fmt)
+    if fmt == "jsonl":
+        lines = study_export_jsonl(study=study)
+    else:
+        lines = export_lines(study_export_rows(study=study), fields=EXPORT_FIELDS, fmt=fmt)
     return streaming_download(lines, filename=f"study-{study.pk}-annotations.{fmt}")
