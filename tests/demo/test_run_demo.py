@@ -4,6 +4,7 @@ as a person would (Ctrl-C), and stopped together when one of them dies."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -170,3 +171,43 @@ def test_run_demo_stops_when_the_worker_dies(demo_env):
             _get(demo.url + "healthz")
     finally:
         demo.close()
+
+
+# What a researcher's JSONL export of the demo's labelled study is on SQLite (no COPY there): the
+# download's lines are the rows read in Python, one JSON object a stored label.
+EXPORT_ON_SQLITE = """
+import json
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from annotation.models import Annotation, Study
+from annotation.selectors.flow import study_export_rows
+from core.streaming import jsonl_lines
+study = Study.objects.filter(items__annotations__isnull=False).distinct().order_by("pk").first()
+client = Client()
+client.force_login(User.objects.filter(is_superuser=True).order_by("pk").first())
+response = client.get(f"/study/manage/{study.pk}/export.jsonl")
+body = b"".join(response.streaming_content).decode()
+print(json.dumps({
+    "vendor": connection.vendor,
+    "status": response.status_code,
+    "same": body == "".join(jsonl_lines(study_export_rows(study=study))),
+    "lines": body.count(chr(10)),
+    "labels": Annotation.objects.filter(item__study=study).count(),
+}))
+"""
+
+
+def test_the_demo_exports_a_study_on_sqlite(demo_env):
+    env, _ = demo_env
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", EXPORT_ON_SQLITE],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["vendor"] == "sqlite" and result["status"] == 200 and result["same"] is True
+    assert result["lines"] == result["labels"] > 0
