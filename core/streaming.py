@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 
@@ -84,11 +84,16 @@ def copied_lines(queryset: QuerySet, *, block_bytes: int = COPY_BLOCK_BYTES) -> 
     COPY's text format doubles each backslash of a value and writes control characters
     (tab, newline, ...) as backslash escapes; only the doubled backslashes are undone here, so
     a line must hold no control character: JSON text never does (JSON writes them as escapes).
-    A download closed early closes the generator; psycopg then cancels the COPY."""
+    A download closed early closes the generator: psycopg cancels the COPY, and the COPY's own
+    transaction (a savepoint inside another) is rolled back, so the connection stays usable."""
     compiler = queryset.query.get_compiler(using=queryset.db)
     sql, params = compiler.as_sql()
     statement = f"COPY ({sql}) TO STDOUT"
-    with connections[queryset.db].cursor() as cursor, cursor.copy(statement, params) as copy:
+    with (
+        transaction.atomic(using=queryset.db),
+        connections[queryset.db].cursor() as cursor,
+        cursor.copy(statement, params) as copy,
+    ):
         block: list = []
         size = 0
         for data in copy:

@@ -48,6 +48,18 @@ def _json(expression: Combinable | str) -> Func:
     )
 
 
+def _json_bool(path: str) -> Func:
+    """A boolean as JSON text, ``null`` for NULL (cheaper than ``to_json`` for a boolean)."""
+    return Func(
+        F(path),
+        template=(
+            "CASE WHEN %(expressions)s THEN 'true' WHEN NOT %(expressions)s THEN 'false' "
+            "ELSE 'null' END"
+        ),
+        output_field=_TEXT,
+    )
+
+
 def _stored_json(path: str) -> Func:
     """A ``jsonb`` column as its text."""
     return Func(F(path), template="(%(expressions)s)::text", output_field=_TEXT)
@@ -67,13 +79,14 @@ def _isoformat(path: str) -> Func:
 
 
 def _first_failure_step() -> Func:
-    """:func:`annotation.labels.first_failure_step`: the smallest of the failures' L2 steps."""
+    """:func:`annotation.labels.first_failure_step`: the smallest of the failures' L2 steps
+    (a failure's missing or null ``l2_steps`` has none); ``null`` without failures."""
     return Func(
         F("failures"),
         template=(
-            "COALESCE((SELECT min(step::numeric)::text FROM jsonb_array_elements(%(expressions)s)"
-            " AS failure, jsonb_array_elements(CASE WHEN jsonb_typeof(failure -> 'l2_steps')"
-            " = 'array' THEN failure -> 'l2_steps' ELSE '[]'::jsonb END) AS step), 'null')"
+            "CASE WHEN %(expressions)s = '[]'::jsonb THEN 'null' ELSE COALESCE((SELECT "
+            "min(step::numeric)::text FROM jsonb_path_query(%(expressions)s, "
+            "'$[*].l2_steps[*] ? (@.type() == \"number\")') AS step), 'null') END"
         ),
         output_field=_TEXT,
     )
@@ -107,7 +120,7 @@ def _values(study: Study) -> dict[str, Combinable]:
             template="COALESCE(to_json(%(expressions)s)::text, '\"\"')",
             output_field=_TEXT,
         ),
-        "has_failure": _json("has_failure"),
+        "has_failure": _json_bool("has_failure"),
         "n_failures": Func(
             F("failures"), template="jsonb_array_length(%(expressions)s)::text", output_field=_TEXT
         ),
@@ -120,7 +133,7 @@ def _values(study: Study) -> dict[str, Combinable]:
         "active_ms": _json("active_ms"),
         "served_at": _isoformat("assignment__served_at"),
         "submitted_at": _isoformat("submitted_at"),
-        "expected_has_failure": _json("item__expected_has_failure"),
+        "expected_has_failure": _json_bool("item__expected_has_failure"),
         "attention_passed": _attention_passed(),
         "participant_attention_failures": _json("participant__attention_failures"),
         "participant_stage": _json("participant__stage"),
