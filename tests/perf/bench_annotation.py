@@ -355,6 +355,9 @@ def run(args: argparse.Namespace, db_cpu, db_where: str) -> int:
         print(f"  load average {load_before:.1f} before, {load_after:.1f} after")
         return ledger.verdict()
 
+    if "item page" not in stats or "save (submit)" not in stats:
+        print(f"FAIL no item page or no save in the {args.seconds} s run: give --seconds more")
+        return 1
     item, save = stats["item page"], stats["save (submit)"]
     next_item = item if args.plain else save  # what the annotator waits for after a save
     items_per_s = float(save["Requests/s"])

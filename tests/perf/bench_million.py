@@ -172,7 +172,12 @@ def item_path(study: dict, cluster, args, tag: str) -> dict:
         in_flight=cut,
     )
     ledger.users(asked=args.users, served=after["participants"] - before["participants"])
-    save = stats["save (submit)"]
+    save = stats.get("save (submit)")
+    if save is None:  # the round ended before any simulated user got past the entry
+        raise RuntimeError(
+            f"item path, {tag}: no save in the {args.seconds} s round (the entries took it "
+            "all): give --seconds more"
+        )
     spans = fifths(db.samples)
     slope, grows = slope_problem(spans)
     problems = ledger.problems() + ([slope] if grows else [])
