@@ -14,6 +14,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from annotation import agreement as ag
 from annotation.agreement import kappa_ci
+from annotation.agreement.kappa import pair_tables
 from annotation.label_file import LabelRow
 from core.formatting import fmt_interval, fmt_stat, stat_value
 from core.lazy import lazy_module
@@ -21,6 +22,11 @@ from core.lazy import lazy_module
 np = lazy_module("numpy")
 
 MAX_TIES_LISTED = 200
+# Annotator pairs: all listed up to MAX_PAIRS_LISTED; past it, the LOWEST_PAIRS_LISTED pairs
+# with the lowest κ among those sharing at least PAIR_MIN_ITEMS items, and a summary.
+MAX_PAIRS_LISTED = 500
+LOWEST_PAIRS_LISTED = 50
+PAIR_MIN_ITEMS = 10
 BOOTSTRAP_METHOD = "percentile bootstrap over items (units resampled with replacement, fixed seed)"
 
 
@@ -110,7 +116,7 @@ def build_report(
                 {
                     "group": value,
                     "n_items": len(sub.items),
-                    "n_labels": int((sub.codes >= 0).sum()),
+                    "n_labels": sub.n_labels,
                     "alpha": _alpha_with_ci(sub, level, n_resamples, confidence, seed),
                     "gwet_ac1": _ac1_with_ci(sub, n_resamples, confidence, seed),
                     "percent_agreement": ag.stat_json(ag.percent_agreement(sub)),
@@ -214,14 +220,37 @@ def _kappa_with_ci(value: ag.Stat, interval, data, options: dict) -> dict:
 
 
 def _pairs_json(matrix: ag.LabelMatrix, options: dict) -> dict:
-    """Cohen's κ per pair (CI over its shared items), their mean (CI over the study's items)."""
-    pairs = ag.pairwise_cohen_kappa(matrix)
-    kappas = [p.kappa for p in pairs if not isinstance(p.kappa, ag.Undefined)]
+    """Cohen's κ per pair (CI over its shared items), their mean (CI over the study's items),
+    and ``summary``: how κ spreads over the pairs that share at least
+    :data:`PAIR_MIN_ITEMS` items. Up to :data:`MAX_PAIRS_LISTED` pairs every pair is listed;
+    past that (thousands of annotators) ``pairs`` holds the :data:`LOWEST_PAIRS_LISTED` pairs
+    with the lowest κ among those sharing enough items — the pairs worth a look — and
+    ``pairs_listed`` says so."""
+    tables = pair_tables(matrix)
+    n_pairs = len(tables)
+    if n_pairs <= MAX_PAIRS_LISTED:
+        pairs = ag.pairwise_cohen_kappa(matrix)
+        kappas = [p.kappa for p in pairs if not isinstance(p.kappa, ag.Undefined)]
+        mean_value = float(np.mean(kappas)) if kappas else None
+        listed = "all"
+    else:
+        values = kappa_ci.kappa_of_tables(tables.confusion)
+        defined = values[np.isfinite(values)]
+        mean_value = float(defined.mean()) if len(defined) else None
+        enough = np.isfinite(values) & (tables.n_items >= PAIR_MIN_ITEMS)
+        lowest = np.flatnonzero(enough)[np.argsort(values[enough], kind="stable")]
+        chosen = lowest[:LOWEST_PAIRS_LISTED]  # the lowest κ first
+        pairs = ag.pairwise_cohen_kappa(matrix, only=chosen, tables=tables)
+        listed = "lowest"
     mean: ag.Stat = (
-        float(np.mean(kappas)) if kappas else ag.Undefined("no pair of annotators has a defined κ")
+        mean_value
+        if mean_value is not None
+        else ag.Undefined("no pair of annotators has a defined κ")
     )
     return {
         "mean": _kappa_with_ci(mean, kappa_ci.mean_cohen_kappa_bootstrap_ci, matrix, options),
+        "summary": _pairs_summary(tables),
+        "pairs_listed": listed,
         "pairs": [
             {
                 "annotator_a": str(p.annotator_a),
@@ -236,6 +265,37 @@ def _pairs_json(matrix: ag.LabelMatrix, options: dict) -> dict:
             for p in pairs
         ],
     }
+
+
+def _pairs_summary(tables) -> dict:
+    """The pairs' count and how their κ spreads (over pairs sharing ≥ PAIR_MIN_ITEMS items)."""
+    values = kappa_ci.kappa_of_tables(tables.confusion) if len(tables) else np.zeros(0)
+    enough = np.isfinite(values) & (tables.n_items >= PAIR_MIN_ITEMS)
+    kept = values[enough]
+    out: dict = {
+        "n_pairs": len(tables),
+        "min_items": PAIR_MIN_ITEMS,
+        "n_pairs_min_items": int(enough.sum()),
+        "median_items": float(np.median(tables.n_items)) if len(tables) else None,
+    }
+    if len(kept):
+        q1, median, q3 = np.percentile(kept, [25, 50, 75])
+        out.update(
+            mean={"value": float(kept.mean())},
+            median={"value": float(median)},
+            q1={"value": float(q1)},
+            q3={"value": float(q3)},
+            min={"value": float(kept.min())},
+        )
+    else:
+        why = f"no pair shares {PAIR_MIN_ITEMS} items with a defined κ"
+        out.update(
+            {
+                key: {"value": None, "undefined": why}
+                for key in ("mean", "median", "q1", "q3", "min")
+            }
+        )
+    return out
 
 
 def _majority_json(matrix: ag.LabelMatrix) -> dict:
@@ -335,6 +395,13 @@ def report_to_text(report: Mapping) -> str:
         ),
         f"Cohen's kappa, mean over pairs: {_fmt(report['cohen_kappa']['mean'])}",
     ]
+    summary = report["cohen_kappa"].get("summary")
+    if report["cohen_kappa"].get("pairs_listed") == "lowest" and summary:
+        out.append(
+            f"  {summary['n_pairs']} pairs; over the {summary['n_pairs_min_items']} sharing "
+            f"{summary['min_items']}+ items: median {_fmt(summary['median'])}, "
+            f"quartiles {_fmt(summary['q1'])}–{_fmt(summary['q3'])}; the lowest:"
+        )
     for pair in report["cohen_kappa"]["pairs"]:
         out.append(
             f"  {pair['annotator_a']} × {pair['annotator_b']}: kappa {_fmt(pair['kappa'])}, "

@@ -14,6 +14,10 @@ def _interval(stat: Mapping | None) -> tuple[float, float] | None:
     return (ci["low"], ci["high"]) if ci.get("low") is not None else None
 
 
+MAX_ANNOTATOR_BARS = 60  # past it, the leave-one-out plot counts annotators per band
+MAX_CONFUSION_PLOTS = 12  # confusion tables drawn when only the lowest-κ pairs are listed
+
+
 def report_plots(report: Mapping) -> dict[str, str]:
     """The standard plots for a report dict from :func:`annotation.agreement_report.build_report`.
 
@@ -31,15 +35,29 @@ def report_plots(report: Mapping) -> dict[str, str]:
         id_prefix="plot-label-distribution",
     )
     loo = report["leave_one_out"]["annotators"]
-    plots["leave_one_out"] = bar_chart_svg(
-        title="Leave-one-out agreement with the others' majority",
-        labels=[r["annotator_id"] for r in loo],
-        values=[stat_value(r["agreement"]) for r in loo],
-        value_range=(0.0, 1.0),
-        value_format="{:.1%}",
-        axis_label="share of items",
-        id_prefix="plot-leave-one-out",
-    )
+    if len(loo) <= MAX_ANNOTATOR_BARS:
+        plots["leave_one_out"] = bar_chart_svg(
+            title="Leave-one-out agreement with the others' majority",
+            labels=[r["annotator_id"] for r in loo],
+            values=[stat_value(r["agreement"]) for r in loo],
+            value_range=(0.0, 1.0),
+            value_format="{:.1%}",
+            axis_label="share of items",
+            id_prefix="plot-leave-one-out",
+        )
+    else:  # thousands of annotators: how many fall in each tenth
+        values = [v for r in loo if (v := stat_value(r["agreement"])) is not None]
+        bins = [0] * 10
+        for v in values:
+            bins[min(int(v * 10), 9)] += 1
+        plots["leave_one_out"] = bar_chart_svg(
+            title="Leave-one-out agreement with the others' majority: annotators per band",
+            labels=[f"{10 * b}–{10 * b + 10}%" for b in range(10)],
+            values=bins,
+            value_format="{:.0f}",
+            axis_label="annotators",
+            id_prefix="plot-leave-one-out",
+        )
     alphas = [("label", report["alpha"])]
     if report.get("first_failure"):
         alphas.append(("first-failure location", report["first_failure"]["alpha"]))
@@ -63,7 +81,10 @@ def report_plots(report: Mapping) -> dict[str, str]:
             id_prefix=f"plot-alpha-by-{column}",
         )
     names = report["categories"]
-    for n, pair in enumerate(report["cohen_kappa"]["pairs"]):
+    listed = report["cohen_kappa"]["pairs"]
+    if report["cohen_kappa"].get("pairs_listed") == "lowest":
+        listed = listed[:MAX_CONFUSION_PLOTS]
+    for n, pair in enumerate(listed):
         a, b = pair["annotator_a"], pair["annotator_b"]
         plots[f"confusion_{a}_{b}"] = confusion_matrix_svg(
             title=f"{a} vs {b}",

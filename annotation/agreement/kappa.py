@@ -119,29 +119,91 @@ class PairAgreement:
     confusion: np.ndarray  # rows: a's label, columns: b's label
 
 
-def pairwise_cohen_kappa(matrix: LabelMatrix) -> list[PairAgreement]:
-    """Cohen's κ and raw agreement for every pair of annotators that share at least one item."""
+def shared_label_pairs(matrix: LabelMatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Every two labels given to the same item by two annotators, as indices into the
+    matrix's coordinate arrays: ``(first, second)``, the first annotator's column before the
+    second's. Built one offset at a time over the item-sorted labels, so the work grows with
+    the pairs that exist, never with annotators²."""
+    rows = matrix.rows
+    firsts, seconds = [], []
+    per_item = matrix.labels_per_item()
+    longest = int(per_item.max()) if len(per_item) else 0
+    index = np.arange(len(rows))
+    for offset in range(1, longest):
+        same = rows[offset:] == rows[:-offset]
+        first = index[:-offset][same]
+        firsts.append(first)
+        seconds.append(first + offset)
+    if not firsts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+@dataclass(frozen=True)
+class PairTables:
+    """The annotator pairs that share at least one item, ordered by (a, b) column: the
+    columns ``a`` < ``b``, ``n_items`` shared and each pair's confusion table (pairs × k × k,
+    rows: a's label, columns: b's)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    n_items: np.ndarray
+    confusion: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+
+def pair_tables(matrix: LabelMatrix) -> PairTables:
+    """The confusion table of every annotator pair that shares items, from the labels' pair
+    keys (one ``np.unique`` over (pair, cell) keys; pairs without a shared item never appear)."""
+    k = max(matrix.n_categories, 1)
+    n = len(matrix.annotators)
+    first, second = shared_label_pairs(matrix)
+    pair = matrix.cols[first] * n + matrix.cols[second]
+    cell = matrix.values[first] * k + matrix.values[second]
+    keys, counts = np.unique(pair * (k * k) + cell, return_counts=True)
+    pair_of_key = keys // (k * k)
+    pairs, position = np.unique(pair_of_key, return_inverse=True)
+    confusion = np.zeros((len(pairs), k * k), dtype=np.int64)
+    confusion[position, keys % (k * k)] = counts
+    confusion = confusion.reshape(len(pairs), k, k)
+    if not matrix.n_categories:
+        confusion = confusion[:, :0, :0]
+    return PairTables(
+        a=pairs // n if n else pairs,
+        b=pairs % n if n else pairs,
+        n_items=confusion.sum(axis=(1, 2)),
+        confusion=confusion,
+    )
+
+
+def pairwise_cohen_kappa(
+    matrix: LabelMatrix, *, only: np.ndarray | None = None, tables: PairTables | None = None
+) -> list[PairAgreement]:
+    """Cohen's κ and raw agreement for every pair of annotators that share at least one item
+    (``only``: just these positions of :func:`pair_tables`' pairs, given as ``tables``)."""
+    tables = pair_tables(matrix) if tables is None else tables
+    chosen = np.arange(len(tables)) if only is None else np.asarray(only, dtype=np.int64)
     out: list[PairAgreement] = []
-    codes = matrix.codes
-    k = matrix.n_categories
-    labelled = codes >= 0
-    for i in range(codes.shape[1]):
-        for j in range(i + 1, codes.shape[1]):
-            shared = labelled[:, i] & labelled[:, j]
-            n = int(shared.sum())
-            if not n:
-                continue
-            table = confusion_matrix(codes[shared, i], codes[shared, j], k)
-            out.append(
-                PairAgreement(
-                    annotator_a=matrix.annotators[i],
-                    annotator_b=matrix.annotators[j],
-                    n_items=n,
-                    percent_agreement=float(np.trace(table) / n),
-                    kappa=cohen_kappa_from_confusion(table),
-                    confusion=table,
-                )
+    for a, b, n, table in zip(
+        tables.a[chosen].tolist(),
+        tables.b[chosen].tolist(),
+        tables.n_items[chosen].tolist(),
+        tables.confusion[chosen],
+        strict=True,
+    ):
+        out.append(
+            PairAgreement(
+                annotator_a=matrix.annotators[a],
+                annotator_b=matrix.annotators[b],
+                n_items=n,
+                percent_agreement=float(np.trace(table) / n),
+                kappa=cohen_kappa_from_confusion(table),
+                confusion=table,
             )
+        )
     return out
 
 

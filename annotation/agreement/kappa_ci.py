@@ -14,7 +14,11 @@ is undefined (one category only) left out and counted — the same method as α'
 from __future__ import annotations
 
 from annotation.agreement.alpha import BootstrapCI, count_patterns
-from annotation.agreement.kappa import cohen_kappa_from_confusion, fleiss_kappa_from_counts
+from annotation.agreement.kappa import (
+    cohen_kappa_from_confusion,
+    fleiss_kappa_from_counts,
+    shared_label_pairs,
+)
 from annotation.agreement.matrix import (
     NO_ITEM_TWICE,
     LabelMatrix,
@@ -25,6 +29,10 @@ from annotation.agreement.matrix import (
 from core.lazy import lazy_module
 
 np = lazy_module("numpy")
+
+# Floats held at once by one chunk of the mean pairwise κ's resamples (8 bytes each).
+CHUNK_CELLS = 4_000_000
+MULTINOMIAL_MAX_ITEMS = 20_000
 
 ALL_DEGENERATE = "every bootstrap resample had one category only, so none gave a κ"
 
@@ -108,27 +116,44 @@ def mean_cohen_kappa_bootstrap_ci(
         return undefined
     if not len(pairable_counts(matrix)):
         return Undefined(NO_ITEM_TWICE)
-    labelled = matrix.codes >= 0
-    keep = labelled.sum(axis=1) >= 2
-    codes = matrix.codes[keep]
-    n, k = len(codes), matrix.n_categories
-    weights = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=n_resamples)
-    weights = weights.astype(np.float64)
-    total = np.zeros(n_resamples)
-    defined = np.zeros(n_resamples)
-    for i in range(codes.shape[1]):
-        for j in range(i + 1, codes.shape[1]):
-            shared = np.flatnonzero((codes[:, i] >= 0) & (codes[:, j] >= 0))
-            if not len(shared):
-                continue
-            onehot = np.zeros((len(shared), k * k))
-            onehot[np.arange(len(shared)), codes[shared, i] * k + codes[shared, j]] = 1.0
-            kappa = kappa_of_tables((weights[:, shared] @ onehot).reshape(n_resamples, k, k))
-            ok = np.isfinite(kappa)
-            total[ok] += kappa[ok]
-            defined += ok
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.where(defined > 0, total / defined, np.nan)
+    pairable = matrix.subset(matrix.labels_per_item() >= 2)
+    n, k = len(pairable.items), matrix.n_categories
+    first, second = shared_label_pairs(pairable)
+    item = pairable.rows[first]
+    cols = len(matrix.annotators)
+    _, pair = np.unique(pairable.cols[first] * cols + pairable.cols[second], return_inverse=True)
+    n_pairs = int(pair.max()) + 1
+    slot = pair * (k * k) + pairable.values[first] * k + pairable.values[second]
+    rng = np.random.default_rng(seed)
+    values = np.empty(n_resamples)
+    # Resamples in chunks, each chunk's pair tables one weighted bincount: memory stays
+    # about CHUNK_CELLS floats whatever the number of resamples.
+    chunk = max(1, min(n_resamples, CHUNK_CELLS // max(len(slot), n, 1)))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        weights = _item_weights(rng, n, size)
+        offsets = (np.arange(size) * (n_pairs * k * k))[:, None]
+        tables = np.bincount(
+            (slot[None, :] + offsets).ravel(),
+            weights=weights[:, item].ravel(),
+            minlength=size * n_pairs * k * k,
+        ).reshape(size, n_pairs, k, k)
+        kappa = kappa_of_tables(tables)
+        defined = np.isfinite(kappa).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values[start : start + size] = np.where(
+                defined > 0, np.nansum(kappa, axis=1) / defined, np.nan
+            )
     return BootstrapCI.from_samples(
         values, confidence=confidence, seed=seed, undefined=ALL_DEGENERATE
     )
+
+
+def _item_weights(rng, n: int, size: int) -> np.ndarray:
+    """``size`` resamples of ``n`` items with replacement, as how often each item is drawn
+    (resamples × items): a uniform multinomial up to :data:`MULTINOMIAL_MAX_ITEMS` items, past
+    that the same distribution drawn as ``n`` item indices per resample (faster when large)."""
+    if n <= MULTINOMIAL_MAX_ITEMS:
+        return rng.multinomial(n, np.full(n, 1 / n), size=size).astype(np.float64)
+    draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+    return np.bincount(draws.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)

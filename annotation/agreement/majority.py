@@ -74,34 +74,43 @@ def leave_one_out(matrix: LabelMatrix) -> list[LeaveOneOut]:
     """
     counts = matrix.value_counts()
     k = matrix.n_categories
+    n = len(matrix.annotators)
+    # One row per label: the counts of its item without the label itself (the others).
+    others = counts[matrix.rows]
+    if k:
+        others[np.arange(len(others)), matrix.values] -= 1
+    codes, tie = _majority_of_counts(others)
+    has_others = others.sum(axis=1) > 0
+    compared = has_others & ~tie
+    agree = compared & (codes == matrix.values)
+
+    def per_annotator(mask: np.ndarray) -> list[int]:
+        return np.bincount(matrix.cols[mask], minlength=n).tolist()
+
+    n_items = np.bincount(matrix.cols, minlength=n).tolist()
+    n_compared = per_annotator(compared)
+    n_agree = per_annotator(agree)
+    n_tied = per_annotator(has_others & tie)
+    n_no_others = per_annotator(~has_others)
+    n_with_others = per_annotator(has_others)
     out: list[LeaveOneOut] = []
     for a, annotator in enumerate(matrix.annotators):
-        own = matrix.codes[:, a]
-        mine = own >= 0
-        others = counts[mine].copy()
-        if k:
-            others[np.arange(len(others)), own[mine]] -= 1
-        codes, tie = _majority_of_counts(others)
-        has_others = others.sum(axis=1) > 0
-        compared = has_others & ~tie
-        n_compared = int(compared.sum())
-        n_agree = int((codes[compared] == own[mine][compared]).sum())
-        if not mine.any():
+        if not n_items[a]:
             agreement: Stat = Undefined(f"annotator {annotator!s} labelled no item")
-        elif not has_others.any():
+        elif not n_with_others[a]:
             agreement = Undefined("no other annotator labelled this annotator's items")
-        elif not n_compared:
+        elif not n_compared[a]:
             agreement = Undefined("the other annotators tie on every shared item")
         else:
-            agreement = n_agree / n_compared
+            agreement = n_agree[a] / n_compared[a]
         out.append(
             LeaveOneOut(
                 annotator=annotator,
-                n_items=int(mine.sum()),
-                n_compared=n_compared,
-                n_agree=n_agree,
-                n_others_tied=int((has_others & tie).sum()),
-                n_no_others=int((~has_others).sum()),
+                n_items=n_items[a],
+                n_compared=n_compared[a],
+                n_agree=n_agree[a],
+                n_others_tied=n_tied[a],
+                n_no_others=n_no_others[a],
                 agreement=agreement,
             )
         )

@@ -25,6 +25,7 @@ from annotation.selectors import exports
 from annotation.selectors import report as rs
 from annotation.selectors.report_forms import study_form_report
 from annotation.services import adjudication as adjudication_services
+from annotation.tasks import enqueue_study_report
 
 
 class FailureSerializer(serializers.Serializer):
@@ -69,7 +70,17 @@ class StudyReportView(APIView):
     )
     def get(self, request, pk: int):
         study = get_object_or_404(Study, pk=pk)
-        report = {**rs.study_report(study=study), "form_type": study.form_type}
+        ready = rs.ready_study_report(study=study, enqueue=enqueue_study_report)
+        if ready.report is None:  # a large study's report, being computed by a worker
+            return Response(
+                {
+                    "status": "computing",
+                    "n_labels": ready.n_labels,
+                    "detail": "The agreement report is being computed; ask again in a minute.",
+                },
+                status=202,
+            )
+        report = {**ready.report, "form_type": study.form_type, "computing": ready.computing}
         if study.form_type != "critical_failure":  # the form type's own agreement level
             report["form_report"] = study_form_report(study=study)
         return Response(report)

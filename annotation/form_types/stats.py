@@ -44,7 +44,7 @@ def stat_row(name: str, value: ag.Stat, *, n: int | None = None, percent: bool =
 
 def n_pairable(matrix: ag.LabelMatrix) -> int:
     """Items labelled by two or more annotators."""
-    return int(((matrix.codes >= 0).sum(axis=1) >= 2).sum())
+    return int((matrix.labels_per_item() >= 2).sum())
 
 
 def share(numerator: int, denominator: int) -> ag.Stat:

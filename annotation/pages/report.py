@@ -18,6 +18,7 @@ from annotation.selectors import adjudication as adjudication_reads
 from annotation.selectors import report as rs
 from annotation.selectors.exports import majority_of
 from annotation.selectors.report_forms import form_report_display
+from annotation.tasks import enqueue_study_report
 from core.formatting import (
     DASH,
     UNDEFINED_WITH_REASON,
@@ -28,6 +29,10 @@ from core.formatting import (
 )
 
 QUEUE_PAGE_SIZE = 50
+# Past ANNOTATORS_LISTED annotators the table shows the ANNOTATORS_LOWEST with the lowest
+# agreement with the others' majority (the full table is in the report's JSON).
+ANNOTATORS_LISTED = 100
+ANNOTATORS_LOWEST = 50
 BLANK_FAILURE_ROWS = 3
 
 
@@ -119,6 +124,8 @@ def report_display(report: dict) -> dict:
             }
             for column, groups in report["groups"].items()
         ],
+        "pairs_summary": _pairs_summary_text(report["cohen_kappa"]),
+        "n_annotator_rows": len(report["annotators"]),
         "annotators": [
             {
                 **a,
@@ -134,25 +141,62 @@ def report_display(report: dict) -> dict:
                 ),
                 "agreement_text": stat_text(a["agreement_with_others"], percent=True),
             }
-            for a in report["annotators"]
+            for a in annotators_shown(report["annotators"])
         ],
     }
 
 
+def annotators_shown(rows: list[dict]) -> list[dict]:
+    """Every annotator up to :data:`ANNOTATORS_LISTED`; past that the
+    :data:`ANNOTATORS_LOWEST` with the lowest agreement with the others' majority, lowest first."""
+    if len(rows) <= ANNOTATORS_LISTED:
+        return rows
+    rated = [a for a in rows if stat_value(a["agreement_with_others"]) is not None]
+    rated.sort(key=lambda a: (stat_value(a["agreement_with_others"]), -a["n_compared"]))
+    return rated[:ANNOTATORS_LOWEST]
+
+
+def _pairs_summary_text(cohen: Mapping) -> dict | None:
+    """How κ spreads over the annotator pairs, when the pairs are too many to list."""
+    summary = cohen.get("summary")
+    if cohen.get("pairs_listed") != "lowest" or not summary:
+        return None
+    return {
+        "n_pairs": summary["n_pairs"],
+        "min_items": summary["min_items"],
+        "n_pairs_min_items": summary["n_pairs_min_items"],
+        "median": stat_text(summary["median"]),
+        "q1": stat_text(summary["q1"]),
+        "q3": stat_text(summary["q3"]),
+        "mean": stat_text(summary["mean"]),
+        "n_listed": len(cohen["pairs"]),
+    }
+
+
 def report_page_context(*, study: Study) -> dict:
-    """The report page and its polled body."""
-    report = rs.study_report(study=study)
+    """The report page and its polled body. A large study's report is computed by a worker
+    (:func:`annotation.selectors.report.ready_study_report`): until it is stored the page says
+    so (``report`` ``None``), or shows the last one computed with ``computing`` set."""
+    ready = rs.ready_study_report(study=study, enqueue=enqueue_study_report)
+    context = {
+        "study": study,
+        "report": ready.report,
+        "computing": ready.computing,
+        "n_labels_stored": ready.n_labels,
+        "poll_seconds": getattr(settings, "ANNOTATION_REPORT_POLL_SECONDS", 10),
+    }
+    if ready.report is None:
+        return context
+    report = ready.report
     plots = report_plots(report)
     return {
-        "study": study,
-        "report": report,
+        **context,
         "shown": report_display(report),
         "plots": [(key, svg) for key, svg in plots.items()],
         "distribution": list(report["label_distribution"]["overall"].items()),
         "majority": report["majority"],
         "form_report": form_report_display(study=study),
         "panels": report_panels(study),
-        "poll_seconds": getattr(settings, "ANNOTATION_REPORT_POLL_SECONDS", 10),
     }
 
 

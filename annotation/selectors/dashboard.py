@@ -6,7 +6,7 @@ from django.db.models import Case, Max, When
 from django.urls import reverse
 
 from annotation.models import Annotation, Participant, Study, StudyItem
-from annotation.selectors.report import study_report
+from annotation.selectors.report import ready_study_report
 from core.dashboard import Card, counts
 from core.formatting import fmt_number
 from core.roles import is_researcher
@@ -78,10 +78,15 @@ def agree_card(*, user) -> Card | None:
         card.empty_reason = "no study has labels yet"
         card.action, card.action_label = reverse("annotation:study_list"), "Open the studies"
         return card
-    report = study_report(study=study)
+    from annotation.tasks import enqueue_study_report
+
+    report = ready_study_report(study=study, enqueue=enqueue_study_report).report
+    card.link, card.link_label = reverse("annotation:report", args=[study.pk]), "Agreement report"
+    if report is None:  # a large study's report, being computed by a worker
+        card.empty_reason = "the agreement report is being computed"
+        return card
     alpha = (report.get("alpha") or {}).get("value")
     card.counts = [(str(report["n_items"]), "items"), (str(report["n_annotators"]), "annotators")]
-    card.link, card.link_label = reverse("annotation:report", args=[study.pk]), "Agreement report"
     if alpha is None:
         card.empty_reason = (report.get("alpha") or {}).get("undefined") or "no value yet"
     else:

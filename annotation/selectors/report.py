@@ -41,6 +41,10 @@ CATEGORIES = (NO_FAILURE, FAILURE)
 GROUP_COLUMNS = ("topic", "generator")
 NO_TOPIC = "(no topic)"
 REPORT_CACHE_SECONDS = 24 * 3600
+# A study with more labels than this has its report computed by a worker
+# (``annotation.study_report_compute``), never in a request; one computation per study at a time.
+REPORT_IN_REQUEST_MAX_LABELS = 50_000
+REPORT_LOCK_SECONDS = 15 * 60
 
 
 def label_text(has_failure: bool) -> str:
@@ -122,13 +126,19 @@ def report_signature(*, study: Study) -> str:
 
 
 def cached_study_report(
-    *, study: Study, name: str, n_resamples: int, use_cache: bool, build: Callable[[str], dict]
+    *,
+    study: Study,
+    name: str,
+    n_resamples: int,
+    use_cache: bool,
+    build: Callable[[str], dict],
+    signature: str | None = None,
 ) -> dict:
     """A report of ``study`` kept in the cache until a regular item gets a new label or an
     attention check is recorded (:func:`report_signature`); ``build(signature)`` makes it when
-    the cache has none (or ``use_cache`` is off)."""
-    signature = report_signature(study=study)
-    key = f"annotation:{name}:{study.pk}:{signature}:{n_resamples}"
+    the cache has none (or ``use_cache`` is off). ``signature``: the one just read, if any."""
+    signature = signature or report_signature(study=study)
+    key = _report_key(study, signature, name, n_resamples)
     if use_cache and (cached := cache.get(key)) is not None:
         return cached
     report = build(signature)
@@ -137,7 +147,62 @@ def cached_study_report(
     return report
 
 
-def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = True) -> dict:
+def _report_key(study: Study, signature: str, name: str, n_resamples: int) -> str:
+    return f"annotation:{name}:{study.pk}:{signature}:{n_resamples}"
+
+
+def report_lock_key(study_id: int) -> str:
+    return f"annotation:report-computing:{study_id}"
+
+
+def latest_report_key(study_id: int) -> str:
+    return f"annotation:report-latest:{study_id}"
+
+
+class ReadyReport(NamedTuple):
+    """What the report page can show now: ``report``, the newest report there is (``None``
+    before the first is computed; of fewer labels than stored while ``computing``), and
+    ``computing``, whether a worker is computing the report of the labels stored now."""
+
+    report: dict | None
+    computing: bool
+    n_labels: int
+
+
+def ready_study_report(*, study: Study, enqueue: Callable[[int], None]) -> ReadyReport:
+    """The study's report when it is in the cache or small enough to compute now
+    (≤ :data:`REPORT_IN_REQUEST_MAX_LABELS` labels). Otherwise the last report computed (or
+    none) with ``computing``, after ``enqueue(study.pk)`` starts the computation unless one
+    is already running for this study (a cache lock taken with ``add``, released when the
+    computation ends)."""
+    signature = report_signature(study=study)
+    n_labels = int(signature.split("-", 1)[0])
+    if (cached := cache.get(_report_key(study, signature, "report", 1000))) is not None:
+        return ReadyReport(cached, False, n_labels)
+    if n_labels <= REPORT_IN_REQUEST_MAX_LABELS:
+        return ReadyReport(study_report(study=study, signature=signature), False, n_labels)
+    if cache.add(report_lock_key(study.pk), signature, REPORT_LOCK_SECONDS):
+        enqueue(study.pk)
+    return ReadyReport(cache.get(latest_report_key(study.pk)), True, n_labels)
+
+
+def compute_study_report(*, study_id: int) -> str:
+    """The report of the study computed and stored in the cache, also as the study's latest
+    (the worker's side of :func:`ready_study_report`); the lock is released whatever happens."""
+    try:
+        study = Study.objects.filter(pk=study_id).first()
+        if study is None:
+            return "no such study"
+        report = study_report(study=study)
+        cache.set(latest_report_key(study_id), report, REPORT_CACHE_SECONDS)
+        return f"computed {report['signature']}"
+    finally:
+        cache.delete(report_lock_key(study_id))
+
+
+def study_report(
+    *, study: Study, n_resamples: int = 1000, use_cache: bool = True, signature: str | None = None
+) -> dict:
     """The agreement report of a study (see :func:`annotation.agreement_report.build_report`)
     plus ``annotators`` (the annotator table) and ``signature``. Cached until a label arrives."""
 
@@ -156,7 +221,12 @@ def study_report(*, study: Study, n_resamples: int = 1000, use_cache: bool = Tru
         return report
 
     return cached_study_report(
-        study=study, name="report", n_resamples=n_resamples, use_cache=use_cache, build=build
+        study=study,
+        name="report",
+        n_resamples=n_resamples,
+        use_cache=use_cache,
+        build=build,
+        signature=signature,
     )
 
 

@@ -319,17 +319,21 @@ def compute_report(db: str, slug: str) -> int:
 
     django.setup()
     from annotation.models import Study
-    from annotation.selectors.report import study_report
+    from annotation.selectors.report import compute_study_report, study_report
 
     t0 = time.monotonic()
-    report = study_report(study=Study.objects.get(slug=slug))
+    study = Study.objects.get(slug=slug)
+    compute_study_report(study_id=study.pk)  # what the report's worker task does
+    compute_s = time.monotonic() - t0
+    report = study_report(study=study)  # from the cache
     print(
         json.dumps(
             {
-                "compute_s": round(time.monotonic() - t0, 1),
+                "compute_s": round(compute_s, 1),
                 "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "annotators": report["n_annotators"],
-                "pairs": len(report["cohen_kappa"]["pairs"]),
+                "pairs": report["cohen_kappa"]["summary"]["n_pairs"],
+                "pairs_listed": len(report["cohen_kappa"]["pairs"]),
             }
         )
     )
