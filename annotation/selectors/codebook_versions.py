@@ -6,6 +6,7 @@ shipped codebook, version 1."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Count, Q
@@ -14,7 +15,7 @@ from annotation.codebook import CODEBOOK
 from annotation.codebook_text import as_json
 from annotation.models import Annotation, CodebookVersion, Study
 from annotation.models.codebook import content_sha256
-from annotation.selectors.report import study_report
+from annotation.selectors.report import listed_study_report
 from core.textdiff import Diff, text_diff
 
 CRITICAL_FAILURE = "critical_failure"
@@ -26,7 +27,11 @@ def _shipped_pk() -> int | None:
     return CodebookVersion.objects.filter(sha256=sha).values_list("pk", flat=True).first()
 
 
-def _study_stats(study: Study) -> dict[str, Any]:
+# a large study's α while a worker computes its report
+COMPUTING = "being computed by a worker: refresh in a minute"
+
+
+def _study_stats(study: Study, enqueue: Callable[[int], None]) -> dict[str, Any]:
     counts = Annotation.objects.filter(item__study=study).aggregate(
         n=Count("id"), n_failure=Count("id", filter=Q(has_failure=True))
     )
@@ -37,12 +42,14 @@ def _study_stats(study: Study) -> dict[str, Any]:
         "alpha": None,
     }
     if study.form_type == CRITICAL_FAILURE and counts["n"]:
-        out["alpha"] = study_report(study=study, n_resamples=ALPHA_RESAMPLES)["alpha"]
+        report = listed_study_report(study=study, n_resamples=ALPHA_RESAMPLES, enqueue=enqueue)
+        out["alpha"] = report["alpha"] if report else {"value": None, "undefined": COMPUTING}
     return out
 
 
-def codebook_version_stats() -> list[dict[str, Any]]:
-    """Every version, oldest first, with its studies' statistics and its totals."""
+def codebook_version_stats(*, enqueue: Callable[[int], None]) -> list[dict[str, Any]]:
+    """Every version, oldest first, with its studies' statistics and its totals. ``enqueue``: how
+    a large study's report is started on a worker (its α is then said to be computed)."""
     shipped = _shipped_pk()
     by_version: dict[int | None, list[Study]] = {}
     for study in Study.objects.order_by("pk"):
@@ -50,7 +57,7 @@ def codebook_version_stats() -> list[dict[str, Any]]:
         by_version.setdefault(key, []).append(study)
     rows = []
     for version in CodebookVersion.objects.select_related("author").order_by("number"):
-        studies = [_study_stats(s) for s in by_version.get(version.pk, [])]
+        studies = [_study_stats(s, enqueue) for s in by_version.get(version.pk, [])]
         n = sum(s["n_annotations"] for s in studies)
         failures = sum(
             round(s["failure_share"] * s["n_annotations"]) for s in studies if s["n_annotations"]

@@ -186,6 +186,18 @@ def ready_study_report(*, study: Study, enqueue: Callable[[int], None]) -> Ready
     return ReadyReport(cache.get(latest_report_key(study.pk)), True, n_labels)
 
 
+def listed_study_report(
+    *, study: Study, n_resamples: int, enqueue: Callable[[int], None]
+) -> dict | None:
+    """The report of a study shown in a list of studies (rounds, codebook versions): computed
+    now, with ``n_resamples``, up to :data:`REPORT_IN_REQUEST_MAX_LABELS` labels; past that the
+    worker's report as :func:`ready_study_report` gives it, ``None`` while it is computed."""
+    signature = report_signature(study=study)
+    if int(signature.split("-", 1)[0]) <= REPORT_IN_REQUEST_MAX_LABELS:
+        return study_report(study=study, n_resamples=n_resamples, signature=signature)
+    return ready_study_report(study=study, enqueue=enqueue).report
+
+
 def compute_study_report(*, study_id: int) -> str:
     """The report of the study computed and stored in the cache, also as the study's latest
     (the worker's side of :func:`ready_study_report`); the lock is released whatever happens."""

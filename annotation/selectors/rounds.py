@@ -3,9 +3,11 @@ and agreement across them (from the agreement report of each round)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from annotation.models import ProlificCall, Study, StudyPay, StudyRound
 from annotation.selectors.quality import quality_rows
-from annotation.selectors.report import study_report
+from annotation.selectors.report import listed_study_report
 
 NOT_CARRIED_STAGES = {"screened_out", "declined", "consent"}
 
@@ -78,21 +80,23 @@ def _value(stat: dict) -> float | None:
     return stat.get("value") if isinstance(stat, dict) else None
 
 
-def rounds_comparison(*, study: Study) -> list[dict]:
+def rounds_comparison(*, study: Study, enqueue: Callable[[int], None]) -> list[dict]:
     """Per round: agreement (Krippendorff's alpha, percent agreement) on its regular items,
-    annotators, items, and how many it carried over and excluded."""
+    annotators, items, and how many it carried over and excluded. ``enqueue``: how a large
+    study's report is started on a worker (:func:`~annotation.selectors.report.listed_study_report`)."""
     out = []
     for number, s in enumerate(round_chain(study=study)):
-        report = study_report(study=s, n_resamples=0)
+        report = listed_study_report(study=s, n_resamples=0, enqueue=enqueue)
         info = StudyRound.objects.filter(study=s).first()
         out.append(
             {
                 "study": s,
                 "number": number,
-                "n_annotators": report["n_annotators"],
-                "n_items": report["n_items"],
-                "alpha": _value(report["alpha"]),
-                "percent_agreement": _value(report["percent_agreement"]),
+                "computing": report is None,  # a large study's, by a worker
+                "n_annotators": report["n_annotators"] if report else None,
+                "n_items": report["n_items"] if report else None,
+                "alpha": _value(report["alpha"]) if report else None,
+                "percent_agreement": _value(report["percent_agreement"]) if report else None,
                 "carried_over": len(info.carried_over) if info else None,
                 "excluded": len(info.excluded) if info else None,
             }

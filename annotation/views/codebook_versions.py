@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from annotation.models import CodebookVersion
 from annotation.selectors.codebook_versions import codebook_version_diff, codebook_version_stats
+from annotation.tasks import enqueue_study_report
 from core.access import researcher_required
 
 MAX_NUMBER = 2**31 - 1
@@ -25,7 +26,7 @@ def _number(request: HttpRequest, name: str) -> tuple[int | None, str]:
 
 @researcher_required
 def codebook_versions(request: HttpRequest) -> HttpResponse:
-    rows = codebook_version_stats()
+    rows = codebook_version_stats(enqueue=enqueue_study_report)
     numbers = [r["version"].number for r in rows]
     errors = []
     shown, problem = _number(request, "version")

@@ -15,6 +15,7 @@ from annotation.models import Study, StudyRound
 from annotation.selectors import quality as qs
 from annotation.selectors.rounds import round_split, rounds_comparison
 from annotation.services import rounds as round_services
+from annotation.tasks import enqueue_study_report
 from core.access import researcher_required
 from core.errors import validation_text
 from core.middleware import text_gate_exempt
@@ -39,7 +40,7 @@ def rounds_page(request: HttpRequest, pk: int) -> HttpResponse:
     carried, excluded = round_split(study=study)
     context = {
         "study": study,
-        "rounds": rounds_comparison(study=study),
+        "rounds": rounds_comparison(study=study, enqueue=enqueue_study_report),
         "info": StudyRound.objects.filter(study=study).first(),
         "next_carried": carried,
         "next_excluded": excluded,

@@ -114,3 +114,33 @@ def test_a_worker_computes_the_large_report_the_page_asked_for(
             )
             assert 'id="report-computing"' not in shown
             assert "annotation.study_report_compute" in w.log()
+
+
+def test_pages_listing_studies_never_compute_a_large_report_in_the_request(
+    labelled_study, researcher_client, monkeypatch
+):
+    """The rounds page and the codebook versions page show each study's α: a large study's
+    comes from the worker (said in words while it is computed), never from the request."""
+    cache.clear()
+    monkeypatch.setattr(rs, "REPORT_IN_REQUEST_MAX_LABELS", 0)
+    enqueued: list[int] = []
+    for view in ("rounds", "codebook_versions"):
+        monkeypatch.setattr(f"annotation.views.{view}.enqueue_study_report", enqueued.append)
+    built = []
+    real_build = rs.build_report
+    monkeypatch.setattr(rs, "build_report", lambda *a, **k: built.append(1) or real_build(*a, **k))
+    rounds = researcher_client.get(reverse("annotation:rounds", args=[labelled_study.pk]))
+    versions = researcher_client.get(reverse("annotation:codebook_versions"))
+    assert rounds.status_code == versions.status_code == 200
+    assert "being computed by a worker" in rounds.content.decode()
+    assert "being computed by a worker" in versions.content.decode()
+    assert built == [] and enqueued == [labelled_study.pk]  # one computation, by the worker
+
+    assert study_report_compute(labelled_study.pk).startswith("computed")
+    expected = rs.study_report(study=labelled_study, use_cache=False)["alpha"]["value"]
+    for url in (
+        reverse("annotation:rounds", args=[labelled_study.pk]),
+        reverse("annotation:codebook_versions"),
+    ):
+        html = researcher_client.get(url).content.decode()
+        assert "being computed" not in html and f"{expected:.3f}" in html, url
