@@ -24,6 +24,9 @@ from judging.services.items import cost_of
 
 # --- estimating --------------------------------------------------------------------------
 
+# generations read at a time to hash a selection (their texts dropped once hashed)
+SELECTION_PAGE = 2000
+
 
 def _selection_hashes(selection: dict[str, Any]) -> tuple[list[int], list[str]]:
     """Each selected generation's id and content hash (what the judge sees), in the
@@ -34,7 +37,7 @@ def _selection_hashes(selection: dict[str, Any]) -> tuple[list[int], list[str]]:
     rows = (
         selectors.generations_for_selection(selection)
         .values_list("id", "procedure__goal", "procedure__steps", "predicted_steps")
-        .iterator(chunk_size=2000)
+        .iterator(chunk_size=SELECTION_PAGE)
     )
     for generation_id, goal, reference, steps in rows:
         ids.append(generation_id)
