@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmarks.llm.preflight import preflight_error
+from benchmarks.models import Generation
 from core.errors import FieldRefusal
 from core.runs import engine
 from judging import prompting
@@ -23,20 +24,25 @@ from judging.services.items import cost_of
 
 # --- estimating --------------------------------------------------------------------------
 
+# generations read at a time to hash a selection (their texts dropped once hashed)
+SELECTION_PAGE = 2000
 
-def _selection_rows(selection: dict[str, Any]) -> list[tuple[int, str, str, list, list]]:
-    """(generation id, source_example_id, goal, reference steps, candidate steps) of a selection."""
-    return list(
+
+def _selection_hashes(selection: dict[str, Any]) -> tuple[list[int], list[str]]:
+    """Each selected generation's id and content hash (what the judge sees), in the
+    selection's order. The texts are read a page at a time and dropped once hashed, so what is
+    kept is an id and a hash an item (~0.2 KB), not the item's texts (~4 KB)."""
+    ids: list[int] = []
+    hashes: list[str] = []
+    rows = (
         selectors.generations_for_selection(selection)
-        .values_list(
-            "id",
-            "procedure__source_example_id",
-            "procedure__goal",
-            "procedure__steps",
-            "predicted_steps",
-        )
-        .iterator(chunk_size=2000)
+        .values_list("id", "procedure__goal", "procedure__steps", "predicted_steps")
+        .iterator(chunk_size=SELECTION_PAGE)
     )
+    for generation_id, goal, reference, steps in rows:
+        ids.append(generation_id)
+        hashes.append(prompting.content_hash(goal=goal, reference_steps=reference, steps=steps))
+    return ids, hashes
 
 
 def judge_run_estimate(
@@ -54,22 +60,26 @@ def selection_estimate(
 ) -> dict[str, Any]:
     """:func:`judge_run_estimate` of a selection validated before (stored by
     :func:`~judging.selectors.judgments.selection_clean`): not validated again."""
-    rows = _selection_rows(selection)
-    return _estimate(
-        judge=judge, selection=selection, rows=rows, hashes=_hashes(rows), tokenizer=tokenizer
-    )
+    ids, hashes = _selection_hashes(selection)
+    return _estimate(judge=judge, selection=selection, ids=ids, hashes=hashes, tokenizer=tokenizer)
 
 
-def _hashes(rows: list) -> list[str]:
-    """Each selected item's content hash (what the judge sees), in the rows' order."""
-    return [prompting.content_hash(goal=g, reference_steps=r, steps=c) for _, _, g, r, c in rows]
+def _sample_texts(ids: list[int]) -> list[tuple[str, list, list]]:
+    """(goal, reference steps, candidate steps) of the generations ``ids``, in that order."""
+    rows = {
+        pk: (goal, reference, steps)
+        for pk, goal, reference, steps in Generation.objects.filter(pk__in=ids).values_list(
+            "id", "procedure__goal", "procedure__steps", "predicted_steps"
+        )
+    }
+    return [rows[pk] for pk in ids if pk in rows]
 
 
 def _estimate(
     *,
     judge: Judge,
     selection: dict[str, Any],
-    rows: list,
+    ids: list[int],
     hashes: list[str],
     tokenizer: bool,
     sample: int = 50,
@@ -82,16 +92,16 @@ def _estimate(
                 judge_key=judge.judge_id, content_hash__in=unique[start : start + 5000]
             ).values_list("content_hash", flat=True)
         )
-    todo = [(row, h) for row, h in zip(rows, hashes, strict=True) if h not in known]
-    unique_todo = len({h for _, h in todo})
+    todo = [i for i, h in enumerate(hashes) if h not in known]
+    unique_todo = len({hashes[i] for i in todo})
     avg_prompt = 0.0
     if todo:
         template = judge.prompt_text()
         step = max(1, len(todo) // sample)
-        picked = [row for row, _ in todo[::step][:sample]]
+        picked = [ids[i] for i in todo[::step][:sample]]  # their texts read again: 50 rows
         prompts = [
             prompting.render_judge_prompt(template=template, goal=g, reference_steps=r, steps=c)
-            for _, _, g, r, c in picked
+            for g, r, c in _sample_texts(picked)
         ]
         if tokenizer:
             from benchmarks.tokens import count_tokens
@@ -102,8 +112,8 @@ def _estimate(
     prompt_tokens = int(avg_prompt * unique_todo)
     completion_tokens = judge.expected_output_tokens * unique_todo
     return {
-        "n_items": len(rows),
-        "n_reused": len(rows) - len(todo),
+        "n_items": len(ids),
+        "n_reused": len(ids) - len(todo),
         "n_requests": unique_todo,
         "est_prompt_tokens": prompt_tokens,
         "est_completion_tokens": completion_tokens,
@@ -192,12 +202,11 @@ def judge_run_prepare(*, run: JudgeRun, token: str | None = None, lease=None) ->
     (``token``), or the lease of one of its lanes (``lease``; the other lanes wait for the row
     lock and find it prepared), before the first chunk, or by :func:`judge_run_create` without
     ``enqueue``."""
-    rows = _selection_rows(run.selection)
-    hashes = _hashes(rows)  # the items' hashes; the estimator only when no cost was given
+    ids, hashes = _selection_hashes(run.selection)  # the estimator only when no cost was given
     cost = run.estimated_cost
     if cost is None:  # launched without an estimate: the quick one (chars / 4 for tokens)
         cost = _estimate(
-            judge=run.judge, selection=run.selection, rows=rows, hashes=hashes, tokenizer=False
+            judge=run.judge, selection=run.selection, ids=ids, hashes=hashes, tokenizer=False
         )["est_cost"]
     with transaction.atomic():
         mine = JudgeRun.objects.select_for_update().filter(pk=run.pk, prepared_at__isnull=True)
@@ -209,9 +218,9 @@ def judge_run_prepare(*, run: JudgeRun, token: str | None = None, lease=None) ->
         if locked is None:  # prepared already, or the lease was lost meanwhile
             run.refresh_from_db()
             return run
-        _insert_items(run=run, generation_ids=[row[0] for row in rows], hashes=hashes)
+        _insert_items(run=run, generation_ids=ids, hashes=hashes)
         JudgeRun.objects.filter(pk=run.pk).update(
-            n_total=len(rows),
+            n_total=len(ids),
             prepared_at=timezone.now(),
             estimated_cost=locked.estimated_cost if locked.estimated_cost is not None else cost,
         )
