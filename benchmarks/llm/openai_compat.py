@@ -64,6 +64,7 @@ from benchmarks.llm.concurrency import build_gate
 from benchmarks.llm.openai_wire import WireFormat, estimate_tokens
 from benchmarks.llm.ratelimit import build_rate_limiter
 from benchmarks.llm.retry import RetryPolicy, parse_retry_after
+from core.runs.reply_writer import unstored_width
 from core.secrets import api_key_env_error, llm_config_errors
 
 if TYPE_CHECKING:
@@ -195,7 +196,9 @@ class OpenAICompatBackend(LLMBackend):
 
     def unstored_gate(self):
         """Requests sent and not yet stored, endpoint-wide (see the base class)."""
-        return build_gate(key=f"{self.endpoint_key()}|unstored", limit=self.limits.concurrency)
+        return build_gate(
+            key=f"{self.endpoint_key()}|unstored", limit=unstored_width(self.limits.concurrency)
+        )
 
     # -- client --------------------------------------------------------------------------
     def _api_key(self) -> str:

@@ -40,6 +40,13 @@ def unstored_max() -> int:
     return int(os.environ.get("H2R_JUDGE_UNSTORED_MAX") or 0)
 
 
+def unstored_width(concurrency: int) -> int:
+    """How many requests may be sent and not yet stored with a backend of this concurrency:
+    :func:`unstored_max` when set, else the concurrency. One rule for a run's own
+    backpressure and for the endpoint-wide gate every run on the endpoint shares."""
+    return unstored_max() or concurrency
+
+
 def heartbeat_s() -> float:
     """How often the writer beats when no reply arrives (a slow backend, a vLLM batch)."""
     return max(0.5, min(5.0, lease_seconds() / 4))

@@ -42,7 +42,7 @@ from core.runs.reply_writer import (
     SETTLE_S,
     Backpressure,
     ReplyWriter,
-    unstored_max,
+    unstored_width,
 )
 from judging.models import Judge, JudgeRun, JudgeRunItem, Judgment
 from judging.parsing import PARSE_RETRIES
@@ -151,7 +151,7 @@ class JudgeRunExecutor(RunExecutor):
         order: list[ItemInput | None] = []
         # at most ``concurrency`` sent and not yet stored across every lane and worker
         slots = Backpressure(
-            unstored_max() or backend.limits.concurrency,
+            unstored_width(backend.limits.concurrency),
             backend.unstored_gate(),
             total=len(inputs) if hasattr(inputs, "__len__") else None,  # never more slots
         )

@@ -31,7 +31,7 @@ from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
-from core.runs.reply_writer import Backpressure, ReplyWriter, unstored_max
+from core.runs.reply_writer import Backpressure, ReplyWriter, unstored_width
 from mining.budgets import budgets_of
 from mining.documents import DocState, StageUsage
 from mining.heuristics import HeuristicsConfig
@@ -180,7 +180,7 @@ class MiningBatchExecutor(RunExecutor):
         if connection.in_atomic_block:
             _work_in_transaction(run, lease, pipeline, first, refill, window)
             return _mine(run, lease).exists()
-        width = unstored_max() or slots
+        width = unstored_width(slots)
         # one backend for every stage: its endpoint-wide limit bounds what is unstored too
         distinct = distinct_backends(backends)
         gate = distinct[0].unstored_gate() if len(distinct) == 1 else None

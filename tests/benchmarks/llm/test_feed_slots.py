@@ -133,3 +133,24 @@ def test_the_loop_holds_no_slot_its_caller_holds_back(llm_server, llm_backend_co
         assert backend.gate.held() == 0
     finally:
         backend.close()
+
+
+def test_the_endpoint_wide_unstored_bound_follows_the_setting(llm_backend_config, monkeypatch):
+    """``H2R_JUDGE_UNSTORED_MAX`` raises what may be sent and not yet stored for the endpoint
+    too, not only a run's own backpressure (whose width the gate would otherwise cap), while
+    requests in flight stay at the backend's concurrency."""
+    config = {**llm_backend_config, "model": f"m-{uuid.uuid4().hex[:8]}", "concurrency": 16}
+    monkeypatch.delenv("H2R_JUDGE_UNSTORED_MAX", raising=False)
+    backend = build_backend(config)
+    try:
+        assert backend.unstored_gate().limit == 16 == backend.gate.limit
+        assert reply_writer.unstored_width(backend.limits.concurrency) == 16
+    finally:
+        backend.close()
+    monkeypatch.setenv("H2R_JUDGE_UNSTORED_MAX", "40")
+    backend = build_backend(config)
+    try:
+        assert backend.unstored_gate().limit == 40 and backend.gate.limit == 16
+        assert reply_writer.unstored_width(backend.limits.concurrency) == 40
+    finally:
+        backend.close()
