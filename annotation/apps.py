@@ -16,3 +16,14 @@ class AnnotationConfig(AppConfig):
         from annotation.prepared_cte import check_composed_statements
 
         checks.register(check_composed_statements, "prepared_statements")
+
+        # the item page's codebook question, kept per process by version id
+        from django.db.models.signals import post_delete, post_save
+
+        from annotation.models import CodebookVersion
+        from annotation.pages.annotator import forget_codebook_questions
+
+        for signal in (post_save, post_delete):
+            signal.connect(
+                forget_codebook_questions, sender=CodebookVersion, dispatch_uid="codebook-q"
+            )

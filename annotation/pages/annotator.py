@@ -130,6 +130,13 @@ def _codebook_question(version_id: int | None) -> str:
     return study_codebook(study=Study(codebook_version_id=version_id))["question"]
 
 
+def forget_codebook_questions(**_signal) -> None:
+    """A codebook version saved or deleted: the questions this process read by version id are
+    read again. A live database never gives an id twice, but one emptied and filled again (a
+    restore, the test suite's databases) does, and the id would then name other text."""
+    _codebook_question.cache_clear()
+
+
 def steps_html(steps: list[str], read: set[int], *, side: str, clickable: bool) -> SafeString:
     """One step list of the critical-failure item page (``side`` "l1" or "l2"), built here rather
     than by a template loop: the list is the page's largest part and the engine's per-node cost

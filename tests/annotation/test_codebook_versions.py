@@ -102,3 +102,18 @@ def test_the_same_codebook_again_is_refused():
     assert info.value.message_dict["content"] == [
         "this codebook is already codebook v1 (nothing changed)"
     ]
+
+
+def test_the_item_pages_question_is_read_again_once_a_version_is_saved():
+    """The item page keeps a version's question per process by id. A database emptied and
+    filled again (a restore, the test suite's) gives an id again for other text: saving a
+    version forgets what was read."""
+    from annotation.pages.annotator import _codebook_question
+
+    version = codebook_version_create(content=_revised())
+    assert _codebook_question(version.pk) == QUESTION
+    other = dict(_revised(), question="Would the reader be stuck at this step?")
+    CodebookVersion.objects.filter(pk=version.pk).update(content=other)  # the id, other text
+    assert _codebook_question(version.pk) == QUESTION  # kept: read once per process and id
+    codebook_version_create(content=dict(_revised(), question="A third question?"))
+    assert _codebook_question(version.pk) == "Would the reader be stuck at this step?"
