@@ -38,8 +38,20 @@ def test_launch_with_estimate_then_live_progress(
     # sessions when the test database is dropped)
     monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
     ensure_roles()
-    llm_server.responder = judge_responder
-    llm_server.latency_s = 0.5  # about 3 s of work: the page polls with back-off (1, 1.5, 2.25 s…)
+    # half the replies, then the rest only once the page has shown a count between 0 and 12:
+    # the page polls with back-off (1, 1.5, 2.25 s…), and a loaded machine could otherwise
+    # finish the run between two polls
+    shown_moving = threading.Event()
+    answered = []
+
+    def responder(req):
+        answered.append(1)
+        if len(answered) > 6:
+            shown_moving.wait(timeout=20)
+        return judge_responder(req)
+
+    llm_server.responder = responder
+    llm_server.latency_s = 0.2
     data = make_data(n=12, bad_every=4)
     judge = make_judge(
         name="browser-judge",
@@ -102,11 +114,16 @@ def test_launch_with_estimate_then_live_progress(
     assert page.inner_text("#run-count") == "0 / 12"
     page.evaluate("window.__stayed = true")  # a reload would lose this
     seen = set()
-    for _ in range(300):
-        seen.add(page.inner_text("#run-count"))
-        if page.inner_text("#run-status") == "done":
-            break
-        page.wait_for_timeout(100)
+    try:
+        for _ in range(300):
+            seen.add(page.inner_text("#run-count"))
+            if seen - {"0 / 12", "12 / 12"}:
+                shown_moving.set()
+            if page.inner_text("#run-status") == "done":
+                break
+            page.wait_for_timeout(100)
+    finally:
+        shown_moving.set()
     assert page.inner_text("#run-status") == "done"
     assert page.inner_text("#run-count") == "12 / 12"
     assert page.evaluate("window.__stayed") is True
