@@ -176,11 +176,22 @@ def ready_study_report(*, study: Study, enqueue: Callable[[int], None]) -> Ready
     is already running for this study (a cache lock taken with ``add``, released when the
     computation ends)."""
     signature = report_signature(study=study)
-    n_labels = int(signature.split("-", 1)[0])
-    if (cached := cache.get(_report_key(study, signature, "report", 1000))) is not None:
-        return ReadyReport(cached, False, n_labels)
+    n_labels = _n_labels(signature)
     if n_labels <= REPORT_IN_REQUEST_MAX_LABELS:
         return ReadyReport(study_report(study=study, signature=signature), False, n_labels)
+    return _worker_report(study, signature, enqueue)
+
+
+def _n_labels(signature: str) -> int:
+    return int(signature.split("-", 1)[0])
+
+
+def _worker_report(study: Study, signature: str, enqueue: Callable[[int], None]) -> ReadyReport:
+    """A large study's report: the one of ``signature`` when a worker has stored it, else the
+    last one (or none) while a worker computes it (enqueued once per study at a time)."""
+    n_labels = _n_labels(signature)
+    if (cached := cache.get(_report_key(study, signature, "report", 1000))) is not None:
+        return ReadyReport(cached, False, n_labels)
     if cache.add(report_lock_key(study.pk), signature, REPORT_LOCK_SECONDS):
         enqueue(study.pk)
     return ReadyReport(cache.get(latest_report_key(study.pk)), True, n_labels)
@@ -193,9 +204,9 @@ def listed_study_report(
     now, with ``n_resamples``, up to :data:`REPORT_IN_REQUEST_MAX_LABELS` labels; past that the
     worker's report as :func:`ready_study_report` gives it, ``None`` while it is computed."""
     signature = report_signature(study=study)
-    if int(signature.split("-", 1)[0]) <= REPORT_IN_REQUEST_MAX_LABELS:
+    if _n_labels(signature) <= REPORT_IN_REQUEST_MAX_LABELS:
         return study_report(study=study, n_resamples=n_resamples, signature=signature)
-    return ready_study_report(study=study, enqueue=enqueue).report
+    return _worker_report(study, signature, enqueue).report
 
 
 def compute_study_report(*, study_id: int) -> str:
