@@ -52,7 +52,7 @@ from core.runs import lanes
 from core.runs.engine import Lease, LeaseState, RunExecutor
 from core.runs.models import RunStatus
 from core.runs.progress import LiveCounters
-from core.runs.reply_writer import Backpressure
+from core.runs.reply_writer import Backpressure, unstored_width
 
 FATAL_STATUSES = {401, 403, 404}  # a whole chunk refused with these fails the run
 # each reply is stored as it arrives (one small transaction): a killed worker re-buys only the
@@ -146,8 +146,8 @@ class _Chunk:
         backend: LLMBackend,
     ) -> None:
         self.run, self.lease, self.pages = run, lease, pages
-        # at most ``concurrency`` sent and not yet stored, across every lane and worker
-        self.slots = Backpressure(run.concurrency, backend.unstored_gate())
+        # at most ``unstored_width`` sent and not yet stored, across every lane and worker
+        self.slots = Backpressure(unstored_width(run.concurrency), backend.unstored_gate())
         self.scorers = sc.get_scorers(run.scorers or None)
         self.procedures: dict[int, Procedure] = {}  # by request index, until stored and passed
         self.answered: set[int] = set()

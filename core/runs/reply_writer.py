@@ -1,7 +1,8 @@
 """The writing side of a chunk that calls a model (judge runs, :mod:`judging.services.execution`;
-mining batches, :mod:`mining.services.batches`): a writer thread that stores replies
-as they arrive, and the backpressure that keeps what a killed worker would re-buy — requests
-sent and not yet stored — under the backend's concurrency."""
+mining batches, :mod:`mining.services.batches`; generation runs): a writer thread that stores
+replies as they arrive, and the backpressure that bounds what a killed worker would re-buy —
+requests sent and not yet stored — at the backend's concurrency (the requests in flight) plus a
+quarter of it (replies waiting for the writer's next commit), :func:`unstored_width`."""
 
 from __future__ import annotations
 
@@ -35,16 +36,27 @@ CANCEL_LOOK_S = 0.05
 
 def unstored_max() -> int:
     """``H2R_JUDGE_UNSTORED_MAX``: how many requests may be sent and not yet stored (what a
-    killed worker re-buys at most), for judge runs and mining batches; 0, the default, means
-    the backend's concurrency."""
+    killed worker re-buys at most), for judge runs, generation runs and mining batches; 0, the
+    default, means :func:`unstored_width`'s own rule."""
     return int(os.environ.get("H2R_JUDGE_UNSTORED_MAX") or 0)
+
+
+def reply_margin(concurrency: int) -> int:
+    """Replies that may wait for the writer's next commit on top of the requests in flight: a
+    quarter of the concurrency (at least one). With none, every reply waiting for the database
+    holds a slot a request could use, and a judge run at 64 in flight kept ~57 at the server
+    (86.6% of the ideal rate); with 16 more, 94.3% (docs/performance/index.md#backpressure)."""
+    return max(1, concurrency // 4)
 
 
 def unstored_width(concurrency: int) -> int:
     """How many requests may be sent and not yet stored with a backend of this concurrency:
-    :func:`unstored_max` when set, else the concurrency. One rule for a run's own
-    backpressure and for the endpoint-wide gate every run on the endpoint shares."""
-    return unstored_max() or concurrency
+    :func:`unstored_max` when set, else the concurrency plus :func:`reply_margin`. Requests in
+    flight stay at the concurrency (the backend's own gate); this bounds those and the replies
+    not yet committed together, so a worker killed at any moment re-buys at most this many. One
+    rule for a run's own backpressure and for the endpoint-wide gate every run on the endpoint
+    shares."""
+    return unstored_max() or concurrency + reply_margin(concurrency)
 
 
 def heartbeat_s() -> float:
@@ -232,7 +244,7 @@ class ReplyWriter(threading.Thread):
     feeds the backend keeps every request slot busy while they are written: each write takes
     the results that came in within :data:`GATHER_S` of the first (up to :data:`FLUSH_EVERY`),
     or only those already there once the feed waits for a slot (:class:`Backpressure`: what a
-    killed worker loses, in flight and not yet written, is at most the concurrency). Beats the
+    killed worker loses, in flight and not yet written, is at most :func:`unstored_width`). Beats the
     lease
     after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
     to stop once the run is being cancelled or the lease is lost; what is in flight is stored."""

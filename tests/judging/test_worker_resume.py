@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
+from core.runs.reply_writer import unstored_width
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from judging.services import runs as services
 from tests.judging.factories import FAIL_FAST, make_data, make_judge
@@ -36,11 +37,12 @@ def _held(run) -> bool:
     [
         # the default gather (50 ms): a request is sent only once a slot is free, and a slot
         # frees when its reply is committed (backpressure), so a kill loses at most
-        # concurrency (4) requests: those in flight plus the replies not yet written
-        ("0.05", 4, 1),
+        # unstored_width(4) = 5 requests: those in flight (at most the concurrency, 4) plus the
+        # replies not yet written
+        ("0.05", unstored_width(4), 1),
         # the same run worked in 4 lanes (the default outside tests): the killed worker held
         # one lane; the orphan scan of the next worker requeues it and the lanes never started
-        ("0.05", 4, 4),
+        ("0.05", unstored_width(4), 4),
     ],
 )
 def test_worker_killed_mid_run_resumes_exactly(
@@ -83,7 +85,7 @@ def test_worker_killed_mid_run_resumes_exactly(
     assert (run.n_done, run.n_failed, run.n_total) == (N, 0, N)
     assert Judgment.objects.filter(has_failure=True).count() == len(range(0, N, 7))
     # each content was asked; asked again only what was lost at the kill: the requests in flight
-    # (concurrency 4) and the replies gathered for the write under way (none beyond them)
+    # (concurrency 4) and the replies gathered for the write under way (one more at most)
     asked = [r.last_message for r in llm_server.requests]
     assert len(set(asked)) == N
     rebought = len(asked) - N

@@ -143,8 +143,9 @@ def test_the_endpoint_wide_unstored_bound_follows_the_setting(llm_backend_config
     monkeypatch.delenv("H2R_JUDGE_UNSTORED_MAX", raising=False)
     backend = build_backend(config)
     try:
-        assert backend.unstored_gate().limit == 16 == backend.gate.limit
-        assert reply_writer.unstored_width(backend.limits.concurrency) == 16
+        # by default the requests in flight (16) and a quarter of them in replies to commit
+        assert backend.unstored_gate().limit == 20 and backend.gate.limit == 16
+        assert reply_writer.unstored_width(backend.limits.concurrency) == 20
     finally:
         backend.close()
     monkeypatch.setenv("H2R_JUDGE_UNSTORED_MAX", "40")
