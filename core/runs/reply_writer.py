@@ -1,8 +1,8 @@
 """The writing side of a chunk that calls a model (judge runs, :mod:`judging.services.execution`;
 mining batches, :mod:`mining.services.batches`; generation runs): a writer thread that stores
 replies as they arrive, and the backpressure that bounds what a killed worker would re-buy —
-requests sent and not yet stored — at the backend's concurrency (the requests in flight) plus a
-quarter of it (replies waiting for the writer's next commit), :func:`unstored_width`."""
+requests sent and not yet stored — at the backend's concurrency (the requests in flight) plus
+half of it (replies waiting for the writer's next commit), :func:`unstored_width`."""
 
 from __future__ import annotations
 
@@ -42,11 +42,13 @@ def unstored_max() -> int:
 
 
 def reply_margin(concurrency: int) -> int:
-    """Replies that may wait for the writer's next commit on top of the requests in flight: a
-    quarter of the concurrency (at least one). With none, every reply waiting for the database
-    holds a slot a request could use, and a judge run at 64 in flight kept ~57 at the server
-    (86.6% of the ideal rate); with 16 more, 94.3% (docs/performance/index.md#backpressure)."""
-    return max(1, concurrency // 4)
+    """Replies that may wait for the writer's next commit on top of the requests in flight: half
+    the concurrency (at least one), more than a write gathers (:data:`GATHER_S` of replies at
+    the ideal rate is a quarter of the concurrency at a 200 ms model). With none, every reply
+    waiting for the database holds a slot a request could use: a judge run at 64 in flight
+    reached 86.6% of the ideal rate; with a quarter, 92.6–93.1%; with half, 94.9–95.0%
+    (docs/performance/index.md#backpressure)."""
+    return max(1, concurrency // 2)
 
 
 def unstored_width(concurrency: int) -> int:

@@ -37,8 +37,8 @@ def _held(run) -> bool:
     [
         # the default gather (50 ms): a request is sent only once a slot is free, and a slot
         # frees when its reply is committed (backpressure), so a kill loses at most
-        # unstored_width(4) = 5 requests: those in flight (at most the concurrency, 4) plus the
-        # replies not yet written
+        # unstored_width(4) = 6 requests: those in flight (at most the concurrency, 4) plus the
+        # replies not yet written (half the concurrency)
         ("0.05", unstored_width(4), 1),
         # the same run worked in 4 lanes (the default outside tests): the killed worker held
         # one lane; the orphan scan of the next worker requeues it and the lanes never started
@@ -85,7 +85,7 @@ def test_worker_killed_mid_run_resumes_exactly(
     assert (run.n_done, run.n_failed, run.n_total) == (N, 0, N)
     assert Judgment.objects.filter(has_failure=True).count() == len(range(0, N, 7))
     # each content was asked; asked again only what was lost at the kill: the requests in flight
-    # (concurrency 4) and the replies gathered for the write under way (one more at most)
+    # (concurrency 4) and the replies gathered for the write under way (two more at most)
     asked = [r.last_message for r in llm_server.requests]
     assert len(set(asked)) == N
     rebought = len(asked) - N

@@ -143,9 +143,9 @@ def test_the_endpoint_wide_unstored_bound_follows_the_setting(llm_backend_config
     monkeypatch.delenv("H2R_JUDGE_UNSTORED_MAX", raising=False)
     backend = build_backend(config)
     try:
-        # by default the requests in flight (16) and a quarter of them in replies to commit
-        assert backend.unstored_gate().limit == 20 and backend.gate.limit == 16
-        assert reply_writer.unstored_width(backend.limits.concurrency) == 20
+        # by default the requests in flight (16) and half as many replies to commit
+        assert backend.unstored_gate().limit == 24 and backend.gate.limit == 16
+        assert reply_writer.unstored_width(backend.limits.concurrency) == 24
     finally:
         backend.close()
     monkeypatch.setenv("H2R_JUDGE_UNSTORED_MAX", "40")
