@@ -6,7 +6,7 @@ the local OpenAI-compatible test server, with
 - a chunk redelivered while it runs (the broker's visibility timeout made shorter than the
   chunk, two workers): extra LLM requests, duplicate rows, counters against rows;
 - a worker SIGKILLed mid-chunk, then another worker: lost and duplicated judgments, replies
-  bought twice against the judge's concurrency.
+  bought twice against the bound on what a kill may re-buy (the concurrency and half of it).
 
 Each returns the row for :func:`tests.perf.reliability_probe.record` (``bad``: wrong outcomes).
 Called by ``test_run_faults`` in ``reliability_probe.py`` (a PostgreSQL test database with
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from core.runs.reply_writer import unstored_width
 from judging.models import JudgeRun, JudgeRunItem, Judgment
 from judging.services import judges as judge_services
 from judging.services import runs as services
@@ -165,12 +166,14 @@ def kill_mid_chunk(tmp: Path, n: int = 600) -> dict:
         asked = [r.last_message for r in server.requests]
         lost = n - Judgment.objects.filter(judge=judge).count()
         rebought = len(asked) - len(set(asked))
-        wrong = lost + _duplicates(run) + max(0, rebought - CONCURRENCY)
+        bound = unstored_width(CONCURRENCY)  # in flight and replies not yet committed
+        wrong = lost + _duplicates(run) + max(0, rebought - bound)
         return {
             "area": "Runs under faults",
             "tried": f"kill -9 the worker mid-chunk ({at_kill} of {n} judged, concurrency "
             f"{CONCURRENCY}), then start another",
             "result": f"lost {lost}, duplicated {_duplicates(run)}; replies bought twice "
-            f"{rebought} (bound: the concurrency, {CONCURRENCY}); run done, n_done {run.n_done}",
+            f"{rebought} (bound: the concurrency and half of it, {bound}); run done, n_done "
+            f"{run.n_done}",
             "bad": wrong,
         }
