@@ -241,9 +241,15 @@ def loop_feed(
             if not exhausted:
                 exhausted, held = _gather(iterator, pending, width - in_flight, should_stop, admit)
             if pending and len(spare) < len(pending):
-                # in one round trip; blocking only with none out (only should_stop ends it)
+                # in one round trip; blocking only with none out and none in hand (only
+                # should_stop ends it): a feed that waited holding slots could wait for ever on
+                # another doing the same, as when the requests admitted across feeds (the
+                # bound on unstored ones) outnumber the endpoint's concurrency
                 spare += take_slots(
-                    gate, len(pending) - len(spare), block=not in_flight, stop=should_stop
+                    gate,
+                    len(pending) - len(spare),
+                    block=not in_flight and not spare,
+                    stop=should_stop,
                 )
                 if not spare and not in_flight:
                     pending.clear()  # stopped while waiting: nothing more is sent

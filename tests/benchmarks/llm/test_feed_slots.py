@@ -155,3 +155,48 @@ def test_the_endpoint_wide_unstored_bound_follows_the_setting(llm_backend_config
         assert reply_writer.unstored_width(backend.limits.concurrency) == 40
     finally:
         backend.close()
+
+
+def test_a_feed_never_waits_for_a_slot_while_it_holds_one(llm_server, llm_backend_config):
+    """Two holders of one endpoint (concurrency 2), each wanting a second slot while it holds
+    one: another process takes one slot, the feed gets the other and has more requests in hand
+    than that. The feed sends with the slot it holds rather than waiting for a second while
+    holding the first (the other holder waits for the feed's slot: both would wait for ever;
+    here the other gives up after 10 s, which lets a stuck feed go on, and the test fails).
+    The other holder gets its second slot once the feed is done."""
+    counter = InFlight(reply=lambda req: "ok", latency_s=0.01)
+    llm_server.responder = counter
+    config = {
+        **llm_backend_config,
+        "model": f"m-{uuid.uuid4().hex[:8]}",
+        "concurrency": 2,
+        "transport": "aiohttp",
+    }
+    backend = build_backend(config)
+    assert isinstance(backend.gate, SharedGate)
+    other = _other(backend.gate)
+    first = other.try_acquire()
+    assert first is not None
+    second: list[str] = []
+
+    def other_holder() -> None:  # holds one slot and waits up to 10 s for another
+        until = time.monotonic() + 10
+        while counter.total < 1 and time.monotonic() < until:
+            time.sleep(0.001)
+        try:
+            second.extend(other.acquire_many(1, lambda: time.monotonic() > until))
+        finally:
+            other.release_many([first, *second])
+
+    holder = threading.Thread(target=other_holder, daemon=True)
+    holder.start()
+    try:
+        feed = backend.complete_iter(LLMRequest(prompt=str(i)) for i in range(30))
+        results = [result for _index, result in feed]
+        holder.join(timeout=30)
+        assert second, "the feed waited for a second slot while holding one"
+        assert len(results) == 30 and all(isinstance(r, LLMResponse) for r in results)
+        assert counter.peak <= 1, counter.peak  # the feed had one slot of the two
+        assert backend.gate.held() == 0
+    finally:
+        backend.close()
