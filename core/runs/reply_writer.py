@@ -246,9 +246,8 @@ class ReplyWriter(threading.Thread):
     feeds the backend keeps every request slot busy while they are written: each write takes
     the results that came in within :data:`GATHER_S` of the first (up to :data:`FLUSH_EVERY`),
     or only those already there once the feed waits for a slot (:class:`Backpressure`: what a
-    killed worker loses, in flight and not yet written, is at most :func:`unstored_width`). Beats the
-    lease
-    after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
+    killed worker loses, in flight and not yet written, is at most :func:`unstored_width`).
+    Beats the lease after each write (and every :func:`heartbeat_s` while no reply comes) and tells the feed
     to stop once the run is being cancelled or the lease is lost; what is in flight is stored."""
 
     _CLOSE = object()

@@ -149,7 +149,7 @@ class JudgeRunExecutor(RunExecutor):
                 run=run, judge=judge, results=batch, progress=progress
             )
         order: list[ItemInput | None] = []
-        # at most ``concurrency`` sent and not yet stored across every lane and worker
+        # at most ``unstored_width`` sent and not yet stored across every lane and worker
         slots = Backpressure(
             unstored_width(backend.limits.concurrency),
             backend.unstored_gate(),

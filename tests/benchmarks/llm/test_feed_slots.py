@@ -140,21 +140,20 @@ def test_the_endpoint_wide_unstored_bound_follows_the_setting(llm_backend_config
     too, not only a run's own backpressure (whose width the gate would otherwise cap), while
     requests in flight stay at the backend's concurrency."""
     config = {**llm_backend_config, "model": f"m-{uuid.uuid4().hex[:8]}", "concurrency": 16}
+
+    def widths() -> tuple[int, int, int]:
+        """(the endpoint's unstored gate, its in-flight gate, a run's own width)."""
+        backend = build_backend(config)
+        try:
+            width = reply_writer.unstored_width(backend.limits.concurrency)
+            return backend.unstored_gate().limit, backend.gate.limit, width
+        finally:
+            backend.close()
+
     monkeypatch.delenv("H2R_JUDGE_UNSTORED_MAX", raising=False)
-    backend = build_backend(config)
-    try:
-        # by default the requests in flight (16) and half as many replies to commit
-        assert backend.unstored_gate().limit == 24 and backend.gate.limit == 16
-        assert reply_writer.unstored_width(backend.limits.concurrency) == 24
-    finally:
-        backend.close()
+    assert widths() == (24, 16, 24)  # the requests in flight (16) and half as many to commit
     monkeypatch.setenv("H2R_JUDGE_UNSTORED_MAX", "40")
-    backend = build_backend(config)
-    try:
-        assert backend.unstored_gate().limit == 40 and backend.gate.limit == 16
-        assert reply_writer.unstored_width(backend.limits.concurrency) == 40
-    finally:
-        backend.close()
+    assert widths() == (40, 16, 40)
 
 
 def test_a_feed_never_waits_for_a_slot_while_it_holds_one(llm_server, llm_backend_config):
