@@ -201,6 +201,7 @@ def test_paid_study_end_to_end(live_server, page, shots, make_user, prolific_ser
     # nobody else labelled them (no majority); no attention checks.
     page.get_by_role("link", name="Participant quality").click()
     row = page.locator("#quality tr[data-participant=P_A]")
+    row.wait_for()  # the click navigates; read the row once the new page shows it
     cells = [c.strip() for c in row.locator("td").all_inner_texts()]
     assert cells[1] == "4"
     assert cells[3] == "0/0"
