@@ -19,7 +19,7 @@ from mining.heuristics import HeuristicsConfig
 from mining.models import MiningBatch, MiningDocument
 from mining.pipeline import Pipeline
 from mining.services import progress
-from mining.services.progress import doc_state
+from mining.services.progress import read_states
 from mining.services.stage_backends import config_identity
 
 PAGE = 500
@@ -58,18 +58,20 @@ class MiningBatches(BatchAdapter):
         pending = MiningDocument.objects.filter(batch=run, outcome=MiningDocument.Outcome.PENDING)
         last = 0
         while True:
-            page = list(pending.filter(pk__gt=last).exclude(pk__in=exclude).order_by("pk")[:PAGE])
+            # in file order, the order of the (batch, outcome, position) index: each page reads
+            # its own rows, not every pending row of the batch again
+            page = pending.filter(position__gt=last).exclude(pk__in=exclude).order_by("position")
+            page = read_states(page[:PAGE], "position")
             if not page:
                 return
-            last = page[-1].pk
+            last = page[-1][1]
             finished = []  # documents the stages without a model take to their end
-            for doc in page:
-                state = doc_state(doc)
+            for state, _position in page:
                 stage = pipeline.advance(state)
                 if stage is None:
                     finished.append(progress.snapshot(state, None, None))
                 else:
-                    yield doc.pk, pipeline.request(stage, state)
+                    yield state.key, pipeline.request(stage, state)
             if finished and lease is not None:
                 progress.store(run, lease, finished)
 
@@ -88,12 +90,11 @@ class MiningBatches(BatchAdapter):
                 pk__in=keys[start : start + PAGE],
             )
             snapshots = []
-            for doc in docs:
-                state = doc_state(doc)
+            for (state,) in read_states(docs, text=False):
                 stage = pipeline.advance(state)
                 if stage is None:
                     continue
-                usage = pipeline.reply(stage, state, by_id[doc.pk])
+                usage = pipeline.reply(stage, state, by_id[state.key])
                 pipeline.advance(state)  # on to its next LLM stage, or its end
                 snapshots.append(progress.snapshot(state, stage, usage))
             if snapshots and not progress.store(run, lease, snapshots):

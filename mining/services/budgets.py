@@ -22,23 +22,10 @@ from django.utils import timezone
 
 from mining.budgets import BUDGET_STAGE, budgets_of, plan_chunk
 from mining.models import MiningBatch, MiningDocument
+from mining.services.progress import for_the_pipeline
 
 Outcome = MiningDocument.Outcome
 # a pending document may have been stored mid-way (it resumes after last_passed_stage)
-CHUNK_FIELDS = (
-    "pk",
-    "topic",
-    "text",
-    "input_goal",
-    "input_steps",
-    "input_resources",
-    "last_passed_stage",
-    "stage_reached",
-    "trace",
-    "goal",
-    "steps",
-    "resources",
-)
 SCAN_PAGE = 2048  # (pk, topic) pairs read per query while looking for documents a topic may take
 Counts = dict[str, dict[str, int]]  # topic -> {pending, candidates, valid}
 
@@ -99,7 +86,7 @@ class Intake:
             )
         )
         if not self.budgets.active:
-            docs = list(pending.order_by("pk").only(*CHUNK_FIELDS)[:size])
+            docs = list(for_the_pipeline(pending.order_by("pk"), "topic")[:size])
         else:
             if self.counts is None:
                 self.counts = topic_counts(batch=self.batch)
@@ -172,4 +159,6 @@ def _first_of_each(pending, room: dict[str, int], size: int) -> list[MiningDocum
         after = page[-1][0]
     if not chosen:
         return []
-    return list(MiningDocument.objects.filter(pk__in=chosen).order_by("pk").only(*CHUNK_FIELDS))
+    return list(
+        for_the_pipeline(MiningDocument.objects.filter(pk__in=chosen).order_by("pk"), "topic")
+    )

@@ -25,6 +25,7 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
 from benchmarks.llm.base import LLMBackend
+from core.bulk_load import analyze_tables
 from core.runs.engine import Lease, LeaseState
 from mining import inputs
 from mining.models import MiningBatch, MiningDocument
@@ -165,6 +166,7 @@ def batch_ingest(*, batch: MiningBatch, beat: Callable[[], object] | None = None
     with transaction.atomic():
         MiningDocument.objects.filter(batch=batch).delete()
         total, invalid = ingest_documents(batch=batch, docs=iter_stored_documents(batch), beat=beat)
+        analyze_tables(MiningDocument)  # bulk-filled: plan the chunks' queries on its real size
         MiningBatch.objects.filter(pk=batch.pk).update(ingested=True, n_total=total, n_done=invalid)
     batch.refresh_from_db()
     return total
