@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from benchmarks.llm.base import Capabilities, LLMError, LLMRequest, LLMResponse, LLMResult
 from benchmarks.llm.batch_rate import is_batch, price_factor  # noqa: F401 - re-exported
 from benchmarks.llm.openai_compat import OpenAICompatBackend
@@ -160,8 +162,12 @@ class OpenAIBatchBackend(OpenAICompatBackend):
         entry = {"custom_id": custom_id, "method": "POST", "url": self.url(), "body": body}
         # ASCII (non-ASCII characters as JSON escapes): a file's lines are held until it is sent,
         # and one curly quote in a prompt would make Python hold its whole line at 2-4 bytes a
-        # character
-        return json.dumps(entry) + "\n"
+        # character. orjson writes UTF-8 and never escapes: it writes the ASCII lines (~6x faster)
+        # and the standard library, in the same compact form, the others.
+        line = orjson.dumps(entry)
+        if line.isascii():
+            return line.decode("ascii") + "\n"
+        return json.dumps(entry, separators=(",", ":")) + "\n"
 
     def files(self, lines: Iterable[str]) -> Iterator[list[str]]:
         return split_lines(lines, max_requests=self.max_requests, max_bytes=self.max_bytes)

@@ -262,8 +262,8 @@ def submit_pending(
 
 
 def _custom_id(line: str) -> str:
-    # lines are written by OpenAIBatchBackend.line: '{"custom_id": "<id>", ...'
-    return line.split('"custom_id": "', 1)[1].split('"', 1)[0]
+    # lines are written by OpenAIBatchBackend.line: '{"custom_id":"<id>",...'
+    return line.split('"custom_id":"', 1)[1].split('"', 1)[0]
 
 
 def adapter_for(model: type[Run]) -> BatchAdapter | None:

@@ -11,6 +11,7 @@ import pytest
 from benchmarks.llm.base import LLMError, LLMRequest, LLMResponse
 from benchmarks.llm.batch import NotRun, OpenAIBatchBackend, parse_output, price_factor, split_lines
 from benchmarks.llm.registry import build_backend
+from benchmarks.services import batch_runs
 from tests.support.batch_server import BatchTestServer
 
 
@@ -84,6 +85,20 @@ def test_a_line_is_ascii_and_the_server_reads_the_prompt_unchanged(server):
     line = backend.line("7", LLMRequest(prompt=prompt))
     assert line.isascii()
     assert backend.complete_many([LLMRequest(prompt=prompt)])[0].text == f"echo: {prompt}"
+
+
+def test_ascii_and_escaped_lines_have_one_form_and_their_custom_id_is_read(server):
+    """orjson writes the lines that are ASCII already, the standard library escapes the others:
+    both write the same compact JSON, and the submitting code finds each one's id."""
+    backend = build_backend(config(server))
+    plain = backend.line("12", LLMRequest(prompt="step one"))
+    escaped = backend.line("345", LLMRequest(prompt="Étape « une »"))
+    assert plain.isascii() and escaped.isascii() and "\\u00c9tape" in escaped
+    for line, key, prompt in ((plain, "12", "step one"), (escaped, "345", "Étape « une »")):
+        entry = json.loads(line)
+        assert line == json.dumps(entry, separators=(",", ":")) + "\n"
+        assert entry["custom_id"] == key and batch_runs._custom_id(line) == key
+        assert entry["body"]["messages"] == [{"role": "user", "content": prompt}]
 
 
 def test_output_and_error_files_parse_by_custom_id():
