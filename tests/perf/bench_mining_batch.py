@@ -15,7 +15,10 @@ database ``bench_h2r_mining`` is created and dropped).
 batch-mode config), worked by a real Celery worker (``-c 1``) on the benchmarks' own PostgreSQL
 cluster (tests/perf/_pg_cluster.py), against the local batch server
 (tests/support/batch_server.py) in its own process, which works each open batch as a provider
-does, on its own (``--server-every`` s), and the same Table 6 replies. What beat does, the
+does, on its own, at a provider's pace (``--provider-pace``, default 1,000 requests a second a
+file: a file of 50,000 requests ends 50 s after it was created, far sooner than a provider's;
+0 ends each file at the server's next pass, every ``--server-every`` s, which measures the app's
+own cost), and the same Table 6 replies. What beat does, the
 benchmark does every ``--poll`` s (``batch_runs.poll``: a run whose batch ended is enqueued).
 ``--n`` documents (default 104,000: about 252,000 requests at ~2.43 a document). It fails unless
 every request the server answered was answered once and stored once (the documents' traces,

@@ -88,13 +88,15 @@ def test_a_line_is_ascii_and_the_server_reads_the_prompt_unchanged(server):
 
 
 def test_ascii_and_escaped_lines_have_one_form_and_their_custom_id_is_read(server):
-    """orjson writes the lines that are ASCII already, the standard library escapes the others:
-    both write the same compact JSON, and the submitting code finds each one's id."""
+    """A line is the standard library's compact ASCII JSON, non-ASCII characters escaped (a
+    surrogate pair past U+FFFF), whether or not it had any; the submitting code finds its id."""
     backend = build_backend(config(server))
+    wide = 'Étape « une » — 手順 😀 "q" \\ done'
     plain = backend.line("12", LLMRequest(prompt="step one"))
-    escaped = backend.line("345", LLMRequest(prompt="Étape « une »"))
+    escaped = backend.line("345", LLMRequest(prompt=wide))
     assert plain.isascii() and escaped.isascii() and "\\u00c9tape" in escaped
-    for line, key, prompt in ((plain, "12", "step one"), (escaped, "345", "Étape « une »")):
+    assert "\\ud83d\\ude00" in escaped
+    for line, key, prompt in ((plain, "12", "step one"), (escaped, "345", wide)):
         entry = json.loads(line)
         assert line == json.dumps(entry, separators=(",", ":")) + "\n"
         assert entry["custom_id"] == key and batch_runs._custom_id(line) == key
