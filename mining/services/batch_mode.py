@@ -59,14 +59,19 @@ class MiningBatches(BatchAdapter):
         last = 0
         while True:
             # in file order, the order of the (batch, outcome, position) index: each page reads
-            # its own rows, not every pending row of the batch again
-            page = pending.filter(position__gt=last).exclude(pk__in=exclude).order_by("position")
-            page = read_states(page[:PAGE], "position")
-            if not page:
+            # its own rows, not every pending row of the batch again. Those an open batch holds
+            # are left out here, not in SQL: as a NOT IN list they were tens of thousands of
+            # parameters in every page's query.
+            keys = pending.filter(position__gt=last).order_by("position")
+            keys = list(keys.values_list("position", "pk")[:PAGE])
+            if not keys:
                 return
-            last = page[-1][1]
+            last = keys[-1][0]
+            wanted = [pk for _position, pk in keys if pk not in exclude]
+            if not wanted:
+                continue
             finished = []  # documents the stages without a model take to their end
-            for state, _position in page:
+            for (state,) in read_states(pending.filter(pk__in=wanted).order_by("position")):
                 stage = pipeline.advance(state)
                 if stage is None:
                     finished.append(progress.snapshot(state, None, None))

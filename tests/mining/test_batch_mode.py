@@ -17,6 +17,8 @@ from benchmarks.services import batch_runs
 from core.runs import engine
 from mining.models import MiningBatch, MiningDocument, MiningStageUsage
 from mining.services import batches as services
+from mining.services.batch_mode import MiningBatches
+from mining.services.ingest import batch_ingest
 from tests.mining.factories import doc
 from tests.mining.script import MiningScript
 from tests.support.batch_server import BatchTestServer
@@ -79,3 +81,23 @@ def test_a_mining_batch_in_batch_mode_ends_as_online_at_the_batch_rate(
     )
     assert usage["p"] == 1000 * sum(provider.requests.values())
     assert usage["cost"] == (Decimal(usage["p"]) * 2 + Decimal(usage["c"]) * 8) / 10**6 / 2
+
+
+def test_a_batch_file_leaves_out_what_an_open_batch_holds_and_reads_text_for_extraction(
+    media_root, monkeypatch
+):
+    """The documents an open batch holds are left out page by page (pages of 2 here: a whole
+    page of them, then one of the next page); every other pending document is sent once, in
+    file order, its extraction prompt holding its text."""
+    monkeypatch.setattr("mining.services.batch_mode.PAGE", 2)
+    config = {"backend": "openai", "mode": "batch", "base_url": "http://127.0.0.1:9", "model": "m"}
+    batch = create("held", {"default": config})
+    batch_ingest(batch=batch)
+    docs = MiningDocument.objects.filter(batch=batch, outcome="pending").order_by("position")
+    ids = list(docs.values_list("pk", flat=True))
+    assert len(ids) == len(DOCS)
+    held = {ids[0], ids[1], ids[3]}
+    sent = list(MiningBatches().pending(batch, exclude=held))
+    assert [key for key, _ in sent] == [pk for pk in ids if pk not in held]
+    for key, request in sent:
+        assert MiningDocument.objects.get(pk=key).text in request.messages[0]["content"]
