@@ -71,7 +71,7 @@ class MiningBatches(BatchAdapter):
             if not wanted:
                 continue
             finished = []  # documents the stages without a model take to their end
-            for (state,) in read_states(pending.filter(pk__in=wanted).order_by("position")):
+            for state in read_states(pending.filter(pk__in=wanted).order_by("position")):
                 stage = pipeline.advance(state)
                 if stage is None:
                     finished.append(progress.snapshot(state, None, None))
@@ -95,7 +95,7 @@ class MiningBatches(BatchAdapter):
                 pk__in=keys[start : start + PAGE],
             )
             snapshots = []
-            for (state,) in read_states(docs, text=False):
+            for state in read_states(docs, text=False):
                 stage = pipeline.advance(state)
                 if stage is None:
                     continue

@@ -25,7 +25,6 @@ from mining.models import MiningBatch, MiningDocument
 from mining.services.progress import for_the_pipeline
 
 Outcome = MiningDocument.Outcome
-# a pending document may have been stored mid-way (it resumes after last_passed_stage)
 SCAN_PAGE = 2048  # (pk, topic) pairs read per query while looking for documents a topic may take
 Counts = dict[str, dict[str, int]]  # topic -> {pending, candidates, valid}
 

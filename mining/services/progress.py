@@ -86,12 +86,9 @@ def for_the_pipeline(documents: QuerySet, *also: str, text: bool = True) -> Quer
     (extraction is the only prompt with the document in it), and never with ``text=False`` (a
     reply is applied without it). The text is most of a row, so this is most of what a chunk
     or a batch file reads."""
-    needed = When(last_passed_stage=0, then=F("text")) if text else None
-    return documents.only(*STATE_FIELDS, *also).annotate(
-        prompt_text=Case(needed, default=Value(""), output_field=TextField())
-        if needed
-        else Value("", output_field=TextField())
-    )
+    none = Value("", output_field=TextField())
+    prompt_text = Case(When(last_passed_stage=0, then=F("text")), default=none) if text else none
+    return documents.only(*STATE_FIELDS, *also).annotate(prompt_text=prompt_text)
 
 
 def doc_state(doc: MiningDocument) -> DocState:
@@ -127,28 +124,22 @@ _PLAIN = ("pk", "prompt_text", "last_passed_stage", "stage_reached", "input_goal
 _JSON = ("input_steps", "input_resources", "steps", "resources", "trace")
 
 
-def read_states(documents: QuerySet, *also: str, text: bool = True) -> list[tuple]:
-    """``(state, *also)`` for each of ``documents``, as :func:`doc_state` would make it, read
-    as values: no model instances, and the JSON columns read as text and decoded by orjson
-    (model instances and the standard library's decoder were a third of the worker's time
-    storing a provider's file)."""
+def read_states(documents: QuerySet, *, text: bool = True) -> list[DocState]:
+    """``documents`` as :func:`doc_state` would make them, read as values: no model instances,
+    and the JSON columns read as text and decoded by orjson (model instances and the standard
+    library's decoder were a third of the worker's time storing a provider's file)."""
     rows = for_the_pipeline(documents, text=text).values_list(
-        *_PLAIN, *also, *(Cast(name, TextField()) for name in _JSON)
+        *_PLAIN, *(Cast(name, TextField()) for name in _JSON)
     )
-    n = len(_PLAIN) + len(also)
     states = []
     for row in rows:
         key, prompt_text, last_passed, stage_reached, input_goal, goal = row[: len(_PLAIN)]
-        input_steps, input_resources, steps, resources, trace = map(orjson.loads, row[n:])
-        state = _state(
-            key,
-            prompt_text,
-            last_passed,
-            stage_reached,
-            (input_goal, input_steps, input_resources),
-            (goal, steps, resources, trace),
+        input_steps, input_resources, steps, resources, trace = map(
+            orjson.loads, row[len(_PLAIN) :]
         )
-        states.append((state, *row[len(_PLAIN) : n]))
+        given = (input_goal, input_steps, input_resources)
+        reached = (goal, steps, resources, trace)
+        states.append(_state(key, prompt_text, last_passed, stage_reached, given, reached))
     return states
 
 
@@ -221,10 +212,7 @@ def _store_in_one_statement(batch, lease, latest, usage) -> bool:
         types = ("varchar", "varchar", "int", "text", "jsonb", "text", "jsonb", "jsonb")
         names = ["id", *_doc_columns()]
         sets = ", ".join(f"{_qn(c)} = v.{_qn(c)}" for c in names[1:])
-        arrays = ", ".join(
-            f"%b::{t}[]" if t in ("bigint", "int") else f"%b::text[]::{t}[]"
-            for t in ("bigint", *types)
-        )
+        arrays = ", ".join(f"%b::{t}[]" for t in ("bigint", *types))
         sql.append(
             f", docs AS (UPDATE {doc} AS d SET {sets}, {_qn('updated_at')} = %s "
             f"FROM unnest({arrays}) AS v({', '.join(_qn(c) for c in names)}), held "
